@@ -1,0 +1,45 @@
+// swift-tools-version:5.9
+import PackageDescription
+
+let package = Package(
+    name: "ContextualEmbeddings",
+    platforms: [.macOS(.v13), .iOS(.v16)],
+    products: [
+        .library(name: "Embeddings", targets: ["Embeddings"]),
+        .library(name: "VectorIndex", targets: ["VectorIndex"]),
+        .library(name: "WordPiece", targets: ["WordPiece"]),
+        .library(name: "Encoder", targets: ["Encoder"]),
+        .library(name: "LinearAlgebra", targets: ["LinearAlgebra"]),
+        .executable(name: "embeddings", targets: ["EmbeddingsCLI"]),
+        .executable(name: "embeddings-bench", targets: ["EmbeddingsBench"]),
+    ],
+    targets: [
+        // OpenBLAS on Linux; Apple platforms use Accelerate's CBLAS instead (see LinearAlgebra/BLAS.swift).
+        .systemLibrary(
+            name: "CBLAS",
+            path: "Sources/CBLAS",
+            pkgConfig: "openblas",
+            providers: [.apt(["libopenblas-dev"])]
+        ),
+        .target(
+            name: "LinearAlgebra",
+            dependencies: [.target(name: "CBLAS", condition: .when(platforms: [.linux]))]
+        ),
+        .target(name: "WordPiece"),
+        .target(name: "Encoder", dependencies: ["LinearAlgebra", "WordPiece"]),
+        .target(name: "VectorIndex", dependencies: ["LinearAlgebra"]),
+        .target(name: "Embeddings", dependencies: ["LinearAlgebra", "WordPiece", "Encoder"]),
+        .executableTarget(name: "EmbeddingsCLI", dependencies: ["Embeddings", "VectorIndex"]),
+        .executableTarget(
+            name: "EmbeddingsBench",
+            dependencies: ["Embeddings", "VectorIndex", "LinearAlgebra"],
+            path: "Benchmarks/EmbeddingsBench"
+        ),
+        .target(name: "TestSupport", dependencies: ["Embeddings", "LinearAlgebra"], path: "Tests/TestSupport"),
+        .testTarget(name: "LinearAlgebraTests", dependencies: ["LinearAlgebra", "TestSupport"]),
+        .testTarget(name: "WordPieceTests", dependencies: ["WordPiece", "TestSupport"]),
+        .testTarget(name: "EncoderTests", dependencies: ["Encoder", "TestSupport"]),
+        .testTarget(name: "EmbeddingsTests", dependencies: ["Embeddings", "TestSupport"]),
+        .testTarget(name: "VectorIndexTests", dependencies: ["VectorIndex", "TestSupport"]),
+    ]
+)

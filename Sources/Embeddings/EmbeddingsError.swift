@@ -1,0 +1,50 @@
+import Foundation
+
+/// Errors thrown by the Embeddings module. Each case says what was wrong and where.
+public enum EmbeddingsError: Error, Equatable, CustomStringConvertible {
+    /// The token ranges and token vectors do not have the same count.
+    case countMismatch(ranges: Int, vectors: Int)
+    /// A token range does not lie inside the string, or does not fall on Unicode scalar boundaries.
+    case rangeOutOfBounds(token: Int)
+    /// Token vectors have different lengths, or no length at all.
+    case inconsistentDimension(token: Int, expected: Int, actual: Int)
+    /// A token vector holds NaN or an infinity.
+    case nonFiniteValue(token: Int, component: Int)
+    /// Per-token weights were given with the wrong count, or are negative or not finite.
+    case invalidWeights(String)
+    /// The model's assets are not installed (see `ContextualEmbedding.requestAssets()`).
+    case assetsNotAvailable(String)
+    /// The model folder is incomplete or malformed.
+    case invalidModel(String)
+    /// The model has not been loaded and could not be loaded.
+    case modelNotLoaded(String)
+    /// Installing the model's assets failed.
+    case assetInstallationFailed(String)
+
+    public var description: String {
+        switch self {
+        case let .countMismatch(ranges, vectors):
+            return "\(ranges) token ranges but \(vectors) token vectors"
+        case let .rangeOutOfBounds(token):
+            return "token \(token): range is not inside the string or not on Unicode scalar boundaries"
+        case let .inconsistentDimension(token, expected, actual):
+            return "token \(token): vector has \(actual) components, expected \(expected)"
+        case let .nonFiniteValue(token, component):
+            return "token \(token): component \(component) is not finite"
+        case let .invalidWeights(message):
+            return "invalid token weights: \(message)"
+        case let .assetsNotAvailable(message):
+            return "model assets not available: \(message)"
+        case let .invalidModel(message):
+            return "invalid model: \(message)"
+        case let .modelNotLoaded(message):
+            return "model not loaded: \(message)"
+        case let .assetInstallationFailed(message):
+            return "installing model assets failed: \(message)"
+        }
+    }
+}
+
+extension EmbeddingsError: LocalizedError {
+    public var errorDescription: String? { description }
+}

@@ -1,0 +1,118 @@
+import Foundation
+#if canImport(Accelerate)
+import Accelerate
+#else
+import CBLAS
+#endif
+
+/// Thin, typed wrappers over the C BLAS routines the package uses.
+///
+/// All matrices are row-major `Float`. Pointers passed in are only read or written for the
+/// duration of the call. This is the only file in the package that talks to BLAS directly.
+public enum BLAS {
+    /// Whether a matrix operand is used as stored or transposed.
+    public enum Transpose: Sendable {
+        case none
+        case transposed
+
+        var cblas: CBLAS_TRANSPOSE {
+            switch self {
+            case .none: return CblasNoTrans
+            case .transposed: return CblasTrans
+            }
+        }
+    }
+
+    /// `C[M, N] = alpha · op(A)[M, K] · op(B)[K, N] + beta · C`, all row-major.
+    ///
+    /// `lda`, `ldb` and `ldc` are the row strides of the matrices as stored.
+    /// - Complexity: O(M·N·K).
+
+    public static func gemm(
+        _ transA: Transpose, _ transB: Transpose,
+        m: Int, n: Int, k: Int,
+        alpha: Float = 1,
+        a: UnsafePointer<Float>, lda: Int,
+        b: UnsafePointer<Float>, ldb: Int,
+        beta: Float = 0,
+        c: UnsafeMutablePointer<Float>, ldc: Int
+    ) {
+        precondition(m >= 0 && n >= 0 && k >= 0, "gemm: negative dimension")
+        guard m > 0, n > 0 else { return }
+        cblas_sgemm(
+            CblasRowMajor, transA.cblas, transB.cblas,
+            Int32(m), Int32(n), Int32(k), alpha,
+            a, Int32(lda), b, Int32(ldb), beta, c, Int32(ldc))
+    }
+
+    /// `y[M] = alpha · op(A) · x + beta · y` for a row-major `A[M, N]` (M and N as stored).
+    /// - Complexity: O(M·N).
+
+    public static func gemv(
+        _ trans: Transpose, m: Int, n: Int, alpha: Float = 1,
+        a: UnsafePointer<Float>, lda: Int,
+        x: UnsafePointer<Float>, beta: Float = 0,
+        y: UnsafeMutablePointer<Float>
+    ) {
+        precondition(m >= 0 && n >= 0, "gemv: negative dimension")
+        guard m > 0, n > 0 else { return }
+        cblas_sgemv(CblasRowMajor, trans.cblas, Int32(m), Int32(n), alpha, a, Int32(lda), x, 1, beta, y, 1)
+    }
+
+    /// The dot product of two contiguous vectors of `count` elements.
+
+    public static func dot(_ x: UnsafePointer<Float>, _ y: UnsafePointer<Float>, count: Int) -> Float {
+        guard count > 0 else { return 0 }
+        return cblas_sdot(Int32(count), x, 1, y, 1)
+    }
+
+    /// The Euclidean norm of a contiguous vector, computed without overflow.
+
+    public static func norm(_ x: UnsafePointer<Float>, count: Int) -> Float {
+        guard count > 0 else { return 0 }
+        return cblas_snrm2(Int32(count), x, 1)
+    }
+
+    /// `x *= alpha` in place.
+
+    public static func scale(_ x: UnsafeMutablePointer<Float>, count: Int, by alpha: Float) {
+        guard count > 0 else { return }
+        cblas_sscal(Int32(count), alpha, x, 1)
+    }
+
+    /// `y += alpha · x`.
+
+    public static func axpy(_ x: UnsafePointer<Float>, into y: UnsafeMutablePointer<Float>, count: Int, alpha: Float = 1) {
+        guard count > 0 else { return }
+        cblas_saxpy(Int32(count), alpha, x, 1, y, 1)
+    }
+
+    /// The number of threads BLAS uses inside one call (1 on Apple platforms, where Accelerate decides).
+    public static var threadCount: Int {
+        get {
+            #if canImport(Accelerate)
+            return 1
+            #else
+            return Int(openblas_get_num_threads())
+            #endif
+        }
+        set {
+            precondition(newValue >= 1, "BLAS.threadCount must be at least 1")
+            #if !canImport(Accelerate)
+            openblas_set_num_threads(Int32(newValue))
+            #endif
+        }
+    }
+
+    /// A one-line description of the BLAS library in use, for benchmark headers.
+    public static var libraryDescription: String {
+        #if canImport(Accelerate)
+        return "Accelerate"
+        #else
+        if let config = openblas_get_config() {
+            return "OpenBLAS " + String(cString: config).trimmingCharacters(in: .whitespaces)
+        }
+        return "OpenBLAS"
+        #endif
+    }
+}

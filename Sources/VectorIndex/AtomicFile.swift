@@ -1,0 +1,65 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Crash-safe file replacement: write a temporary file beside the target, flush it to disk,
+/// rename it over the target, then flush the folder. A reader (or a crash) sees the complete old
+/// file or the complete new one. On failure the temporary file is removed and the old one kept.
+public enum AtomicFile {
+    /// Writes the bytes that `produce` hands to its sink to `url`, atomically.
+    /// - Throws: `VectorIndexError.io` naming the failed operation, or what `produce` throws.
+    public static func write(to url: URL, _ produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
+        let path = url.path
+        let folder = url.deletingLastPathComponent().path
+        let temporary = folder + "/." + url.lastPathComponent + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL, 0o644)
+        guard fd >= 0 else { throw VectorIndexError.io(path: path, operation: "create temporary file", message: MappedFile.lastError()) }
+        var closed = false
+        var renamed = false
+        defer {
+            if !closed { close(fd) }
+            if !renamed { unlink(temporary) }
+        }
+        try produce { bytes in
+            guard var base = bytes.baseAddress else { return }
+            var remaining = bytes.count
+            while remaining > 0 {
+                let n = Glibc_write(fd, base, remaining)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw VectorIndexError.io(path: path, operation: "write", message: MappedFile.lastError())
+                }
+                remaining -= n
+                base += n
+            }
+        }
+        guard fsync(fd) == 0 else { throw VectorIndexError.io(path: path, operation: "fsync", message: MappedFile.lastError()) }
+        closed = true
+        guard close(fd) == 0 else { throw VectorIndexError.io(path: path, operation: "close", message: MappedFile.lastError()) }
+        guard rename(temporary, path) == 0 else {
+            throw VectorIndexError.io(path: path, operation: "rename", message: MappedFile.lastError())
+        }
+        renamed = true
+        let dirFD = open(folder.isEmpty ? "." : folder, O_RDONLY)
+        if dirFD >= 0 {
+            _ = fsync(dirFD)
+            close(dirFD)
+        }
+    }
+}
+
+@inline(__always)
+private func Glibc_write(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+    #if canImport(Darwin)
+    return Darwin.write(fd, buffer, count)
+    #elseif canImport(Musl)
+    return Musl.write(fd, buffer, count)
+    #else
+    return Glibc.write(fd, buffer, count)
+    #endif
+}

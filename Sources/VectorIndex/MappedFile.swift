@@ -1,0 +1,47 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A whole file mapped read-only into memory; unmapped when the last reference goes away.
+public final class MappedFile: @unchecked Sendable {
+    /// The file's bytes. Valid for the object's lifetime; do not let pointers outlive it.
+    public let bytes: UnsafeRawBufferPointer
+    /// The path the file was opened from.
+    public let path: String
+
+    /// Maps the file at `path`.
+    /// - Throws: `VectorIndexError.io` when it cannot be opened, inspected or mapped.
+    public init(path: String) throws {
+        self.path = path
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw VectorIndexError.io(path: path, operation: "open", message: Self.lastError()) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            throw VectorIndexError.io(path: path, operation: "stat", message: Self.lastError())
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw VectorIndexError.io(path: path, operation: "open", message: "not a regular file")
+        }
+        let size = Int(info.st_size)
+        if size == 0 {
+            bytes = UnsafeRawBufferPointer(start: nil, count: 0)
+            return
+        }
+        let address = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0)
+        guard let address, address != MAP_FAILED else {
+            throw VectorIndexError.io(path: path, operation: "mmap", message: Self.lastError())
+        }
+        bytes = UnsafeRawBufferPointer(start: address, count: size)
+    }
+
+    deinit {
+        if let base = bytes.baseAddress { munmap(UnsafeMutableRawPointer(mutating: base), bytes.count) }
+    }
+
+    static func lastError() -> String { String(cString: strerror(errno)) }
+}

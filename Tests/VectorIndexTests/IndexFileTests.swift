@@ -1,0 +1,132 @@
+import Foundation
+import TestSupport
+import VectorIndex
+import XCTest
+
+final class IndexFileTests: XCTestCase {
+    var folder: URL!
+
+    override func setUpWithError() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("index-file-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    let fingerprint = IndexFingerprint(modelIdentifier: "test/model", dimension: 5, pooling: "mean", normalized: true, tokenizerHash: "abc123")
+
+    func makeStored(count: Int, seed: UInt64 = 9) throws -> StoredIndex {
+        var rng = SeededGenerator(seed: seed)
+        var index = FlatIndex(dimension: 5)
+        try index.add(contentsOf: (0..<count).map { ("id-\($0)-é", rng.floats(5)) })
+        return StoredIndex(index: index, fingerprint: fingerprint, metadata: Data("meta ✓".utf8))
+    }
+
+    func testRoundTripIsBitExact() throws {
+        let stored = try makeStored(count: 37)
+        let url = folder.appendingPathComponent("a.index")
+        try IndexFile.write(stored, to: url)
+        let loaded = try IndexFile.read(from: url, expecting: fingerprint)
+        XCTAssertEqual(loaded.index.ids, stored.index.ids)
+        XCTAssertEqual(loaded.fingerprint, fingerprint)
+        XCTAssertEqual(loaded.metadata, stored.metadata)
+        let a = stored.index.withUnsafeVectors { $0.map(\.bitPattern) }
+        let b = loaded.index.withUnsafeVectors { $0.map(\.bitPattern) }
+        XCTAssertEqual(a, b)
+        XCTAssertEqual(try loaded.index.search([1, 0, 0, 0, 0], k: 3), try stored.index.search([1, 0, 0, 0, 0], k: 3))
+    }
+
+    func testEmptyIndexRoundTrips() throws {
+        let url = folder.appendingPathComponent("empty.index")
+        try IndexFile.write(StoredIndex(index: FlatIndex(dimension: 5), fingerprint: fingerprint), to: url)
+        let loaded = try IndexFile.read(from: url)
+        XCTAssertEqual(loaded.index.count, 0)
+        XCTAssertEqual(loaded.index.dimension, 5)
+    }
+
+    func testLoadedIndexCanBeChanged() throws {
+        let url = folder.appendingPathComponent("b.index")
+        try IndexFile.write(try makeStored(count: 4), to: url)
+        var loaded = try IndexFile.read(from: url).index
+        try loaded.add(id: "new", vector: [0, 0, 0, 0, 1])
+        XCTAssertTrue(loaded.remove(id: "id-0-é"))
+        XCTAssertEqual(loaded.count, 4)
+        XCTAssertEqual(try loaded.search([0, 0, 0, 0, 1], k: 1).first?.id, "new")
+    }
+
+    func testTruncatedAtEveryByteIsATypedError() throws {
+        let url = folder.appendingPathComponent("c.index")
+        try IndexFile.write(try makeStored(count: 3), to: url)
+        let bytes = try Data(contentsOf: url)
+        let cut = folder.appendingPathComponent("cut.index")
+        for length in 0..<bytes.count {
+            try bytes.prefix(length).write(to: cut)
+            XCTAssertThrowsError(try IndexFile.read(from: cut), "length \(length)") { error in
+                XCTAssertTrue(error is VectorIndexError, "length \(length): \(error)")
+            }
+        }
+    }
+
+    func testEveryFlippedByteIsDetected() throws {
+        let url = folder.appendingPathComponent("d.index")
+        try IndexFile.write(try makeStored(count: 3), to: url)
+        let bytes = try Data(contentsOf: url)
+        let bad = folder.appendingPathComponent("bad.index")
+        for position in 0..<bytes.count {
+            var copy = bytes
+            copy[position] ^= 0x5A
+            try copy.write(to: bad)
+            XCTAssertThrowsError(try IndexFile.read(from: bad), "byte \(position)") { error in
+                XCTAssertTrue(error is VectorIndexError, "byte \(position): \(error)")
+            }
+        }
+    }
+
+    func testForeignFileAndMissingFile() throws {
+        let foreign = folder.appendingPathComponent("notes.txt")
+        try Data("hello, this is not an index at all, just some words".utf8).write(to: foreign)
+        XCTAssertThrowsError(try IndexFile.read(from: foreign)) {
+            XCTAssertEqual($0 as? VectorIndexError, .notAnIndexFile(path: foreign.path))
+        }
+        XCTAssertThrowsError(try IndexFile.read(from: folder.appendingPathComponent("missing.index"))) {
+            guard case .io(_, "open", _)? = $0 as? VectorIndexError else { return XCTFail("\($0)") }
+        }
+        XCTAssertThrowsError(try IndexFile.read(from: folder)) { XCTAssertTrue($0 is VectorIndexError) }
+    }
+
+    func testFingerprintMismatch() throws {
+        let url = folder.appendingPathComponent("e.index")
+        try IndexFile.write(try makeStored(count: 2), to: url)
+        var other = fingerprint
+        other.modelIdentifier = "other/model"
+        XCTAssertThrowsError(try IndexFile.read(from: url, expecting: other)) {
+            XCTAssertEqual($0 as? VectorIndexError, .fingerprintMismatch(expected: other, actual: self.fingerprint))
+        }
+    }
+
+    func testOverwriteReplacesAtomicallyAndLeavesNoTemporaryFiles() throws {
+        let url = folder.appendingPathComponent("f.index")
+        try IndexFile.write(try makeStored(count: 2, seed: 1), to: url)
+        try IndexFile.write(try makeStored(count: 9, seed: 2), to: url)
+        XCTAssertEqual(try IndexFile.read(from: url).index.count, 9)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder.path), ["f.index"])
+    }
+
+    func testFailedSaveKeepsPreviousFile() throws {
+        let url = folder.appendingPathComponent("g.index")
+        try IndexFile.write(try makeStored(count: 2), to: url)
+        let before = try Data(contentsOf: url)
+        struct Boom: Error {}
+        XCTAssertThrowsError(try AtomicFile.write(to: url) { sink in
+            try Data([1, 2, 3]).withUnsafeBytes { try sink($0) }
+            throw Boom()
+        })
+        XCTAssertEqual(try Data(contentsOf: url), before)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder.path), ["g.index"])
+        XCTAssertThrowsError(try IndexFile.write(try makeStored(count: 2), to: folder.appendingPathComponent("no/such/dir.index"))) {
+            XCTAssertTrue($0 is VectorIndexError)
+        }
+    }
+}
