@@ -25,10 +25,11 @@ let package = Package(
             name: "LinearAlgebra",
             dependencies: [.target(name: "CBLAS", condition: .when(platforms: [.linux]))]
         ),
-        .target(name: "WordPiece"),
+        .target(name: "Hashing"),
+        .target(name: "WordPiece", dependencies: ["Hashing"]),
         .target(name: "Encoder", dependencies: ["LinearAlgebra", "WordPiece"]),
         .target(name: "VectorIndex", dependencies: ["LinearAlgebra"]),
-        .target(name: "Embeddings", dependencies: ["LinearAlgebra", "WordPiece", "Encoder"]),
+        .target(name: "Embeddings", dependencies: ["LinearAlgebra", "WordPiece", "Encoder", "Hashing"]),
         .executableTarget(name: "EmbeddingsCLI", dependencies: ["Embeddings", "VectorIndex"]),
         .executableTarget(
             name: "EmbeddingsBench",
@@ -37,7 +38,7 @@ let package = Package(
         ),
         .target(name: "TestSupport", dependencies: ["Embeddings", "LinearAlgebra"], path: "Tests/TestSupport"),
         .testTarget(name: "LinearAlgebraTests", dependencies: ["LinearAlgebra", "TestSupport"]),
-        .testTarget(name: "WordPieceTests", dependencies: ["WordPiece", "TestSupport"]),
+        .testTarget(name: "WordPieceTests", dependencies: ["WordPiece", "Hashing", "TestSupport"]),
         .testTarget(name: "EncoderTests", dependencies: ["Encoder", "TestSupport"]),
         .testTarget(name: "EmbeddingsTests", dependencies: ["Embeddings", "TestSupport"]),
         .testTarget(name: "VectorIndexTests", dependencies: ["VectorIndex", "TestSupport"]),

@@ -1,0 +1,78 @@
+import Foundation
+
+/// The fields of a Hugging Face BERT `config.json` the encoder uses.
+public struct BertConfiguration: Codable, Equatable, Sendable {
+    /// V: vocabulary size.
+    public var vocabularySize: Int
+    /// H: hidden size.
+    public var hiddenSize: Int
+    /// Number of transformer layers.
+    public var layerCount: Int
+    /// Number of attention heads (H must be a multiple of it).
+    public var headCount: Int
+    /// I: feed-forward inner size.
+    public var intermediateSize: Int
+    /// P: size of the position-embedding table.
+    public var maximumPositions: Int
+    /// Number of token types (segments).
+    public var typeVocabularySize: Int
+    /// LayerNorm epsilon.
+    public var layerNormEpsilon: Float
+    /// The activation; only `gelu` (erf) is supported.
+    public var hiddenActivation: String
+
+    enum CodingKeys: String, CodingKey {
+        case vocabularySize = "vocab_size"
+        case hiddenSize = "hidden_size"
+        case layerCount = "num_hidden_layers"
+        case headCount = "num_attention_heads"
+        case intermediateSize = "intermediate_size"
+        case maximumPositions = "max_position_embeddings"
+        case typeVocabularySize = "type_vocab_size"
+        case layerNormEpsilon = "layer_norm_eps"
+        case hiddenActivation = "hidden_act"
+    }
+
+    public init(vocabularySize: Int, hiddenSize: Int, layerCount: Int, headCount: Int, intermediateSize: Int,
+                maximumPositions: Int, typeVocabularySize: Int, layerNormEpsilon: Float, hiddenActivation: String = "gelu") {
+        self.vocabularySize = vocabularySize
+        self.hiddenSize = hiddenSize
+        self.layerCount = layerCount
+        self.headCount = headCount
+        self.intermediateSize = intermediateSize
+        self.maximumPositions = maximumPositions
+        self.typeVocabularySize = typeVocabularySize
+        self.layerNormEpsilon = layerNormEpsilon
+        self.hiddenActivation = hiddenActivation
+    }
+
+    /// D: the size of one attention head.
+    public var headSize: Int { hiddenSize / headCount }
+
+    /// Reads and checks `config.json`.
+    public init(contentsOf url: URL) throws {
+        let data: Data
+        do { data = try Data(contentsOf: url) } catch {
+            throw EncoderError.invalidConfiguration(path: url.path, reason: "cannot read: \(error.localizedDescription)")
+        }
+        do {
+            self = try JSONDecoder().decode(BertConfiguration.self, from: data)
+        } catch {
+            throw EncoderError.invalidConfiguration(path: url.path, reason: "\(error)")
+        }
+        try validate(path: url.path)
+    }
+
+    /// Checks sizes are positive and consistent, and the activation is supported.
+    public func validate(path: String) throws {
+        func fail(_ reason: String) -> EncoderError { .invalidConfiguration(path: path, reason: reason) }
+        for (name, value) in [("vocab_size", vocabularySize), ("hidden_size", hiddenSize), ("num_hidden_layers", layerCount),
+                              ("num_attention_heads", headCount), ("intermediate_size", intermediateSize),
+                              ("max_position_embeddings", maximumPositions), ("type_vocab_size", typeVocabularySize)] {
+            guard value > 0, value <= 1 << 24 else { throw fail("\(name) is \(value)") }
+        }
+        guard hiddenSize % headCount == 0 else { throw fail("hidden_size \(hiddenSize) is not a multiple of num_attention_heads \(headCount)") }
+        guard layerNormEpsilon.isFinite, layerNormEpsilon >= 0 else { throw fail("layer_norm_eps is \(layerNormEpsilon)") }
+        guard hiddenActivation == "gelu" else { throw fail("hidden_act '\(hiddenActivation)' is not supported (only 'gelu')") }
+    }
+}

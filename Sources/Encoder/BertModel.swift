@@ -1,0 +1,77 @@
+import Foundation
+import LinearAlgebra
+
+/// A BERT encoder (`BertModel` without the pooler) running on BLAS.
+///
+/// The forward pass is a flat list of kernel calls per layer; see `BertLayer`. Weights are read
+/// once and never change, and each call borrows its own workspace, so one model may be used from
+/// several threads at once.
+///
+/// ```swift
+/// let model = try BertModel(folder: modelFolder)
+/// let states = try model.forward(tokenIDs: [[101, 7592, 102]])  // one [3, 384] matrix
+/// ```
+public final class BertModel: @unchecked Sendable {
+    /// The architecture.
+    public let configuration: BertConfiguration
+    let weights: BertWeights
+    private let pool: WorkspacePool
+
+    /// Reads `config.json` and `model.safetensors` from a model folder.
+    public convenience init(folder: URL) throws {
+        let configuration = try BertConfiguration(contentsOf: folder.appendingPathComponent("config.json"))
+        let file = try SafetensorsFile(contentsOf: folder.appendingPathComponent("model.safetensors"))
+        try self.init(configuration: configuration, weights: BertWeights(file: file, configuration: configuration))
+    }
+
+    /// A model from weights already read.
+    public init(configuration: BertConfiguration, weights: BertWeights) throws {
+        try configuration.validate(path: "configuration")
+        self.configuration = configuration
+        self.weights = weights
+        self.pool = WorkspacePool(configuration: configuration)
+    }
+
+    /// The last hidden states for each sequence of token ids: one `[Tᵢ, H]` matrix per sequence.
+    ///
+    /// All sequences go through each projection as one stacked `[ΣTᵢ, H]` matrix (bigger matrix
+    /// products run closer to BLAS peak); attention stays within each sequence.
+    /// - Throws: `tokenOutOfRange` or `sequenceTooLong` before any work is done.
+    /// - Complexity: O(ΣTᵢ·H·(H + I) + ΣTᵢ²·H) per layer.
+    public func forward(tokenIDs batch: [[Int]]) throws -> [Matrix] {
+        let c = configuration
+        for ids in batch {
+            guard ids.count <= c.maximumPositions else { throw EncoderError.sequenceTooLong(length: ids.count, maximum: c.maximumPositions) }
+            if let bad = ids.first(where: { $0 < 0 || $0 >= c.vocabularySize }) {
+                throw EncoderError.tokenOutOfRange(id: bad, vocabularySize: c.vocabularySize)
+            }
+        }
+        var segments = [Range<Int>]()
+        var rows = 0
+        for ids in batch {
+            segments.append(rows..<(rows + ids.count))
+            rows += ids.count
+        }
+        guard rows > 0 else { return batch.map { _ in Matrix(rows: 0, columns: c.hiddenSize) } }
+        let longest = batch.map(\.count).max() ?? 0
+        return pool.withWorkspace { workspace in
+            workspace.reserve(rows: rows, longest: longest)
+            let embeddings = BertEmbeddings(weights: weights, configuration: c)
+            for (ids, segment) in zip(batch, segments) {
+                embeddings.apply(ids: ids, into: workspace.hidden + segment.lowerBound * c.hiddenSize)
+            }
+            let layer = BertLayer(configuration: c)
+            for weights in weights.layers {
+                layer.apply(weights, rows: rows, segments: segments, workspace: workspace)
+            }
+            return segments.map { segment in
+                let start = workspace.hidden + segment.lowerBound * c.hiddenSize
+                return Matrix(rows: segment.count, columns: c.hiddenSize,
+                              values: Array(UnsafeBufferPointer(start: start, count: segment.count * c.hiddenSize)))
+            }
+        }
+    }
+
+    /// Frees the idle scratch buffers (they are allocated again on the next call).
+    public func releaseWorkspaces() { pool.drain() }
+}

@@ -1,0 +1,78 @@
+import Foundation
+
+/// A LayerNorm's parameters. `gamma, beta: [H]`.
+public struct LayerNormWeights: Sendable {
+    public var gamma: [Float]
+    public var beta: [Float]
+}
+
+/// A linear layer `y = x·Wᵀ + b` in Hugging Face's layout: `weight: [out, in]`, `bias: [out]`.
+public struct LinearWeights: Sendable {
+    public var weight: [Float]
+    public var bias: [Float]
+    public var inputSize: Int
+    public var outputSize: Int
+}
+
+/// One `BertLayer`'s weights, with the query, key and value projections fused into one `[3H, H]` matrix.
+public struct BertLayerWeights: Sendable {
+    /// `[3H, H]`: rows 0..<H query, H..<2H key, 2H..<3H value.
+    public var queryKeyValue: LinearWeights
+    /// `BertSelfOutput.dense`: `[H, H]`.
+    public var attentionOutput: LinearWeights
+    public var attentionLayerNorm: LayerNormWeights
+    /// `BertIntermediate.dense`: `[I, H]`.
+    public var intermediate: LinearWeights
+    /// `BertOutput.dense`: `[H, I]`.
+    public var output: LinearWeights
+    public var outputLayerNorm: LayerNormWeights
+}
+
+/// All the weights of a `BertModel` (no pooler), read from a safetensors checkpoint.
+public struct BertWeights: Sendable {
+    /// `[V, H]`
+    public var wordEmbeddings: [Float]
+    /// `[P, H]`
+    public var positionEmbeddings: [Float]
+    /// `[types, H]`
+    public var tokenTypeEmbeddings: [Float]
+    public var embeddingsLayerNorm: LayerNormWeights
+    public var layers: [BertLayerWeights]
+
+    /// Reads the tensors named as in Hugging Face checkpoints (with or without a `bert.` prefix),
+    /// checking every shape against `configuration`.
+    public init(file: SafetensorsFile, configuration c: BertConfiguration) throws {
+        let prefix = file.tensors["embeddings.word_embeddings.weight"] == nil && file.tensors["bert.embeddings.word_embeddings.weight"] != nil ? "bert." : ""
+        func tensor(_ name: String, _ shape: [Int]) throws -> [Float] {
+            let values = try file.floats(prefix + name, shape: shape)
+            if values.contains(where: { !$0.isFinite }) {
+                throw EncoderError.invalidSafetensors(path: file.path, reason: "tensor '\(prefix + name)' has non-finite values")
+            }
+            return values
+        }
+        func linear(_ name: String, out: Int, in inputs: Int) throws -> LinearWeights {
+            LinearWeights(weight: try tensor(name + ".weight", [out, inputs]), bias: try tensor(name + ".bias", [out]), inputSize: inputs, outputSize: out)
+        }
+        func layerNorm(_ name: String) throws -> LayerNormWeights {
+            LayerNormWeights(gamma: try tensor(name + ".weight", [c.hiddenSize]), beta: try tensor(name + ".bias", [c.hiddenSize]))
+        }
+        let h = c.hiddenSize
+        wordEmbeddings = try tensor("embeddings.word_embeddings.weight", [c.vocabularySize, h])
+        positionEmbeddings = try tensor("embeddings.position_embeddings.weight", [c.maximumPositions, h])
+        tokenTypeEmbeddings = try tensor("embeddings.token_type_embeddings.weight", [c.typeVocabularySize, h])
+        embeddingsLayerNorm = try layerNorm("embeddings.LayerNorm")
+        layers = try (0..<c.layerCount).map { i in
+            let p = "encoder.layer.\(i)."
+            let q = try linear(p + "attention.self.query", out: h, in: h)
+            let k = try linear(p + "attention.self.key", out: h, in: h)
+            let v = try linear(p + "attention.self.value", out: h, in: h)
+            return BertLayerWeights(
+                queryKeyValue: LinearWeights(weight: q.weight + k.weight + v.weight, bias: q.bias + k.bias + v.bias, inputSize: h, outputSize: 3 * h),
+                attentionOutput: try linear(p + "attention.output.dense", out: h, in: h),
+                attentionLayerNorm: try layerNorm(p + "attention.output.LayerNorm"),
+                intermediate: try linear(p + "intermediate.dense", out: c.intermediateSize, in: h),
+                output: try linear(p + "output.dense", out: h, in: c.intermediateSize),
+                outputLayerNorm: try layerNorm(p + "output.LayerNorm"))
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+
+/// Errors thrown while reading model files or running the encoder.
+public enum EncoderError: Error, Equatable, CustomStringConvertible {
+    /// A safetensors file is malformed; `reason` says where and how.
+    case invalidSafetensors(path: String, reason: String)
+    /// A required tensor is missing.
+    case missingTensor(path: String, name: String)
+    /// A tensor has the wrong shape.
+    case shapeMismatch(path: String, name: String, expected: [Int], actual: [Int])
+    /// `config.json` is missing, unreadable or inconsistent.
+    case invalidConfiguration(path: String, reason: String)
+    /// A token id is outside the vocabulary.
+    case tokenOutOfRange(id: Int, vocabularySize: Int)
+    /// More tokens than the model's position table holds.
+    case sequenceTooLong(length: Int, maximum: Int)
+    /// A file could not be read.
+    case io(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case let .invalidSafetensors(path, reason): return "\(path): invalid safetensors file: \(reason)"
+        case let .missingTensor(path, name): return "\(path): missing tensor '\(name)'"
+        case let .shapeMismatch(path, name, expected, actual):
+            return "\(path): tensor '\(name)' has shape \(actual), expected \(expected)"
+        case let .invalidConfiguration(path, reason): return "\(path): invalid model configuration: \(reason)"
+        case let .tokenOutOfRange(id, size): return "token id \(id) is outside the vocabulary of \(size)"
+        case let .sequenceTooLong(length, maximum): return "\(length) tokens, the model takes at most \(maximum)"
+        case let .io(path, reason): return "\(path): \(reason)"
+        }
+    }
+}
+
+extension EncoderError: LocalizedError {
+    public var errorDescription: String? { description }
+}

@@ -1,0 +1,27 @@
+import LinearAlgebra
+
+extension LinearWeights {
+    /// `y[R, out] = x[R, in] · Wᵀ[in, out] + b`. `y` must not alias `x`.
+    func apply(_ x: UnsafePointer<Float>, rows: Int, into y: UnsafeMutablePointer<Float>) {
+        // Start from the bias in every row, then accumulate the product onto it (beta = 1).
+        bias.withUnsafeBufferPointer { b in
+            for r in 0..<rows { (y + r * outputSize).update(from: b.baseAddress!, count: outputSize) }
+        }
+        weight.withUnsafeBufferPointer { w in
+            BLAS.gemm(.none, .transposed, m: rows, n: outputSize, k: inputSize,
+                      a: x, lda: inputSize, b: w.baseAddress!, ldb: inputSize,
+                      beta: 1, c: y, ldc: outputSize)
+        }
+    }
+}
+
+extension LayerNormWeights {
+    /// Row-wise LayerNorm of `x: [R, H]` in place.
+    func apply(_ x: UnsafeMutablePointer<Float>, rows: Int, epsilon: Float) {
+        gamma.withUnsafeBufferPointer { g in
+            beta.withUnsafeBufferPointer { b in
+                Kernels.layerNorm(x, rows: rows, columns: g.count, gamma: g.baseAddress!, beta: b.baseAddress!, epsilon: epsilon)
+            }
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+
+/// Scratch buffers for one forward pass, sized for a number of rows (tokens) and reused across
+/// calls so that encoding allocates nothing per token.
+final class Workspace {
+    private(set) var rowCapacity = 0
+    private(set) var sequenceCapacity = 0
+    /// `[R, H]` the running hidden states.
+    var hidden: UnsafeMutablePointer<Float>
+    /// `[R, 3H]` fused query/key/value projections.
+    var queryKeyValue: UnsafeMutablePointer<Float>
+    /// `[R, H]` attention context (all heads side by side).
+    var context: UnsafeMutablePointer<Float>
+    /// `[R, H]` a sub-layer's output before the residual.
+    var projected: UnsafeMutablePointer<Float>
+    /// `[R, I]` feed-forward inner activations.
+    var intermediate: UnsafeMutablePointer<Float>
+    /// `[T, T]` one head's attention scores.
+    var scores: UnsafeMutablePointer<Float>
+    let hiddenSize: Int
+    let intermediateSize: Int
+
+    init(configuration: BertConfiguration) {
+        hiddenSize = configuration.hiddenSize
+        intermediateSize = configuration.intermediateSize
+        hidden = .allocate(capacity: 1)
+        queryKeyValue = .allocate(capacity: 1)
+        context = .allocate(capacity: 1)
+        projected = .allocate(capacity: 1)
+        intermediate = .allocate(capacity: 1)
+        scores = .allocate(capacity: 1)
+    }
+
+    deinit { release() }
+
+    /// Grows the buffers (never shrinks) to hold `rows` tokens in sequences of up to `longest`.
+    func reserve(rows: Int, longest: Int) {
+        if rows > rowCapacity {
+            release(keepScores: true)
+            let capacity = max(rows, 64)
+            hidden = .allocate(capacity: capacity * hiddenSize)
+            queryKeyValue = .allocate(capacity: capacity * 3 * hiddenSize)
+            context = .allocate(capacity: capacity * hiddenSize)
+            projected = .allocate(capacity: capacity * hiddenSize)
+            intermediate = .allocate(capacity: capacity * intermediateSize)
+            rowCapacity = capacity
+        }
+        if longest > sequenceCapacity {
+            scores.deallocate()
+            let capacity = max(longest, 64)
+            scores = .allocate(capacity: capacity * capacity)
+            sequenceCapacity = capacity
+        }
+    }
+
+    private func release(keepScores: Bool = false) {
+        hidden.deallocate()
+        queryKeyValue.deallocate()
+        context.deallocate()
+        projected.deallocate()
+        intermediate.deallocate()
+        if !keepScores { scores.deallocate() }
+    }
+}
+
+/// A lock-protected stack of workspaces: each concurrent forward pass takes its own.
+final class WorkspacePool: @unchecked Sendable {
+    private let lock = NSLock()
+    private var free: [Workspace] = []
+    private let configuration: BertConfiguration
+
+    init(configuration: BertConfiguration) { self.configuration = configuration }
+
+    func withWorkspace<R>(_ body: (Workspace) throws -> R) rethrows -> R {
+        lock.lock()
+        let workspace = free.popLast() ?? Workspace(configuration: configuration)
+        lock.unlock()
+        defer {
+            lock.lock()
+            free.append(workspace)
+            lock.unlock()
+        }
+        return try body(workspace)
+    }
+
+    /// Frees every idle workspace.
+    func drain() {
+        lock.lock()
+        free.removeAll()
+        lock.unlock()
+    }
+}

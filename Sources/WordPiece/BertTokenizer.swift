@@ -1,0 +1,181 @@
+import Hashing
+import Foundation
+
+/// Hugging Face's fast BERT tokenizer (`BertNormalizer`, `BertPreTokenizer`, `WordPiece`, and the
+/// `[CLS] … [SEP]` template), producing the same ids and offsets, with every token's range in the
+/// caller's original string.
+///
+/// ```swift
+/// let tokenizer = try BertTokenizer(contentsOf: modelFolder, maximumLength: 256)
+/// let tokens = tokenizer.tokenize("Héllo, wörld!")
+/// tokens.ids                       // [101, 7592, 1010, 2088, 999, 102]
+/// tokens.string[tokens.tokens[1].range]   // "Héllo"
+/// ```
+public struct BertTokenizer: Sendable {
+    /// The normalizer.
+    public let normalizer: BertNormalizer
+    /// The pre-tokenizer.
+    public let preTokenizer = BertPreTokenizer()
+    /// The WordPiece model and its vocabulary.
+    public let model: WordPieceModel
+    /// The most tokens one text may have, `[CLS]` and `[SEP]` included; longer texts are truncated.
+    public let maximumLength: Int
+    /// Special tokens matched literally in the raw text (before normalization), longest first.
+    public let specialTokens: [String]
+    /// The classifier token put first.
+    public let classifierToken: String
+    /// The separator token put last.
+    public let separatorToken: String
+    private let specialScalars: [(text: String, scalars: [Unicode.Scalar], id: Int)]
+    private let classifierID: Int
+    private let separatorID: Int
+
+    /// A tokenizer over a vocabulary.
+    /// - Throws: `WordPieceError.invalidVocabulary` when a special token is missing from it.
+    public init(
+        vocabulary: Vocabulary, normalizer: BertNormalizer = BertNormalizer(), maximumLength: Int = 512,
+        unknownToken: String = "[UNK]", classifierToken: String = "[CLS]", separatorToken: String = "[SEP]",
+        paddingToken: String = "[PAD]", maskToken: String = "[MASK]"
+    ) throws {
+        precondition(maximumLength >= 2, "maximumLength must leave room for [CLS] and [SEP]")
+        let specials = [paddingToken, unknownToken, classifierToken, separatorToken, maskToken]
+        for token in specials where vocabulary.id(for: token) == nil {
+            throw WordPieceError.invalidVocabulary(path: "vocabulary", reason: "special token \(token) is missing")
+        }
+        self.normalizer = normalizer
+        self.model = WordPieceModel(vocabulary: vocabulary, unknownToken: unknownToken)
+        self.maximumLength = maximumLength
+        self.classifierToken = classifierToken
+        self.separatorToken = separatorToken
+        self.specialTokens = specials.sorted { $0.unicodeScalars.count > $1.unicodeScalars.count }
+        self.specialScalars = specialTokens.map { ($0, Array($0.unicodeScalars), vocabulary.id(for: $0)!) }
+        self.classifierID = vocabulary.id(for: classifierToken)!
+        self.separatorID = vocabulary.id(for: separatorToken)!
+    }
+
+    /// Reads `vocab.txt` and, when present, `tokenizer_config.json` (lower-casing, accent
+    /// stripping, CJK handling, special token names) from a model folder.
+    public init(contentsOf folder: URL, maximumLength: Int) throws {
+        let vocabulary = try Vocabulary(contentsOf: folder.appendingPathComponent("vocab.txt"))
+        var config: [String: Any] = [:]
+        let configURL = folder.appendingPathComponent("tokenizer_config.json")
+        if FileManager.default.fileExists(atPath: configURL.path) {
+            guard let data = try? Data(contentsOf: configURL),
+                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                throw WordPieceError.invalidVocabulary(path: configURL.path, reason: "not a JSON object")
+            }
+            config = object
+        }
+        func token(_ key: String, _ fallback: String) -> String {
+            if let s = config[key] as? String { return s }
+            if let d = config[key] as? [String: Any], let s = d["content"] as? String { return s }
+            return fallback
+        }
+        let normalizer = BertNormalizer(
+            cleanText: true,
+            handleChineseCharacters: config["tokenize_chinese_chars"] as? Bool ?? true,
+            stripAccents: config["strip_accents"] as? Bool,
+            lowercase: config["do_lower_case"] as? Bool ?? true)
+        do {
+            try self.init(
+                vocabulary: vocabulary, normalizer: normalizer, maximumLength: maximumLength,
+                unknownToken: token("unk_token", "[UNK]"), classifierToken: token("cls_token", "[CLS]"),
+                separatorToken: token("sep_token", "[SEP]"), paddingToken: token("pad_token", "[PAD]"),
+                maskToken: token("mask_token", "[MASK]"))
+        } catch WordPieceError.invalidVocabulary(_, let reason) {
+            throw WordPieceError.invalidVocabulary(path: folder.appendingPathComponent("vocab.txt").path, reason: reason)
+        }
+    }
+
+    /// Tokenizes `text`: `[CLS]`, the content tokens (at most `maximumLength − 2`), `[SEP]`.
+    /// - Complexity: O(n·L) for n scalars and the longest vocabulary entry L.
+    public func tokenize(_ text: String) -> TokenizedText {
+        let content = contentTokens(of: text, limit: maximumLength - 2)
+        let start = text.startIndex..<text.startIndex
+        let endPosition = content.tokens.last?.range.upperBound ?? text.startIndex
+        var tokens = [Token(id: classifierID, text: classifierToken, range: start, isSpecial: true)]
+        tokens.reserveCapacity(content.tokens.count + 2)
+        tokens.append(contentsOf: content.tokens)
+        tokens.append(Token(id: separatorID, text: separatorToken, range: endPosition..<endPosition, isSpecial: true))
+        return TokenizedText(string: text, tokens: tokens, isTruncated: content.truncated)
+    }
+
+    /// The tokens of `text` without `[CLS]`/`[SEP]` and without truncation (for windowing long texts).
+    public func tokenizeWithoutSpecialTokens(_ text: String) -> [Token] {
+        contentTokens(of: text, limit: Int.max).tokens
+    }
+
+    private func contentTokens(of text: String, limit: Int) -> (tokens: [Token], truncated: Bool) {
+        var indices = [String.Index]()
+        var scalars = [Unicode.Scalar]()
+        let view = text.unicodeScalars
+        var i = view.startIndex
+        while i < view.endIndex {
+            indices.append(i)
+            scalars.append(view[i])
+            i = view.index(after: i)
+        }
+        indices.append(view.endIndex)
+
+        var tokens = [Token]()
+        var truncated = false
+        func emit(_ token: Token) -> Bool {
+            if tokens.count >= limit { truncated = true; return false }
+            tokens.append(token)
+            return true
+        }
+        var segmentStart = 0
+        var position = 0
+        segments: while position <= scalars.count {
+            let special = position < scalars.count ? specialMatch(in: scalars, at: position) : nil
+            if position == scalars.count || special != nil {
+                if !tokenizeSegment(segmentStart..<position, scalars: scalars, indices: indices, emit: emit) { break segments }
+                guard let special else { break }
+                let end = position + special.scalars.count
+                guard emit(Token(id: special.id, text: special.text, range: indices[position]..<indices[end], isSpecial: false)) else { break }
+                position = end
+                segmentStart = end
+            } else {
+                position += 1
+            }
+        }
+        return (tokens, truncated)
+    }
+
+    private func specialMatch(in scalars: [Unicode.Scalar], at position: Int) -> (text: String, scalars: [Unicode.Scalar], id: Int)? {
+        for special in specialScalars where special.scalars.first == scalars[position] {
+            let end = position + special.scalars.count
+            if end <= scalars.count, Array(scalars[position..<end]) == special.scalars { return special }
+        }
+        return nil
+    }
+
+    /// Normalizes, pre-tokenizes and word-pieces one stretch of text between special tokens.
+    /// Returns false once `emit` refuses a token (the length limit is reached).
+    private func tokenizeSegment(
+        _ range: Range<Int>, scalars: [Unicode.Scalar], indices: [String.Index], emit: (Token) -> Bool
+    ) -> Bool {
+        guard !range.isEmpty else { return true }
+        let aligned = range.map { AlignedScalar(scalar: scalars[$0], origin: $0) }
+        let normalized = normalizer.normalize(aligned)
+        let letters = normalized.map(\.scalar)
+        for word in preTokenizer.split(normalized) {
+            for piece in model.pieces(of: letters[word]) {
+                let first = normalized[word.lowerBound + piece.range.lowerBound].origin
+                let last = normalized[word.lowerBound + piece.range.upperBound - 1].origin
+                let token = Token(id: piece.id, text: piece.text, range: indices[first]..<indices[last + 1], isSpecial: false)
+                if !emit(token) { return false }
+            }
+        }
+        return true
+    }
+
+    /// A short hex fingerprint of the vocabulary and settings, so index files can tell tokenizers apart.
+    public var fingerprint: String {
+        var hasher = SHA256()
+        for token in model.vocabulary.tokens { hasher.update(Array(token.utf8) + [10]) }
+        let settings = "lower=\(normalizer.lowercase) strip=\(String(describing: normalizer.stripAccents)) cjk=\(normalizer.handleChineseCharacters) max=\(maximumLength) words=\(model.maximumCharactersPerWord)"
+        hasher.update(Array(settings.utf8))
+        return String(hasher.finalizeHex().prefix(16))
+    }
+}

