@@ -162,7 +162,7 @@ public final class ContextualEmbedding: @unchecked Sendable {
         return zip(tokenized, states).map { tokens, matrix in
             ContextualEmbeddingResult(
                 uncheckedString: tokens.string, language: language, tokenRanges: tokens.ranges,
-                tokenVectors: matrix, tokenIDs: tokens.ids, isSpecialToken: tokens.tokens.map(\.isSpecial))
+                tokenVectors: matrix, tokenIDs: tokens.ids, tokenTexts: tokens.tokens.map(\.text), isSpecialToken: tokens.tokens.map(\.isSpecial))
         }
     }
 

@@ -23,6 +23,9 @@ public struct ContextualEmbeddingResult: Sendable {
     public let tokenRanges: [Range<String.Index>]
     /// Each token's vocabulary id, when the result came from a model.
     public let tokenIDs: [Int]?
+    /// Each token as spelled in the vocabulary (`##` continuations included), when the result came
+    /// from a model.
+    public let tokenTexts: [String]?
     /// For each token, whether it is a special token (`[CLS]`, `[SEP]`) added by the model.
     public let isSpecialToken: [Bool]
     /// The `T × D` token vectors, row `t` for token `t`.
@@ -102,14 +105,15 @@ public struct ContextualEmbeddingResult: Sendable {
         }
         self.init(
             uncheckedString: string, language: language, tokenRanges: tokenRanges, tokenVectors: tokenVectors,
-            tokenIDs: tokenIDs, isSpecialToken: isSpecialToken ?? [Bool](repeating: false, count: tokenRanges.count))
+            tokenIDs: tokenIDs, tokenTexts: nil, isSpecialToken: isSpecialToken ?? [Bool](repeating: false, count: tokenRanges.count))
     }
 
     /// The encoder's own path: its output is valid by construction.
     init(
         uncheckedString string: String, language: String?, tokenRanges: [Range<String.Index>],
-        tokenVectors: Matrix, tokenIDs: [Int]?, isSpecialToken: [Bool]
+        tokenVectors: Matrix, tokenIDs: [Int]?, tokenTexts: [String]?, isSpecialToken: [Bool]
     ) {
+        self.tokenTexts = tokenTexts
         self.string = string
         self.language = language
         self.tokenRanges = tokenRanges

@@ -1,1 +1,58 @@
-print("todo")
+import Foundation
+
+/// The `embeddings` command: dispatches to one subcommand, maps errors to exit codes, and prints
+/// every error as one `error: ` line on standard error.
+let commands: [any Command.Type] = [
+    EmbedCommand.self, TokenizeCommand.self, AssetsCommand.self,
+]
+
+let overview = """
+OVERVIEW: Contextual embeddings on Linux: token vectors tied to string ranges, pooling, vector search.
+
+USAGE: embeddings <subcommand> [options]
+
+SUBCOMMANDS:
+\(commands.map { "  " + $0.name.padding(toLength: 10, withPad: " ", startingAt: 0) + $0.abstract }.joined(separator: "\n"))
+
+  See 'embeddings <subcommand> --help' for details.
+
+"""
+
+func runMain() -> Int32 {
+    var arguments = Array(CommandLine.arguments.dropFirst())
+    guard let name = arguments.first else {
+        FileHandle.standardError.write(Data(overview.utf8))
+        Console.error("missing subcommand")
+        return 64
+    }
+    if name == "--help" || name == "-h" || name == "help" {
+        print(overview, terminator: "")
+        return 0
+    }
+    guard let command = commands.first(where: { $0.name == name }) else {
+        Console.error("unknown subcommand '\(name)' (see 'embeddings --help')")
+        return 64
+    }
+    arguments.removeFirst()
+    if arguments.contains("--help") || arguments.contains("-h") {
+        print(command.help, terminator: "")
+        return 0
+    }
+    do {
+        let parsed = try ParsedArguments(arguments, valueOptions: command.valueOptions, flagOptions: command.flagOptions)
+        try command.init(parsed: parsed).run()
+        Output.standard.flush()
+        return 0
+    } catch let error as CLIError {
+        Output.standard.flush()
+        Console.error(error.message)
+        return error.exitCode
+    } catch {
+        Output.standard.flush()
+        Console.error("\(error)")
+        return 1
+    }
+}
+
+signal(SIGPIPE, SIG_IGN)
+exit(runMain())

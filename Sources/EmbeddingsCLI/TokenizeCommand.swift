@@ -1,0 +1,52 @@
+import Embeddings
+import Foundation
+import WordPiece
+
+/// `embeddings tokenize`: WordPiece tokens with their UTF-8 offsets, without running the encoder.
+struct TokenizeCommand: Command {
+    static let name = "tokenize"
+    static let abstract = "Show the model's WordPiece tokens of a text, with UTF-8 byte offsets."
+    static let usage = "tokenize [--model <dir>] [<text> ...]"
+    static let arguments: [(String, String)] = [
+        ("<text>", "Text to tokenize (words are joined with spaces). Without it, JSON Lines {\"id\", \"text\"} are read from standard input."),
+    ]
+    static let options: [(String, String)] = [ModelOption.help]
+    static let valueOptions: Set<String> = ["model"]
+    static let flagOptions: Set<String> = []
+
+    let parsed: ParsedArguments
+
+    init(parsed: ParsedArguments) throws { self.parsed = parsed }
+
+    func run() throws {
+        let tokenizer: BertTokenizer
+        do { tokenizer = try ModelFolder(url: try ModelOption.folder(parsed)).makeTokenizer() } catch let error as EmbeddingsError {
+            throw CLIError.data(error.description)
+        }
+        func line(_ key: String, _ value: String, _ text: String) -> String {
+            let tokens = tokenizer.tokenize(text)
+            let utf8 = text.utf8
+            let offsets = tokens.tokens.map { token in
+                (utf8.distance(from: utf8.startIndex, to: token.range.lowerBound), utf8.distance(from: utf8.startIndex, to: token.range.upperBound))
+            }
+            var json = JSONWriter()
+            json.raw("{\"\(key)\":")
+            json.string(value)
+            TokenJSON.write(ids: tokens.ids, texts: tokens.tokens.map(\.text), offsets: offsets, into: &json)
+            if tokens.isTruncated { json.raw(",\"truncated\":true") }
+            json.raw("}\n")
+            return json.text
+        }
+        if !parsed.positionals.isEmpty {
+            let text = parsed.positionals.joined(separator: " ")
+            Output.standard.write(line("text", text, text))
+        } else {
+            var reader = JSONLinesReader(handle: .standardInput)
+            defer { Output.standard.flush() }
+            while let record = try reader.next() {
+                Output.standard.write(line("id", record.id, record.text))
+            }
+        }
+        Output.standard.flush()
+    }
+}
