@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "WordPiece", targets: ["WordPiece"]),
         .library(name: "Encoder", targets: ["Encoder"]),
         .library(name: "LinearAlgebra", targets: ["LinearAlgebra"]),
+        .library(name: "Retrieval", targets: ["Retrieval"]),
         .executable(name: "embeddings", targets: ["EmbeddingsCLI"]),
         .executable(name: "embeddings-bench", targets: ["EmbeddingsBench"]),
     ],
@@ -21,19 +22,22 @@ let package = Package(
             pkgConfig: "openblas",
             providers: [.apt(["libopenblas-dev"])]
         ),
+        // Element-wise kernels in C, with an AVX2/FMA copy chosen at run time.
+        .target(name: "CKernels"),
         .target(
             name: "LinearAlgebra",
-            dependencies: [.target(name: "CBLAS", condition: .when(platforms: [.linux]))]
+            dependencies: ["CKernels", .target(name: "CBLAS", condition: .when(platforms: [.linux]))]
         ),
         .target(name: "Hashing"),
         .target(name: "WordPiece", dependencies: ["Hashing"]),
         .target(name: "Encoder", dependencies: ["LinearAlgebra", "WordPiece"]),
         .target(name: "VectorIndex", dependencies: ["LinearAlgebra"]),
         .target(name: "Embeddings", dependencies: ["LinearAlgebra", "WordPiece", "Encoder", "Hashing"]),
-        .executableTarget(name: "EmbeddingsCLI", dependencies: ["Embeddings", "VectorIndex"]),
+        .target(name: "Retrieval", dependencies: ["Embeddings", "VectorIndex", "LinearAlgebra"]),
+        .executableTarget(name: "EmbeddingsCLI", dependencies: ["Embeddings", "VectorIndex", "Retrieval"]),
         .executableTarget(
             name: "EmbeddingsBench",
-            dependencies: ["Embeddings", "VectorIndex", "LinearAlgebra"],
+            dependencies: ["Embeddings", "VectorIndex", "LinearAlgebra", "Retrieval"],
             path: "Benchmarks/EmbeddingsBench"
         ),
         .target(name: "TestSupport", dependencies: ["Embeddings", "LinearAlgebra"], path: "Tests/TestSupport"),

@@ -1,1 +1,108 @@
-print("todo")
+import Embeddings
+import Foundation
+import LinearAlgebra
+import Retrieval
+
+/// `embeddings-bench`: the seed's naive-versus-optimized tables, measured on this machine.
+let usage = """
+OVERVIEW: Reproduce the naive-versus-optimized timing tables with real measurements.
+
+USAGE: embeddings-bench [--quick] [--json <file>] [--corpus <dir>]
+       embeddings-bench sts <file>
+
+OPTIONS:
+  --quick          A reduced run (about a minute) that checks fast and naive results agree.
+  --json <file>    Also write every figure as JSON (name, value, unit, estimated).
+  --corpus <dir>   Any folder of Markdown files (default: the built-in Swift lessons).
+  -h, --help       Show help information.
+
+"""
+
+func fail(_ message: String, code: Int32) -> Never {
+    FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+    exit(code)
+}
+
+func defaultCorpus() -> URL {
+    let fromSource = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/corpus/swift-lessons")
+    if FileManager.default.fileExists(atPath: fromSource.path) { return fromSource }
+    return URL(fileURLWithPath: "Fixtures/corpus/swift-lessons")
+}
+
+func loadModel() -> ContextualEmbedding {
+    guard let embedding = ContextualEmbedding(modelIdentifier: ContextualEmbedding.defaultModelIdentifier) else { fail("default model unknown", code: 1) }
+    do {
+        if !embedding.hasAvailableAssets {
+            try ModelAssets.install(ModelAssets.defaultModel) { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+        }
+        try embedding.load()
+    } catch {
+        fail("\(error)", code: 1)
+    }
+    return embedding
+}
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.contains("--help") || arguments.contains("-h") {
+    print(usage, terminator: "")
+    exit(0)
+}
+if arguments.first == "sts" {
+    guard arguments.count == 2 else { fail("usage: embeddings-bench sts <file>", code: 64) }
+    let embedding = loadModel()
+    do {
+        let (spearman, pairs) = try STSBench.run(file: arguments[1], embedding: embedding)
+        let difference = spearman - STSBench.published
+        print(String(format: "STS Benchmark: %d pairs, Spearman × 100 = %.2f (published all-MiniLM-L6-v2: %.2f, difference %+.2f)", pairs, spearman, STSBench.published, difference))
+        if abs(difference) > 0.05 { fail("Spearman differs from the published value by more than 0.05", code: 1) }
+        exit(0)
+    } catch {
+        fail("\(error)", code: 65)
+    }
+}
+
+var quick = false
+var jsonPath: String? = nil
+var corpus = defaultCorpus()
+var i = 0
+while i < arguments.count {
+    switch arguments[i] {
+    case "--quick": quick = true
+    case "--json":
+        guard i + 1 < arguments.count else { fail("--json needs a file", code: 64) }
+        jsonPath = arguments[i + 1]; i += 1
+    case "--corpus":
+        guard i + 1 < arguments.count else { fail("--corpus needs a folder", code: 64) }
+        corpus = URL(fileURLWithPath: arguments[i + 1]); i += 1
+    default: fail("unknown argument '\(arguments[i])'", code: 64)
+    }
+    i += 1
+}
+
+let machine = Machine.current()
+let report = Report()
+report.machine = machine.dictionary
+print("## embeddings-bench\(quick ? " --quick" : "")\n\n\(machine.markdown)\n")
+do {
+    let (chunks, problems) = try MarkdownChunker().chunks(ofFolder: corpus)
+    for problem in problems { FileHandle.standardError.write(Data("warning: \(problem)\n".utf8)) }
+    guard !chunks.isEmpty else { fail("no Markdown chunks under \(corpus.path)", code: 66) }
+    let meanLength = Double(chunks.map(\.text.count).reduce(0, +)) / Double(chunks.count)
+    let pages = Set(chunks.map(\.source)).count
+    print("Corpus: \(corpus.lastPathComponent), \(pages) pages, \(chunks.count) chunks, mean \(String(format: "%.0f", meanLength)) characters.\n")
+    report.add("corpus", "chunks", Double(chunks.count), "")
+    report.add("corpus", "mean chunk length", meanLength, "characters")
+    let embedding = loadModel()
+    let count = quick ? min(60, chunks.count) : min(722, chunks.count)
+    let bench = CorpusBench(embedding: embedding, texts: chunks.prefix(count).map(\.text), report: report, quick: quick)
+    let (figures, table1) = try bench.run()
+    print(table1)
+    print(bench.encoderTable(figures))
+    print(try bench.table2(figures, count: quick ? 2_173 : 21_730))
+    let sizes = quick ? [722, 21_730] : [722, 21_730, 100_000, 1_000_000]
+    print(try TopKBench(report: report, sizes: sizes).run())
+    if let jsonPath { try report.write(to: jsonPath) }
+} catch {
+    fail("\(error)", code: 1)
+}

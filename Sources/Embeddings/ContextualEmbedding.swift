@@ -36,6 +36,20 @@ public final class ContextualEmbedding: @unchecked Sendable {
     /// Whether the model's sentence vectors are L2-normalized.
     public let normalizesSentenceVectors: Bool
 
+    /// How many threads one batch call spreads its texts over (each with single-threaded BLAS).
+    /// Defaults to the number of cores; 1 runs the batch on the calling thread.
+    public var parallelism: Int {
+        get { lock.lock(); defer { lock.unlock() }; return storedParallelism }
+        set {
+            precondition(newValue >= 1, "parallelism must be at least 1")
+            lock.lock()
+            storedParallelism = newValue
+            loaded?.model.parallelism = newValue
+            lock.unlock()
+        }
+    }
+
+    private var storedParallelism = ProcessInfo.processInfo.activeProcessorCount
     private let source: Source
     private let lock = NSLock()
     private var loaded: (folder: ModelFolder, tokenizer: BertTokenizer, model: BertModel)?
@@ -122,7 +136,9 @@ public final class ContextualEmbedding: @unchecked Sendable {
             url = found
         }
         let folder = try ModelFolder(url: url, identifier: modelIdentifier)
-        loaded = (folder, try folder.makeTokenizer(), try folder.makeModel())
+        let model = try folder.makeModel()
+        model.parallelism = storedParallelism
+        loaded = (folder, try folder.makeTokenizer(), model)
     }
 
     /// Frees the weights; the next use loads them again.

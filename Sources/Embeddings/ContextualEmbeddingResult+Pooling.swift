@@ -11,16 +11,14 @@ extension ContextualEmbeddingResult {
         }
     }
 
-    /// The mean of the token vectors, as one BLAS matrix-vector product.
+    /// The mean of the token vectors, in one vectorized pass over the matrix.
     ///
     /// With `excludingSpecialTokens`, `[CLS]`/`[SEP]` are left out (if that leaves nothing, the
     /// result is the zero vector). An empty result gives the zero vector of length `dimension`.
     /// - Complexity: O(T·D).
     public func meanPooled(excludingSpecialTokens: Bool = false) -> [Float] {
-        let weights: [Float] = (0..<sequenceLength).map { t in
-            excludingSpecialTokens && isSpecialToken[t] ? 0 : 1
-        }
-        return weightedMean(weights)
+        guard excludingSpecialTokens else { return weightedMean(nil) }
+        return weightedMean(isSpecialToken.map { $0 ? 0 : 1 })
     }
 
     /// The mean weighted per token: `Σ wₜ·vₜ / Σ wₜ`. An attention mask is weights of 0 and 1.
@@ -89,18 +87,21 @@ extension ContextualEmbeddingResult {
         return total.map { $0 / Double(count) }
     }
 
-    /// `Σ wₜ·rowₜ / Σ wₜ` as one `gemv` over the token matrix.
-    private func weightedMean(_ weights: [Float]) -> [Float] {
+    /// `Σ wₜ·rowₜ / Σ wₜ` in one vectorized pass over the token matrix (`nil` weights: all ones).
+    private func weightedMean(_ weights: [Float]?) -> [Float] {
         var out = [Float](repeating: 0, count: dimension)
-        let total = weights.reduce(0, +)
+        let total = weights.map { $0.reduce(0, +) } ?? Float(sequenceLength)
         guard sequenceLength > 0, dimension > 0, total > 0 else { return out }
-        let scaled = weights.map { $0 / total }
         tokenVectors.withUnsafeBufferPointer { m in
-            scaled.withUnsafeBufferPointer { w in
-                out.withUnsafeMutableBufferPointer { y in
-                    // y[D] = Mᵀ[D, T] · w[T]
-                    BLAS.gemv(.transposed, m: sequenceLength, n: dimension,
-                              a: m.baseAddress!, lda: dimension, x: w.baseAddress!, y: y.baseAddress!)
+            out.withUnsafeMutableBufferPointer { y in
+                if let weights {
+                    weights.withUnsafeBufferPointer { w in
+                        Kernels.weightedColumnSum(m.baseAddress!, rows: sequenceLength, columns: dimension,
+                                                  weights: w.baseAddress!, scale: 1 / total, into: y.baseAddress!)
+                    }
+                } else {
+                    Kernels.weightedColumnSum(m.baseAddress!, rows: sequenceLength, columns: dimension,
+                                              weights: nil, scale: 1 / total, into: y.baseAddress!)
                 }
             }
         }

@@ -1,3 +1,4 @@
+import Foundation
 import LinearAlgebra
 
 /// An exact cosine-similarity index: every vector in one contiguous row-major `Float` matrix.
@@ -33,6 +34,26 @@ public struct FlatIndex: Sendable {
         self.ids = []
         self.rowForID = [:]
         self.storage = .owned([])
+    }
+
+    /// An index over a row-major `ids.count × dimension` matrix, added in one step (each row is
+    /// normalized like `add`). Handy for loading vectors from other tools.
+    /// - Throws: `dimensionMismatch` when the matrix size is not `ids.count × dimension`,
+    ///   `nonFiniteValue`, or `duplicateID`.
+    /// - Complexity: O(n·D).
+    public init(dimension: Int, ids: [String], rowMajorVectors vectors: [Float]) throws {
+        guard dimension > 0 else { throw VectorIndexError.invalidDimension(dimension) }
+        guard vectors.count == ids.count * dimension else {
+            throw VectorIndexError.dimensionMismatch(expected: ids.count * dimension, actual: vectors.count)
+        }
+        if let bad = vectors.firstIndex(where: { !$0.isFinite }) {
+            throw VectorIndexError.nonFiniteValue(id: ids[bad / dimension], component: bad % dimension)
+        }
+        var values = vectors
+        values.withUnsafeMutableBufferPointer { buffer in
+            for row in 0..<ids.count { VectorMath.normalize(buffer.baseAddress! + row * dimension, count: dimension) }
+        }
+        try self.init(dimension: dimension, ids: ids, storage: .owned(values))
     }
 
     /// An index over existing rows, used by the file loader. The caller guarantees unique ids
@@ -119,15 +140,29 @@ public struct FlatIndex: Sendable {
         storage.withUnsafeValues { matrix in
             unit.withUnsafeBufferPointer { q in
                 scores.withUnsafeMutableBufferPointer { s in
-                    // s[n] = M[n, D] · q[D]
-                    BLAS.gemv(.none, m: count, n: dimension, a: matrix.baseAddress!, lda: dimension,
-                              x: q.baseAddress!, y: s.baseAddress!)
+                    Self.scores(matrix: matrix.baseAddress!, rows: count, dimension: dimension, query: q.baseAddress!, into: s.baseAddress!)
                 }
             }
         }
         let filter = isIncluded.map { f in { (row: Int) in f(ids[row]) } }
         return TopK.select(from: scores, k: k, isIncluded: filter).map {
             SearchHit(id: ids[$0.index], score: $0.score, row: $0.index)
+        }
+    }
+
+    /// `scores[n] = M[n, D] · q[D]`: one gemv, split into row blocks across the cores when the
+    /// matrix is large (memory bandwidth, not arithmetic, bounds it; one core cannot saturate it).
+    static func scores(matrix: UnsafePointer<Float>, rows: Int, dimension: Int, query: UnsafePointer<Float>, into scores: UnsafeMutablePointer<Float>) {
+        let parts = rows * dimension >= 1 << 21 ? ProcessInfo.processInfo.activeProcessorCount : 1
+        guard parts > 1 else {
+            BLAS.gemv(.none, m: rows, n: dimension, a: matrix, lda: dimension, x: query, y: scores)
+            return
+        }
+        let pointers = SendablePointers(matrix: matrix, query: query, scores: scores)
+        DispatchQueue.concurrentPerform(iterations: parts) { part in
+            let start = rows * part / parts, end = rows * (part + 1) / parts
+            BLAS.gemv(.none, m: end - start, n: dimension, a: pointers.matrix + start * dimension, lda: dimension,
+                      x: pointers.query, y: pointers.scores + start)
         }
     }
 
@@ -142,34 +177,54 @@ public struct FlatIndex: Sendable {
         packed.reserveCapacity(q * dimension)
         for query in queries { packed.append(contentsOf: VectorMath.normalized(query)) }
         let filter = isIncluded.map { f in { (row: Int) in f(ids[row]) } }
-        var heaps = (0..<q).map { _ in BoundedHeap(capacity: k) }
-        // A block of scores Q × B stays in cache while the heaps consume it.
-        let blockRows = max(1, min(count, (1 << 20) / max(1, q)))
-        var scores = [Float](repeating: 0, count: q * blockRows)
+        // Large indexes: each core scans its own range of rows into its own heaps; merged below.
+        let parts = count * dimension >= 1 << 21 ? min(ProcessInfo.processInfo.activeProcessorCount, count) : 1
+        var partHeaps = [[BoundedHeap]](repeating: [], count: parts)
         storage.withUnsafeValues { matrix in
             packed.withUnsafeBufferPointer { queryMatrix in
-                scores.withUnsafeMutableBufferPointer { s in
-                    var start = 0
-                    while start < count {
-                        let rows = min(blockRows, count - start)
-                        // s[Q, rows] = queries[Q, D] · block[rows, D]ᵀ
-                        BLAS.gemm(.none, .transposed, m: q, n: rows, k: dimension,
-                                  a: queryMatrix.baseAddress!, lda: dimension,
-                                  b: matrix.baseAddress! + start * dimension, ldb: dimension,
-                                  c: s.baseAddress!, ldc: rows)
-                        for i in 0..<q {
-                            heaps[i].insert(
-                                contentsOf: UnsafeBufferPointer(rebasing: s[(i * rows)..<(i * rows + rows)]),
-                                indexOffset: start, isIncluded: filter)
-                        }
-                        start += rows
+                partHeaps.withUnsafeMutableBufferPointer { slots in
+                    let shared = SharedBatch(matrix: matrix.baseAddress!, queries: queryMatrix.baseAddress!, slots: slots)
+                    DispatchQueue.concurrentPerform(iterations: parts) { part in
+                        let start = count * part / parts, end = count * (part + 1) / parts
+                        shared.slots[part] = Self.scanBlocks(matrix: shared.matrix, rows: start..<end, dimension: dimension,
+                                                             queries: shared.queries, queryCount: q, k: k, isIncluded: filter)
                     }
                 }
             }
         }
-        return heaps.map { heap in
-            heap.sortedElements().map { SearchHit(id: ids[$0.index], score: $0.score, row: $0.index) }
+        return (0..<q).map { i in
+            var merged = partHeaps[0][i]
+            for part in partHeaps.dropFirst() {
+                for element in part[i].storage { merged.insert(element) }
+            }
+            return merged.sortedElements().map { SearchHit(id: ids[$0.index], score: $0.score, row: $0.index) }
         }
+    }
+
+    /// Top-k heaps for `queryCount` queries over `rows` of the matrix, block by block: a block of
+    /// Q × B scores stays in cache while the heaps consume it.
+    private static func scanBlocks(
+        matrix: UnsafePointer<Float>, rows: Range<Int>, dimension: Int, queries: UnsafePointer<Float>,
+        queryCount q: Int, k: Int, isIncluded: ((Int) -> Bool)?
+    ) -> [BoundedHeap] {
+        var heaps = (0..<q).map { _ in BoundedHeap(capacity: k) }
+        let blockRows = max(1, min(rows.count, (1 << 18) / max(1, q)))
+        var scores = [Float](repeating: 0, count: q * blockRows)
+        scores.withUnsafeMutableBufferPointer { s in
+            var start = rows.lowerBound
+            while start < rows.upperBound {
+                let n = min(blockRows, rows.upperBound - start)
+                // s[Q, n] = queries[Q, D] · block[n, D]ᵀ
+                BLAS.gemm(.none, .transposed, m: q, n: n, k: dimension, a: queries, lda: dimension,
+                          b: matrix + start * dimension, ldb: dimension, c: s.baseAddress!, ldc: n)
+                for i in 0..<q {
+                    heaps[i].insert(contentsOf: UnsafeBufferPointer(rebasing: s[(i * n)..<(i * n + n)]),
+                                    indexOffset: start, isIncluded: isIncluded)
+                }
+                start += n
+            }
+        }
+        return heaps
     }
 
     /// Calls `body` with the contiguous `count × dimension` unit vectors. The pointer must not escape.
@@ -218,4 +273,18 @@ enum VectorStorage: @unchecked Sendable {
         case .mapped: return withUnsafeValues { Array($0) }
         }
     }
+}
+
+/// Pointers shared by the workers of one parallel gemv; each writes its own range of `scores`.
+private struct SendablePointers: @unchecked Sendable {
+    let matrix: UnsafePointer<Float>
+    let query: UnsafePointer<Float>
+    let scores: UnsafeMutablePointer<Float>
+}
+
+/// The inputs and per-part outputs of one parallel batch search; each worker writes its own slot.
+private struct SharedBatch: @unchecked Sendable {
+    let matrix: UnsafePointer<Float>
+    let queries: UnsafePointer<Float>
+    let slots: UnsafeMutableBufferPointer<[BoundedHeap]>
 }

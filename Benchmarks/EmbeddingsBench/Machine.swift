@@ -1,0 +1,39 @@
+import Foundation
+import LinearAlgebra
+
+/// A description of the machine for the report header.
+struct Machine {
+    var cpu: String
+    var cores: Int
+    var blas: String
+    var blasThreads: Int
+    var build: String
+    var date: String
+
+    static func current() -> Machine {
+        var cpu = "unknown CPU"
+        if let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
+           let line = info.split(separator: "\n").first(where: { $0.hasPrefix("model name") }),
+           let value = line.split(separator: ":", maxSplits: 1).last {
+            cpu = value.trimmingCharacters(in: .whitespaces)
+        }
+        #if DEBUG
+        let build = "debug (numbers are not representative: use -c release)"
+        #else
+        let build = "release"
+        #endif
+        let formatter = ISO8601DateFormatter()
+        return Machine(cpu: cpu, cores: ProcessInfo.processInfo.activeProcessorCount, blas: BLAS.libraryDescription,
+                       blasThreads: BLAS.threadCount, build: build, date: formatter.string(from: Date()))
+    }
+
+    var markdown: String {
+        """
+        Machine: \(cpu), \(cores) cores · BLAS: \(blas), \(blasThreads) threads · build: \(build) · \(date)
+        """
+    }
+
+    var dictionary: [String: String] {
+        ["cpu": cpu, "cores": "\(cores)", "blas": blas, "blas_threads": "\(blasThreads)", "build": build, "date": date]
+    }
+}

@@ -1,0 +1,272 @@
+import Foundation
+
+/// Errors from reading a Markdown corpus.
+public enum RetrievalError: Error, Equatable, CustomStringConvertible {
+    /// A file is not valid UTF-8.
+    case invalidUTF8(path: String)
+    /// A file holds no text.
+    case emptyFile(path: String)
+    /// A folder or file could not be read.
+    case unreadable(path: String, reason: String)
+    /// A stored index's retrieval data is missing or malformed.
+    case corruptStore(path: String, reason: String)
+    /// Vectors are required but the store has none, or a dimension disagrees.
+    case invalidArgument(String)
+
+    public var description: String {
+        switch self {
+        case let .invalidUTF8(path): return "\(path): not valid UTF-8"
+        case let .emptyFile(path): return "\(path): empty file"
+        case let .unreadable(path, reason): return "\(path): \(reason)"
+        case let .corruptStore(path, reason): return "\(path): \(reason)"
+        case let .invalidArgument(message): return message
+        }
+    }
+}
+
+/// Cuts Markdown pages into chunks (see `Chunk`): a section per heading of level 1–4, long
+/// sections split at sentence ends, fenced code kept whole, front matter skipped.
+///
+/// ```swift
+/// let chunks = MarkdownChunker().chunks(of: markdown, source: "guide/closures.md")
+/// chunks[0].id  // "guide/closures#closures"
+/// ```
+public struct MarkdownChunker: Sendable {
+    /// Sections longer than this many characters are split at sentence ends.
+    public var targetLength: Int
+
+    public init(targetLength: Int = 700) {
+        precondition(targetLength > 0, "targetLength must be positive")
+        self.targetLength = targetLength
+    }
+
+    /// One block of a section body: prose (splittable at sentence ends) or a fenced code block.
+    private enum Block {
+        case prose(String)
+        case code(String)
+    }
+
+    private struct Section {
+        var headings: [String]
+        var lines: [Substring] = []
+    }
+
+    /// The chunks of one page. `source` is its path relative to the corpus folder.
+    /// - Complexity: O(n) in the page's length.
+    public func chunks(of markdown: String, source: String) -> [Chunk] {
+        let base = source.hasSuffix(".md") ? String(source.dropLast(3)) : source
+        var lines = markdown.split(separator: "\n", omittingEmptySubsequences: false).map { line -> Substring in
+            line.hasSuffix("\r") ? line.dropLast() : line
+        }
+        // Front matter: a first line of `---` up to the next `---` or `...`.
+        if lines.first == "---", let end = lines.dropFirst().firstIndex(where: { $0 == "---" || $0 == "..." }) {
+            lines.removeSubrange(0...end)
+        }
+        var sections = [Section]()
+        var path: [(level: Int, text: String)] = []
+        var current = Section(headings: [])
+        var fence: Substring? = nil
+        var pageTitle: String? = nil
+        for line in lines {
+            if let open = fence {
+                current.lines.append(line)
+                if line.trimmingCharacters(in: .whitespaces).hasPrefix(open) { fence = nil }
+                continue
+            }
+            let trimmed = line.drop { $0 == " " }
+            if trimmed.hasPrefix("```") || trimmed.hasPrefix("~~~") {
+                fence = trimmed.prefix(3)
+                current.lines.append(line)
+                continue
+            }
+            if let (level, text) = Self.heading(line), level <= 4 {
+                sections.append(current)
+                if level == 1, pageTitle == nil { pageTitle = text }
+                path.removeAll { $0.level >= level }
+                path.append((level, text))
+                current = Section(headings: path.map(\.text))
+                continue
+            }
+            current.lines.append(line)
+        }
+        sections.append(current)
+
+        let fileName = (base as NSString).lastPathComponent
+        let title = pageTitle ?? fileName
+        var chunks = [Chunk]()
+        var used = Set<String>()
+        for section in sections {
+            let body = section.lines.joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !body.isEmpty else { continue }
+            let headings = section.headings.isEmpty ? [title] : section.headings
+            var label = headings.last.map(Self.slug) ?? ""
+            if label.isEmpty { label = Self.slug(title) }
+            if label.isEmpty { label = "section" }
+            var header = title
+            if let last = headings.last, last != title { header += " — " + last }
+            for (n, piece) in pieces(of: body).enumerated() {
+                var id = "\(base)#\(label)" + (n == 0 ? "" : "-\(n + 1)")
+                var k = 2
+                while used.contains(id) {
+                    id = "\(base)#\(label)" + (n == 0 ? "" : "-\(n + 1)") + "~\(k)"
+                    k += 1
+                }
+                used.insert(id)
+                chunks.append(Chunk(id: id, source: source, headings: headings, title: title, text: header + "\n\n" + piece))
+            }
+        }
+        return chunks
+    }
+
+    /// Reads every `*.md` below `folder` (sorted by path) and chunks it. Files that are not UTF-8
+    /// or are empty are reported in `problems` and skipped; nothing crashes on them.
+    public func chunks(ofFolder folder: URL) throws -> (chunks: [Chunk], problems: [RetrievalError]) {
+        let files = try Self.markdownFiles(in: folder)
+        var chunks = [Chunk]()
+        var problems = [RetrievalError]()
+        for (url, relative) in files {
+            do {
+                let text = try Self.readText(url)
+                chunks.append(contentsOf: self.chunks(of: text, source: relative))
+            } catch let error as RetrievalError {
+                problems.append(error)
+            }
+        }
+        return (chunks, problems)
+    }
+
+    /// The `*.md` files below `folder`, with their paths relative to it, sorted.
+    public static func markdownFiles(in folder: URL) throws -> [(url: URL, relative: String)] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw RetrievalError.unreadable(path: folder.path, reason: "not a folder")
+        }
+        guard let enumerator = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.isRegularFileKey]) else {
+            throw RetrievalError.unreadable(path: folder.path, reason: "cannot list the folder")
+        }
+        let root = folder.standardizedFileURL.resolvingSymlinksInPath().path
+        var files = [(URL, String)]()
+        for case let url as URL in enumerator where url.pathExtension.lowercased() == "md" {
+            guard (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true else { continue }
+            let full = url.standardizedFileURL.resolvingSymlinksInPath().path
+            let relative = full.hasPrefix(root + "/") ? String(full.dropFirst(root.count + 1)) : url.lastPathComponent
+            files.append((url, relative))
+        }
+        return files.sorted { $0.1 < $1.1 }
+    }
+
+    /// A file's text, or a typed error for unreadable, empty or non-UTF-8 files.
+    public static func readText(_ url: URL) throws -> String {
+        let data: Data
+        do { data = try Data(contentsOf: url) } catch {
+            throw RetrievalError.unreadable(path: url.path, reason: error.localizedDescription)
+        }
+        guard let text = String(data: data, encoding: .utf8) else { throw RetrievalError.invalidUTF8(path: url.path) }
+        guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw RetrievalError.emptyFile(path: url.path) }
+        return text
+    }
+
+    /// An ATX heading's level and text (`## Title ##` → (2, "Title")), or nil.
+    static func heading(_ line: Substring) -> (Int, String)? {
+        var level = 0
+        var rest = line[...]
+        while rest.first == "#" { level += 1; rest = rest.dropFirst() }
+        guard (1...6).contains(level), rest.isEmpty || rest.first == " " || rest.first == "\t" else { return nil }
+        var text = rest.trimmingCharacters(in: .whitespaces)
+        // An optional closing sequence of #s.
+        if let range = text.range(of: #"\s+#+$"#, options: .regularExpression) { text.removeSubrange(range) } else if text.allSatisfy({ $0 == "#" }) { text = "" }
+        return (level, text)
+    }
+
+    /// Lower-case letters and digits, other runs of characters as single `-`.
+    public static func slug(_ text: String) -> String {
+        var out = ""
+        var pendingDash = false
+        for character in text.lowercased() {
+            if character.isLetter || character.isNumber {
+                if pendingDash, !out.isEmpty { out.append("-") }
+                pendingDash = false
+                out.append(character)
+            } else if character == " " || character == "-" || character == "\t" || character == "_" {
+                pendingDash = true
+            }
+        }
+        return out
+    }
+
+    /// Splits a section body into pieces of about `targetLength` characters at sentence ends,
+    /// never inside a fenced code block.
+    private func pieces(of body: String) -> [String] {
+        guard body.count > targetLength else { return [body] }
+        var units = [String]()
+        for block in blocks(of: body) {
+            switch block {
+            case let .code(code): units.append(code)
+            case let .prose(text): units.append(contentsOf: Self.sentences(text))
+            }
+        }
+        var pieces = [String]()
+        var current = ""
+        for unit in units {
+            if !current.isEmpty, current.count + 1 + unit.count > targetLength {
+                pieces.append(current)
+                current = ""
+            }
+            current += current.isEmpty ? unit : (unit.hasPrefix("```") || unit.hasPrefix("~~~") || current.hasSuffix("```") || current.hasSuffix("~~~") ? "\n" : " ") + unit
+        }
+        if !current.isEmpty { pieces.append(current) }
+        return pieces
+    }
+
+    private func blocks(of body: String) -> [Block] {
+        var blocks = [Block]()
+        var prose = [Substring]()
+        var code = [Substring]()
+        var fence: Substring? = nil
+        func flushProse() {
+            let text = prose.joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
+            if !text.isEmpty { blocks.append(.prose(text)) }
+            prose.removeAll()
+        }
+        for line in body.split(separator: "\n", omittingEmptySubsequences: false) {
+            let trimmed = line.drop { $0 == " " }
+            if let open = fence {
+                code.append(line)
+                if trimmed.hasPrefix(open) {
+                    blocks.append(.code(code.joined(separator: "\n")))
+                    code.removeAll()
+                    fence = nil
+                }
+            } else if trimmed.hasPrefix("```") || trimmed.hasPrefix("~~~") {
+                flushProse()
+                fence = trimmed.prefix(3)
+                code.append(line)
+            } else {
+                prose.append(line)
+            }
+        }
+        flushProse()
+        if !code.isEmpty { blocks.append(.code(code.joined(separator: "\n"))) }
+        return blocks
+    }
+
+    /// Sentences: text up to `.`, `!` or `?` followed by white space (paragraph breaks also end one).
+    static func sentences(_ text: String) -> [String] {
+        var result = [String]()
+        var current = ""
+        let characters = Array(text)
+        var i = 0
+        while i < characters.count {
+            let c = characters[i]
+            current.append(c)
+            let atEnd = i + 1 == characters.count
+            if atEnd || ((c == "." || c == "!" || c == "?") && characters[i + 1].isWhitespace) || (c == "\n" && characters[i + 1] == "\n") {
+                let sentence = current.trimmingCharacters(in: .whitespacesAndNewlines)
+                if !sentence.isEmpty { result.append(sentence) }
+                current = ""
+            }
+            i += 1
+        }
+        return result
+    }
+}
