@@ -12,7 +12,7 @@ build: deps
 	$(SWIFT) build
 
 test: deps
-	$(SWIFT) test -c release
+	$(SWIFT) test
 
 release: deps
 	$(SWIFT) build -c release

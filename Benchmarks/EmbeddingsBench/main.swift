@@ -14,6 +14,9 @@ OPTIONS:
   --quick          A reduced run (about a minute) that checks fast and naive results agree.
   --json <file>    Also write every figure as JSON (name, value, unit, estimated).
   --corpus <dir>   Any folder of Markdown files (default: the built-in Swift lessons).
+  --chunks-out <file>
+                   Write the corpus's chunks as JSON Lines {"id", "source", "headings", "text"}
+                   and stop (Benchmarks/peers uses this to run the very same texts).
   -h, --help       Show help information.
 
 """
@@ -65,6 +68,7 @@ if arguments.first == "sts" {
 var quick = false
 var jsonPath: String? = nil
 var corpus = defaultCorpus()
+var chunksOut: String? = nil
 var i = 0
 while i < arguments.count {
     switch arguments[i] {
@@ -72,12 +76,34 @@ while i < arguments.count {
     case "--json":
         guard i + 1 < arguments.count else { fail("--json needs a file", code: 64) }
         jsonPath = arguments[i + 1]; i += 1
+    case "--chunks-out":
+        guard i + 1 < arguments.count else { fail("--chunks-out needs a file", code: 64) }
+        chunksOut = arguments[i + 1]; i += 1
     case "--corpus":
         guard i + 1 < arguments.count else { fail("--corpus needs a folder", code: 64) }
         corpus = URL(fileURLWithPath: arguments[i + 1]); i += 1
     default: fail("unknown argument '\(arguments[i])'", code: 64)
     }
     i += 1
+}
+
+if let chunksOut {
+    do {
+        let (chunks, problems) = try MarkdownChunker().chunks(ofFolder: corpus)
+        for problem in problems { FileHandle.standardError.write(Data("warning: \(problem)\n".utf8)) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var lines = Data()
+        for chunk in chunks {
+            lines.append(try encoder.encode(chunk))
+            lines.append(0x0A)
+        }
+        try lines.write(to: URL(fileURLWithPath: chunksOut))
+        FileHandle.standardError.write(Data("wrote \(chunks.count) chunks to \(chunksOut)\n".utf8))
+        exit(0)
+    } catch {
+        fail("\(error)", code: 1)
+    }
 }
 
 let machine = Machine.current()
