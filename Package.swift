@@ -33,7 +33,7 @@ let package = Package(
         .target(name: "Encoder", dependencies: ["LinearAlgebra", "WordPiece"]),
         .target(name: "VectorIndex", dependencies: ["LinearAlgebra"]),
         .target(name: "Embeddings", dependencies: ["LinearAlgebra", "WordPiece", "Encoder", "Hashing"]),
-        .target(name: "Retrieval", dependencies: ["Embeddings", "VectorIndex", "LinearAlgebra"]),
+        .target(name: "Retrieval", dependencies: ["Embeddings", "VectorIndex", "LinearAlgebra", "Hashing"]),
         .executableTarget(name: "EmbeddingsCLI", dependencies: ["Embeddings", "VectorIndex", "Retrieval"]),
         .executableTarget(
             name: "EmbeddingsBench",

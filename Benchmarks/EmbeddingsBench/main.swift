@@ -9,6 +9,7 @@ OVERVIEW: Reproduce the naive-versus-optimized timing tables with real measureme
 
 USAGE: embeddings-bench [--quick] [--json <file>] [--corpus <dir>]
        embeddings-bench sts <file>
+       embeddings-bench sweep <corpus-dir> <cases.json>
 
 OPTIONS:
   --quick          A reduced run (about a minute) that checks fast and naive results agree.
@@ -63,6 +64,21 @@ if arguments.first == "sts" {
     } catch {
         fail("\(error)", code: 65)
     }
+}
+
+if arguments.first == "sweep" {
+    guard arguments.count == 3 else { fail("usage: embeddings-bench sweep <corpus-dir> <cases.json>", code: 64) }
+    let embedding = loadModel()
+    let corpusURL = URL(fileURLWithPath: arguments[1]), casesURL = URL(fileURLWithPath: arguments[2])
+    let semaphore = DispatchSemaphore(value: 0)
+    Task {
+        do { print(try await RetrievalSweep.run(corpus: corpusURL, cases: casesURL, embedding: embedding)) } catch {
+            fail("\(error)", code: 1)
+        }
+        semaphore.signal()
+    }
+    semaphore.wait()
+    exit(0)
 }
 
 var quick = false

@@ -159,6 +159,18 @@ public final class ContextualEmbedding: @unchecked Sendable {
         return loaded
     }
 
+    /// The encoder's last hidden states for raw token id sequences (loads the model if needed).
+    public func forward(tokenIDs: [[Int]]) throws -> [Matrix] {
+        do { return try components().model.forward(tokenIDs: tokenIDs) } catch let error as EncoderError {
+            throw EmbeddingsError.invalidModel(error.description)
+        }
+    }
+
+    /// A fingerprint of everything that decides this model's sentence vectors: for index files.
+    public func fingerprintDescription() throws -> (identifier: String, dimension: Int, pooling: String, normalized: Bool, tokenizerHash: String) {
+        (modelIdentifier, dimension, poolingStrategy.rawValue, normalizesSentenceVectors, try tokenizer().fingerprint)
+    }
+
     /// The tokenizer (loads the model if needed).
     public func tokenizer() throws -> BertTokenizer { try components().tokenizer }
 

@@ -3,7 +3,8 @@ import Foundation
 /// The `embeddings` command: dispatches to one subcommand, maps errors to exit codes, and prints
 /// every error as one `error: ` line on standard error.
 let commands: [any Command.Type] = [
-    EmbedCommand.self, TokenizeCommand.self, AssetsCommand.self,
+    EmbedCommand.self, TokenizeCommand.self, IndexCommand.self, SearchCommand.self, EvalCommand.self,
+    ExportCommand.self, AssetsCommand.self,
 ]
 
 let overview = """

@@ -1,0 +1,68 @@
+/// Fits retrieved chunks, and only those, into a small model's context window.
+public struct ContextBuilder: Sendable {
+    /// Characters of chunk text allowed in the context block.
+    public var budget: Int
+    /// The model's window, in tokens.
+    public var windowTokens: Int
+    /// Tokens kept free for the answer.
+    public var answerTokens: Int
+
+    public init(budget: Int = 1_400, windowTokens: Int = 4_096, answerTokens: Int = 1_200) {
+        precondition(budget > 0 && windowTokens > 0 && answerTokens >= 0, "ContextBuilder: bad sizes")
+        self.budget = budget
+        self.windowTokens = windowTokens
+        self.answerTokens = answerTokens
+    }
+
+    /// Hits added by rank while they fit the budget (each costs its text plus 4 characters of
+    /// separator). The top hit always gets in, even alone over budget. The returned hits are
+    /// exactly the sources of the context.
+    public func select(_ hits: [RetrievalHit]) -> [RetrievalHit] {
+        var included = [RetrievalHit]()
+        var used = 0
+        for hit in hits {
+            let cost = hit.chunk.text.count + 4
+            if !included.isEmpty, used + cost > budget { continue }
+            included.append(hit)
+            used += cost
+        }
+        return included
+    }
+
+    /// The context block: the selected chunks separated by blank lines and `---`.
+    public func context(for included: [RetrievalHit]) -> String {
+        included.map(\.chunk.text).joined(separator: "\n\n---\n\n")
+    }
+
+    /// One earlier exchange of the conversation.
+    public struct Exchange: Sendable, Equatable {
+        public var question: String
+        public var answer: String
+        public init(question: String, answer: String) {
+            self.question = question
+            self.answer = answer
+        }
+    }
+
+    /// An augmented prompt: instructions, the last two exchanges, the context, the question.
+    /// `countTokens` measures text in the model's tokens (default: characters ÷ 4, rounded up).
+    /// Older history is dropped first, then the context is shortened, until the prompt and
+    /// `answerTokens` fit `windowTokens`.
+    public func prompt(question: String, included: [RetrievalHit], history: [Exchange],
+                       countTokens: (String) -> Int = { ($0.count + 3) / 4 }) -> String {
+        var exchanges = Array(history.suffix(2))
+        var sources = included
+        func render() -> String {
+            var text = "Answer the question using only the context. If the context does not answer it, say so.\n\n"
+            for exchange in exchanges { text += "Q: \(exchange.question)\nA: \(exchange.answer)\n\n" }
+            text += "CONTEXT:\n\(context(for: sources))\n\nQUESTION: \(question)\nANSWER:"
+            return text
+        }
+        var prompt = render()
+        while countTokens(prompt) + answerTokens > windowTokens {
+            if !exchanges.isEmpty { exchanges.removeFirst() } else if sources.count > 1 { sources.removeLast() } else { break }
+            prompt = render()
+        }
+        return prompt
+    }
+}

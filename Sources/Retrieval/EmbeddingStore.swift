@@ -1,0 +1,265 @@
+import Embeddings
+import Foundation
+import Hashing
+import LinearAlgebra
+import VectorIndex
+
+/// Chunks, their vectors and BM25 statistics, searchable, persisted in one index file.
+///
+/// Vectors are cached by (chunk id, content hash, model fingerprint): re-indexing an unchanged
+/// corpus embeds nothing, and an edited chunk re-embeds only itself (with late chunking, its
+/// page). Embedding happens off the actor, so searches keep running while documents are added.
+///
+/// ```swift
+/// let store = EmbeddingStore(embedding: model)
+/// let stats = try await store.index(folder: docs)
+/// let hits = try await store.search("How do closures capture values?", mode: .hybrid, k: 4)
+/// try await store.save(to: url)
+/// ```
+public actor EmbeddingStore {
+    /// A page to index: its path relative to the corpus folder, and its Markdown.
+    public struct Page: Sendable {
+        public var source: String
+        public var text: String
+        public init(source: String, text: String) {
+            self.source = source
+            self.text = text
+        }
+    }
+
+    /// What an update did.
+    public struct UpdateStatistics: Sendable, Equatable {
+        public var chunks = 0
+        public var embedded = 0
+        public var reused = 0
+        public var removed = 0
+        /// Late chunking only: chunks whose span was not found in their page, embedded alone.
+        public var lateChunkingFallbacks = 0
+    }
+
+    /// What is stored in the index file's metadata next to the vectors.
+    struct Metadata: Codable {
+        var format = 1
+        var chunks: [Chunk]
+        var contentHashes: [String]
+        var bm25: BM25
+        var lateChunking: Bool
+        var settings: RetrievalSettings
+    }
+
+    public let embedding: ContextualEmbedding?
+    public let chunker: MarkdownChunker
+    public let analyzer: Analyzer
+    public private(set) var lateChunking: Bool
+    public var settings = RetrievalSettings()
+    public private(set) var chunks: [Chunk] = []
+    private var contentHashes: [String] = []
+    private var bm25 = BM25(documents: [])
+    private var index: FlatIndex?
+    private var storedFingerprint: IndexFingerprint?
+
+    /// A store embedding with `embedding` (nil: lexical search only).
+    public init(embedding: ContextualEmbedding?, lateChunking: Bool = false, chunker: MarkdownChunker = MarkdownChunker(), analyzer: Analyzer = Analyzer()) {
+        self.embedding = embedding
+        self.lateChunking = lateChunking
+        self.chunker = chunker
+        self.analyzer = analyzer
+    }
+
+    /// The fingerprint of the vectors this store's model makes.
+    public nonisolated func modelFingerprint() throws -> IndexFingerprint? {
+        guard let embedding else { return nil }
+        let f = try embedding.fingerprintDescription()
+        return IndexFingerprint(modelIdentifier: f.identifier, dimension: f.dimension, pooling: f.pooling, normalized: f.normalized, tokenizerHash: f.tokenizerHash)
+    }
+
+    /// The number of chunks.
+    public var count: Int { chunks.count }
+
+    /// Reads a store saved by `save(to:)`; its vectors are reused when they were made by the same
+    /// model (fingerprint), and re-made on the next `update` otherwise.
+    /// - Throws: `VectorIndexError` for a bad file, `RetrievalError.corruptStore` for bad metadata.
+    public func load(from url: URL) throws {
+        let stored = try IndexFile.read(from: url)
+        let metadata: Metadata
+        do { metadata = try JSONDecoder().decode(Metadata.self, from: stored.metadata) } catch {
+            throw RetrievalError.corruptStore(path: url.path, reason: "retrieval metadata is missing or malformed")
+        }
+        guard metadata.chunks.count == stored.index.count, metadata.contentHashes.count == metadata.chunks.count,
+              metadata.bm25.count == metadata.chunks.count, metadata.chunks.map(\.id) == stored.index.ids else {
+            throw RetrievalError.corruptStore(path: url.path, reason: "chunks, hashes, BM25 and vectors disagree")
+        }
+        chunks = metadata.chunks
+        contentHashes = metadata.contentHashes
+        bm25 = metadata.bm25
+        lateChunking = metadata.lateChunking
+        settings = metadata.settings
+        index = stored.index.count > 0 || stored.fingerprint.dimension > 0 ? stored.index : nil
+        storedFingerprint = stored.fingerprint
+    }
+
+    /// Writes everything to `url` atomically.
+    public func save(to url: URL) throws {
+        let metadata = Metadata(chunks: chunks, contentHashes: contentHashes, bm25: bm25, lateChunking: lateChunking, settings: settings)
+        let fingerprint = try modelFingerprint() ?? storedFingerprint
+            ?? IndexFingerprint(modelIdentifier: "none", dimension: 1, pooling: "none", normalized: false, tokenizerHash: "none")
+        let vectors = index ?? FlatIndex(dimension: max(1, fingerprint.dimension))
+        let data = try JSONEncoder().encode(metadata)
+        let toWrite: FlatIndex
+        if vectors.count == chunks.count {
+            toWrite = vectors
+        } else {
+            // Lexical-only store: write zero vectors so ids and chunks stay aligned.
+            toWrite = try FlatIndex(dimension: fingerprint.dimension, ids: chunks.map(\.id),
+                                    rowMajorVectors: [Float](repeating: 0, count: chunks.count * fingerprint.dimension))
+        }
+        try IndexFile.write(StoredIndex(index: toWrite, fingerprint: fingerprint, metadata: data), to: url)
+    }
+
+    /// Indexes every `*.md` below `folder`, replacing what the store held. Unreadable, empty or
+    /// non-UTF-8 files are returned as problems and skipped.
+    public func index(folder: URL, progress: (@Sendable (Int, Int) -> Void)? = nil) async throws -> (UpdateStatistics, [RetrievalError]) {
+        var pages = [Page]()
+        var problems = [RetrievalError]()
+        for (url, relative) in try MarkdownChunker.markdownFiles(in: folder) {
+            do { pages.append(Page(source: relative, text: try MarkdownChunker.readText(url))) } catch let error as RetrievalError {
+                problems.append(error)
+            }
+        }
+        return (try await replace(with: pages, progress: progress), problems)
+    }
+
+    /// Makes the store hold exactly `pages`, embedding only chunks that changed.
+    public func replace(with pages: [Page], progress: (@Sendable (Int, Int) -> Void)? = nil) async throws -> UpdateStatistics {
+        var newChunks = [Chunk]()
+        var newHashes = [String]()
+        var pageOfChunk = [Int]()
+        for (p, page) in pages.enumerated() {
+            let pageHash = Self.hash(page.text)
+            for chunk in chunker.chunks(of: page.text, source: page.source) {
+                newChunks.append(chunk)
+                // With late chunking a chunk's vector depends on its whole page.
+                newHashes.append(lateChunking ? Self.hash(chunk.text + "\u{0}" + pageHash) : Self.hash(chunk.text))
+                pageOfChunk.append(p)
+            }
+        }
+        var statistics = UpdateStatistics()
+        statistics.chunks = newChunks.count
+        let oldIDs = Set(chunks.map(\.id))
+        statistics.removed = oldIDs.subtracting(newChunks.map(\.id)).count
+        var vectors = [[Float]?](repeating: nil, count: newChunks.count)
+        let fingerprint = try modelFingerprint()
+        if let fingerprint, let index, storedFingerprint == nil || storedFingerprint == fingerprint {
+            let oldHash = Dictionary(zip(chunks.map(\.id), contentHashes), uniquingKeysWith: { a, _ in a })
+            for (i, chunk) in newChunks.enumerated() where oldHash[chunk.id] == newHashes[i] {
+                vectors[i] = index.vector(for: chunk.id)
+            }
+        }
+        statistics.reused = vectors.filter { $0 != nil }.count
+        if let embedding {
+            let missing = vectors.indices.filter { vectors[$0] == nil }
+            statistics.embedded = missing.count
+            // The heavy part runs off the actor: searches continue meanwhile.
+            let made = try await Self.embed(missing.map { newChunks[$0] }, pages: missing.map { pages[pageOfChunk[$0]] },
+                                            embedding: embedding, lateChunking: lateChunking, progress: progress)
+            statistics.lateChunkingFallbacks = made.fallbacks
+            for (slot, vector) in zip(missing, made.vectors) { vectors[slot] = vector }
+        }
+        chunks = newChunks
+        contentHashes = newHashes
+        bm25 = BM25(documents: newChunks.map { analyzer.terms($0.text) })
+        if let embedding, let fingerprint {
+            let flat = vectors.flatMap { $0 ?? [Float](repeating: 0, count: embedding.dimension) }
+            index = try FlatIndex(dimension: embedding.dimension, ids: newChunks.map(\.id), rowMajorVectors: flat)
+            storedFingerprint = fingerprint
+        }
+        return statistics
+    }
+
+    private static func embed(_ chunks: [Chunk], pages: [Page], embedding: ContextualEmbedding, lateChunking: Bool,
+                              progress: (@Sendable (Int, Int) -> Void)?) async throws -> (vectors: [[Float]], fallbacks: Int) {
+        try await Task.detached(priority: .userInitiated) {
+            var vectors = [[Float]](repeating: [], count: chunks.count)
+            var fallbacks = 0
+            var plain = [Int]()
+            if lateChunking {
+                // Group by page, in order, and encode each page once.
+                var i = 0
+                while i < chunks.count {
+                    var j = i
+                    while j + 1 < chunks.count, chunks[j + 1].source == chunks[i].source { j += 1 }
+                    let page = pages[i].text
+                    var cursor = page.startIndex
+                    let spans = (i...j).map { k -> Range<String.Index>? in
+                        let span = MarkdownChunker.span(of: chunks[k], in: page, from: cursor)
+                        if let span { cursor = span.lowerBound }
+                        return span
+                    }
+                    let found = (i...j).filter { spans[$0 - i] != nil }
+                    let late = try embedding.lateChunkVectors(for: page, spans: found.map { spans[$0 - i]! })
+                    for (k, vector) in zip(found, late) {
+                        if vector.allSatisfy({ $0 == 0 }) { plain.append(k) } else { vectors[k] = vector }
+                    }
+                    plain.append(contentsOf: (i...j).filter { spans[$0 - i] == nil })
+                    i = j + 1
+                    progress?(i, chunks.count)
+                }
+                fallbacks = plain.count
+            } else {
+                plain = Array(chunks.indices)
+            }
+            let batch = 32
+            var start = 0
+            while start < plain.count {
+                let slots = Array(plain[start..<min(plain.count, start + batch)])
+                let made = try embedding.sentenceVectors(for: slots.map { chunks[$0].text }, batchSize: batch)
+                for (slot, vector) in zip(slots, made) { vectors[slot] = vector }
+                start += batch
+                if !lateChunking { progress?(min(start, plain.count), plain.count) }
+            }
+            return (vectors, fallbacks)
+        }.value
+    }
+
+    /// Up to `k` chunks for `question`; see `HybridRetriever`. Semantic and hybrid modes need a model.
+    public func search(_ question: String, mode: RetrievalMode = .hybrid, k: Int = 4) throws -> [RetrievalHit] {
+        let semantic = mode == .lexical ? nil : try semanticCandidates(question, count: max(settings.semanticCandidates, k))
+        return search(question, semantic: semantic, mode: mode, k: k, settings: settings)
+    }
+
+    /// The `count` chunks nearest to the question's embedding: `(chunk index, cosine)`, best first.
+    public func semanticCandidates(_ question: String, count: Int) throws -> [(document: Int, score: Float)] {
+        guard let embedding, let index, index.count == chunks.count else {
+            throw RetrievalError.invalidArgument("semantic search needs vectors: open the store with the model that built it")
+        }
+        let query = try embedding.sentenceVector(for: question)
+        return try index.search(query, k: count).map { ($0.row, $0.score) }
+    }
+
+    /// Retrieval with precomputed semantic candidates and explicit settings (for sweeps).
+    public func search(_ question: String, semantic: [(document: Int, score: Float)]?, mode: RetrievalMode, k: Int,
+                       settings: RetrievalSettings) -> [RetrievalHit] {
+        HybridRetriever(settings: settings, analyzer: analyzer)
+            .retrieve(question, chunks: chunks, bm25: bm25, semantic: semantic, mode: mode, k: k)
+    }
+
+    /// The stored vectors (for export), in chunk order; nil for a lexical-only store.
+    public func vectors() -> FlatIndex? { index }
+
+    static func hash(_ text: String) -> String {
+        String(SHA256.hex(of: Array(text.utf8)).prefix(24))
+    }
+}
+
+extension MarkdownChunker {
+    /// Where a chunk's body lies in its page: from its first characters to its last, searched in
+    /// the page text from `lower` on (chunks come in page order). `nil` when either end cannot be found (the body was rejoined differently).
+    public static func span(of chunk: Chunk, in page: String, from lower: String.Index? = nil) -> Range<String.Index>? {
+        guard let split = chunk.text.range(of: "\n\n") else { return nil }
+        let body = chunk.text[split.upperBound...]
+        let head = String(body.prefix(40)), tail = String(body.suffix(40))
+        guard !head.isEmpty, let start = page.range(of: head, range: (lower ?? page.startIndex)..<page.endIndex) else { return nil }
+        guard let end = page.range(of: tail, range: start.lowerBound..<page.endIndex) else { return nil }
+        return start.lowerBound..<end.upperBound
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+
+/// How a question is matched against chunks.
+public enum RetrievalMode: String, Sendable, CaseIterable, Codable {
+    /// BM25 only.
+    case lexical
+    /// Cosine similarity of embeddings only.
+    case semantic
+    /// Both, fused by weighted reciprocal rank fusion.
+    case hybrid
+}
+
+/// One retrieved chunk and its fused score.
+public struct RetrievalHit: Sendable, Equatable {
+    public var chunk: Chunk
+    public var score: Double
+    public var lexicalRank: Int?
+    public var semanticRank: Int?
+}
+
+/// How hybrid retrieval combines its two ranked lists.
+public enum Fusion: String, Sendable, Equatable, Codable, CaseIterable {
+    /// Weighted reciprocal rank fusion: `Σ weight / (k + rank)`.
+    case reciprocalRank
+    /// Weighted sum of scores scaled to [0, 1] within each list (BM25 ÷ best; cosine min–max).
+    case relativeScore
+}
+
+/// The settings of hybrid retrieval. Defaults were chosen by measurement (Docs/Retrieval.md).
+public struct RetrievalSettings: Sendable, Equatable, Codable {
+    /// How the lexical and semantic lists are combined.
+    public var fusion: Fusion = .reciprocalRank
+    /// Weight of the lexical rank in the fusion.
+    public var lexicalWeight: Double = 0.5
+    /// Weight of the semantic rank in the fusion.
+    public var semanticWeight: Double = 0.5
+    /// The RRF constant: `weight / (k + rank)`.
+    public var rrfK: Double = 60
+    /// Lexical hits scoring under this fraction of the best are dropped.
+    public var lexicalFloor: Double = 0.25
+    /// How many semantic candidates enter the fusion.
+    public var semanticCandidates: Int = 50
+    /// Semantic-only mode returns nothing below this cosine similarity.
+    public var minimumSimilarity: Float = 0.35
+
+    public init() {}
+}
+
+/// Hybrid search over chunks: BM25 and embeddings, fused by weighted reciprocal rank fusion.
+///
+/// A question that shares no term with the corpus retrieves nothing in lexical and hybrid modes
+/// (the lexical engine gates everything). Several chunks of one section count once: only the
+/// best of them is returned.
+public struct HybridRetriever: Sendable {
+    public var settings: RetrievalSettings
+    public let analyzer: Analyzer
+
+    public init(settings: RetrievalSettings = RetrievalSettings(), analyzer: Analyzer = Analyzer()) {
+        self.settings = settings
+        self.analyzer = analyzer
+    }
+
+    /// The section a chunk belongs to: its id without the `-N` piece suffix.
+    public static func sectionID(of id: String) -> String {
+        guard let hash = id.lastIndex(of: "#") else { return id }
+        let label = id[id.index(after: hash)...]
+        if let dash = label.lastIndex(of: "-"), let n = Int(label[label.index(after: dash)...]), n >= 2 {
+            return String(id[..<dash])
+        }
+        return id
+    }
+
+    /// BM25 hits after the relative floor: `(chunk index, score)`, best first.
+    public func lexicalHits(_ question: String, bm25: BM25) -> [(document: Int, score: Double)] {
+        let hits = bm25.search(analyzer.terms(question))
+        guard let best = hits.first?.score, best > 0 else { return [] }
+        return hits.filter { $0.score >= settings.lexicalFloor * best }
+    }
+
+    /// Retrieves up to `k` chunks. `semanticScores` gives the cosine similarity of the question to
+    /// chunk i (from the vector index), best first; pass `nil` in lexical mode.
+    public func retrieve(
+        _ question: String, chunks: [Chunk], bm25: BM25, semantic: [(document: Int, score: Float)]?,
+        mode: RetrievalMode, k: Int
+    ) -> [RetrievalHit] {
+        guard k > 0, !chunks.isEmpty else { return [] }
+        let lexical = mode == .semantic ? [] : lexicalHits(question, bm25: bm25)
+        if mode != .semantic, lexical.isEmpty { return [] }
+        var fused = [Int: (score: Double, lexical: Int?, semantic: Int?)]()
+        switch mode {
+        case .lexical:
+            for (rank, hit) in lexical.enumerated() { fused[hit.document] = (hit.score, rank + 1, nil) }
+        case .semantic:
+            for (rank, hit) in (semantic ?? []).enumerated() where hit.score >= settings.minimumSimilarity {
+                fused[hit.document] = (Double(hit.score), nil, rank + 1)
+            }
+        case .hybrid where settings.fusion == .relativeScore:
+            let best = lexical.first?.score ?? 1
+            for (rank, hit) in lexical.enumerated() {
+                fused[hit.document, default: (0, nil, nil)].score += settings.lexicalWeight * hit.score / best
+                fused[hit.document]?.lexical = rank + 1
+            }
+            let candidates = (semantic ?? []).prefix(settings.semanticCandidates)
+            if let top = candidates.first?.score, let bottom = candidates.last?.score {
+                let spread = max(Double(top - bottom), 1e-6)
+                for (rank, hit) in candidates.enumerated() {
+                    fused[hit.document, default: (0, nil, nil)].score += settings.semanticWeight * Double(hit.score - bottom) / spread
+                    fused[hit.document]?.semantic = rank + 1
+                }
+            }
+        case .hybrid:
+            for (rank, hit) in lexical.enumerated() {
+                fused[hit.document, default: (0, nil, nil)].score += settings.lexicalWeight / (settings.rrfK + Double(rank + 1))
+                fused[hit.document]?.lexical = rank + 1
+            }
+            for (rank, hit) in (semantic ?? []).prefix(settings.semanticCandidates).enumerated() {
+                fused[hit.document, default: (0, nil, nil)].score += settings.semanticWeight / (settings.rrfK + Double(rank + 1))
+                fused[hit.document]?.semantic = rank + 1
+            }
+        }
+        let ordered = fused.sorted { $0.value.score > $1.value.score || ($0.value.score == $1.value.score && $0.key < $1.key) }
+        var seenSections = Set<String>()
+        var hits = [RetrievalHit]()
+        for (document, value) in ordered {
+            let chunk = chunks[document]
+            guard seenSections.insert(Self.sectionID(of: chunk.id)).inserted else { continue }
+            hits.append(RetrievalHit(chunk: chunk, score: value.score, lexicalRank: value.lexical, semanticRank: value.semantic))
+            if hits.count == k { break }
+        }
+        return hits
+    }
+}
