@@ -12,7 +12,7 @@ build: deps
 	$(SWIFT) build
 
 test: deps
-	$(SWIFT) test
+	$(SWIFT) test -c release
 
 release: deps
 	$(SWIFT) build -c release

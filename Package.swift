@@ -46,7 +46,7 @@ let package = Package(
         .testTarget(name: "EncoderTests", dependencies: ["Encoder", "Embeddings", "TestSupport"]),
         .testTarget(name: "EmbeddingsTests", dependencies: ["Embeddings", "TestSupport"]),
         .testTarget(name: "VectorIndexTests", dependencies: ["VectorIndex", "TestSupport"]),
-        .testTarget(name: "RetrievalTests", dependencies: ["Retrieval", "TestSupport"]),
+        .testTarget(name: "RetrievalTests", dependencies: ["Retrieval", "VectorIndex", "LinearAlgebra", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["EmbeddingsCLI", "Embeddings", "TestSupport"]),
     ]
 )

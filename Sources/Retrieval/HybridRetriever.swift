@@ -14,8 +14,17 @@ public enum RetrievalMode: String, Sendable, CaseIterable, Codable {
 public struct RetrievalHit: Sendable, Equatable {
     public var chunk: Chunk
     public var score: Double
+    /// The chunk's rank (from 1) in the lexical list, if it was there.
     public var lexicalRank: Int?
+    /// The chunk's rank (from 1) in the semantic list, if it was there.
     public var semanticRank: Int?
+
+    public init(chunk: Chunk, score: Double, lexicalRank: Int?, semanticRank: Int?) {
+        self.chunk = chunk
+        self.score = score
+        self.lexicalRank = lexicalRank
+        self.semanticRank = semanticRank
+    }
 }
 
 /// How hybrid retrieval combines its two ranked lists.

@@ -202,7 +202,8 @@ public struct MarkdownChunker: Sendable {
         for block in blocks(of: body) {
             switch block {
             case let .code(code): units.append(code)
-            case let .prose(text): units.append(contentsOf: Self.sentences(text))
+            case let .prose(text):
+                for sentence in Self.sentences(text) { units.append(contentsOf: Self.limit(sentence, to: targetLength)) }
             }
         }
         var pieces = [String]()
@@ -248,6 +249,28 @@ public struct MarkdownChunker: Sendable {
         flushProse()
         if !code.isEmpty { blocks.append(.code(code.joined(separator: "\n"))) }
         return blocks
+    }
+
+    /// A sentence longer than `length` split at spaces (or, for one enormous word, anywhere).
+    static func limit(_ sentence: String, to length: Int) -> [String] {
+        guard sentence.count > length else { return [sentence] }
+        var parts = [String]()
+        var current = ""
+        for word in sentence.split(separator: " ", omittingEmptySubsequences: true) {
+            var word = Substring(word)
+            while word.count > length {
+                if !current.isEmpty { parts.append(current); current = "" }
+                parts.append(String(word.prefix(length)))
+                word = word.dropFirst(length)
+            }
+            if !current.isEmpty, current.count + 1 + word.count > length {
+                parts.append(current)
+                current = ""
+            }
+            current += current.isEmpty ? String(word) : " " + word
+        }
+        if !current.isEmpty { parts.append(current) }
+        return parts
     }
 
     /// Sentences: text up to `.`, `!` or `?` followed by white space (paragraph breaks also end one).

@@ -1,0 +1,110 @@
+import Foundation
+import Retrieval
+import TestSupport
+import XCTest
+
+final class ChunkerTests: XCTestCase {
+    let chunker = MarkdownChunker()
+
+    func testSectionsHeadingsIDsAndTitles() {
+        let page = """
+        ---
+        title: ignored front matter
+        ---
+        # Closures
+
+        Intro text.
+
+        ## Capturing Values!
+
+        Body one.
+
+        ### Escaping closures
+
+        Body two.
+
+        ##### Deep heading stays inside
+
+        More of body two.
+        """
+        let chunks = chunker.chunks(of: page, source: "guide/closures.md")
+        XCTAssertEqual(chunks.map(\.id), ["guide/closures#closures", "guide/closures#capturing-values", "guide/closures#escaping-closures"])
+        XCTAssertEqual(chunks[2].headings, ["Closures", "Capturing Values!", "Escaping closures"])
+        XCTAssertEqual(chunks.map(\.title), ["Closures", "Closures", "Closures"])
+        XCTAssertTrue(chunks[1].text.hasPrefix("Closures — Capturing Values!\n\n"))
+        XCTAssertTrue(chunks[2].text.contains("Deep heading stays inside"))
+        XCTAssertFalse(chunks.contains { $0.text.contains("front matter") })
+        XCTAssertEqual(chunks[0].source, "guide/closures.md")
+    }
+
+    func testLongSectionsSplitAtSentenceEndsAndCodeStaysWhole() {
+        let sentence = "This sentence is about forty-five characters. "
+        let code = "```swift\nlet a = 1. \nlet b = 2. \n```"
+        let page = "# T\n\n## Long\n\n" + String(repeating: sentence, count: 20) + "\n\n" + code + "\n\n" + String(repeating: sentence, count: 10)
+        let chunks = chunker.chunks(of: page, source: "t.md")
+        XCTAssertGreaterThan(chunks.count, 2)
+        XCTAssertEqual(chunks.map(\.id).prefix(3), ["t#long", "t#long-2", "t#long-3"])
+        for chunk in chunks {
+            let body = chunk.text.components(separatedBy: "\n\n").dropFirst().joined(separator: "\n\n")
+            XCTAssertLessThanOrEqual(body.count, 700 + 60, chunk.id)
+            XCTAssertFalse(body.hasSuffix("forty-"), "cut inside a sentence: \(chunk.id)")
+        }
+        XCTAssertEqual(chunks.filter { $0.text.contains("```swift\nlet a = 1. \nlet b = 2. \n```") }.count, 1, "the code block is whole in one chunk")
+        XCTAssertEqual(Set(chunks.map(\.id)).count, chunks.count)
+    }
+
+    func testDuplicateHeadingsGetUniqueIDs() {
+        let page = "# P\n\n## Setup\n\nA.\n\n## Setup\n\nB.\n"
+        let ids = chunker.chunks(of: page, source: "p.md").map(\.id)
+        XCTAssertEqual(Set(ids).count, ids.count)
+    }
+
+    func testEmptySectionsAndPagesWithoutHeadings() {
+        XCTAssertEqual(chunker.chunks(of: "", source: "e.md"), [])
+        XCTAssertEqual(chunker.chunks(of: "# Only a title\n\n## Empty\n", source: "e.md"), [])
+        let plain = chunker.chunks(of: "No headings at all, just words.", source: "notes/plain.md")
+        XCTAssertEqual(plain.map(\.id), ["notes/plain#plain"])
+        XCTAssertEqual(plain.first?.title, "plain")
+    }
+
+    func testCRLFAndClosingHashes() {
+        let chunks = chunker.chunks(of: "# Title #\r\n\r\n## Part ##\r\nText.\r\n", source: "c.md")
+        XCTAssertEqual(chunks.map(\.id), ["c#part"])
+        XCTAssertEqual(chunks.first?.headings, ["Title", "Part"])
+    }
+
+    func testHundredThousandHeadingsAndAOneMegabyteLine() {
+        let many = (0..<100_000).map { "## H\($0)\nx\n" }.joined()
+        XCTAssertEqual(chunker.chunks(of: many, source: "m.md").count, 100_000)
+        let line = String(repeating: "word ", count: 200_000)
+        let chunks = chunker.chunks(of: "# Big\n\n" + line, source: "b.md")
+        XCTAssertGreaterThan(chunks.count, 1000)
+        XCTAssertEqual(Set(chunks.map(\.id)).count, chunks.count)
+    }
+
+    func testFolderReadingReportsBadFiles() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("chunker-\(UUID())")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("sub"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Data("# A\n\ntext".utf8).write(to: folder.appendingPathComponent("sub/a.md"))
+        try Data([0xC3, 0x28, 0xFF]).write(to: folder.appendingPathComponent("bad.md"))
+        try Data("  \n".utf8).write(to: folder.appendingPathComponent("empty.md"))
+        try Data("ignored".utf8).write(to: folder.appendingPathComponent("notes.txt"))
+        let (chunks, problems) = try chunker.chunks(ofFolder: folder)
+        XCTAssertEqual(chunks.map(\.id), ["sub/a#a"])
+        XCTAssertEqual(problems.count, 2)
+        XCTAssertTrue(problems.contains { if case .invalidUTF8 = $0 { return true }; return false })
+        XCTAssertTrue(problems.contains { if case .emptyFile = $0 { return true }; return false })
+        XCTAssertThrowsError(try chunker.chunks(ofFolder: folder.appendingPathComponent("missing")))
+    }
+
+    func testBuiltInCorpusSize() throws {
+        let (chunks, problems) = try chunker.chunks(ofFolder: TestModel.fixtures.appendingPathComponent("corpus/swift-lessons"))
+        XCTAssertEqual(problems, [])
+        XCTAssertGreaterThanOrEqual(Set(chunks.map(\.source)).count, 100)
+        XCTAssertGreaterThanOrEqual(chunks.count, 722)
+        let mean = Double(chunks.map(\.text.count).reduce(0, +)) / Double(chunks.count)
+        XCTAssertGreaterThanOrEqual(mean, 350)
+        XCTAssertEqual(Set(chunks.map(\.id)).count, chunks.count)
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import Retrieval
+import TestSupport
+import XCTest
+
+final class LexicalTests: XCTestCase {
+    func testStemmerOnKnownWords() {
+        let stemmer = EnglishStemmer()
+        let expected = [
+            "running": "run", "runs": "run", "caresses": "caress", "ponies": "poni", "ties": "tie",
+            "cats": "cat", "closures": "closur", "capturing": "captur", "generously": "generous",
+            "connection": "connect", "connected": "connect", "happiness": "happi", "hopping": "hop",
+            "agreed": "agre", "sky": "sky", "news": "news", "gas": "gas", "optional": "option",
+            "optionals": "option", "protocols": "protocol", "initializers": "initi", "is": "is",
+        ]
+        for (word, stem) in expected { XCTAssertEqual(stemmer.stem(word), stem, word) }
+    }
+
+    func testAnalyzerFoldsCaseDiacriticsAndStopWords() {
+        XCTAssertEqual(Analyzer().terms("How do Closures CAPTURE values?"), ["closur", "captur", "valu"])
+        XCTAssertEqual(Analyzer().terms("Café naïve"), ["cafe", "naiv"])
+        XCTAssertEqual(Analyzer().terms(""), [])
+        XCTAssertEqual(Analyzer().terms("the of and"), [])
+    }
+
+    func testBM25MatchesTheReferenceAndRanksRareTermsHigher() {
+        let docs = [["grind", "french", "press"], ["grind", "v60"], ["grind", "espresso", "grind"], ["tea"]]
+        let bm25 = BM25(documents: docs)
+        let hits = bm25.search(["grind", "french", "press"])
+        XCTAssertEqual(hits.first?.document, 0)
+        XCTAssertEqual(hits.count, 3)
+        for hit in hits { XCTAssertEqual(hit.score, bm25.referenceScore(["grind", "french", "press"], document: hit.document), accuracy: 1e-12) }
+        XCTAssertGreaterThan(bm25.idf("french"), bm25.idf("grind"))
+        XCTAssertEqual(bm25.search(["coffee"]).count, 0)
+        XCTAssertEqual(BM25(documents: []).search(["x"]).count, 0)
+    }
+
+    func testRelativeFloorAndNoSharedWordRetrievesNothing() {
+        let chunks = (0..<4).map { Chunk(id: "p#s\($0)", source: "p.md", headings: [], title: "p", text: ["grind french press", "grind v60", "grind espresso grind", "tea"][$0]) }
+        let analyzer = Analyzer()
+        let bm25 = BM25(documents: chunks.map { analyzer.terms($0.text) })
+        let retriever = HybridRetriever()
+        let lexical = retriever.lexicalHits("ideal grind for french press", bm25: bm25)
+        XCTAssertEqual(lexical.map(\.document), [0], "grind-only chunks score under 25% of the best")
+        XCTAssertEqual(retriever.retrieve("knitting wool", chunks: chunks, bm25: bm25, semantic: [(3, 0.9)], mode: .hybrid, k: 4), [])
+        XCTAssertEqual(retriever.retrieve("grind", chunks: chunks, bm25: bm25, semantic: nil, mode: .lexical, k: 0), [])
+    }
+
+    func testHybridFusionOrderAndSectionDeduplication() {
+        let chunks = [
+            Chunk(id: "a#one", source: "a.md", headings: [], title: "a", text: "alpha beta"),
+            Chunk(id: "a#one-2", source: "a.md", headings: [], title: "a", text: "alpha beta gamma"),
+            Chunk(id: "b#two", source: "b.md", headings: [], title: "b", text: "alpha delta"),
+        ]
+        let analyzer = Analyzer()
+        let bm25 = BM25(documents: chunks.map { analyzer.terms($0.text) })
+        var settings = RetrievalSettings()
+        settings.lexicalFloor = 0
+        let hits = HybridRetriever(settings: settings).retrieve("alpha beta", chunks: chunks, bm25: bm25,
+                                                                semantic: [(2, 0.9), (1, 0.5), (0, 0.1)], mode: .hybrid, k: 4)
+        XCTAssertEqual(Set(hits.map { HybridRetriever.sectionID(of: $0.chunk.id) }).count, hits.count, "one hit per section")
+        XCTAssertEqual(hits.count, 2)
+        XCTAssertEqual(HybridRetriever.sectionID(of: "a#one-2"), "a#one")
+        XCTAssertEqual(HybridRetriever.sectionID(of: "a#step-by-step"), "a#step-by-step")
+        for mode in RetrievalMode.allCases {
+            let r = HybridRetriever(settings: settings).retrieve("alpha", chunks: chunks, bm25: bm25, semantic: [(2, 0.9)], mode: mode, k: 1)
+            XCTAssertEqual(r.count, 1, "\(mode)")
+        }
+    }
+
+    func testContextBudgetKeepsTopHitAndOnlyWhatFits() {
+        func hit(_ id: String, _ length: Int) -> RetrievalHit {
+            RetrievalHit(chunk: Chunk(id: id, source: "s", headings: [], title: "t", text: String(repeating: "x", count: length)), score: 1, lexicalRank: 1, semanticRank: nil)
+        }
+        let builder = ContextBuilder(budget: 1_400)
+        XCTAssertEqual(builder.select([hit("big", 2_000), hit("small", 10)]).map(\.chunk.id), ["big"], "top hit always in, nothing after an over-budget top")
+        XCTAssertEqual(builder.select([hit("a", 600), hit("b", 900), hit("c", 700)]).map(\.chunk.id), ["a", "c"])
+        XCTAssertEqual(builder.select([]).count, 0)
+        let included = builder.select([hit("a", 600)])
+        let prompt = builder.prompt(question: "Q?", included: included,
+                                    history: [.init(question: "q1", answer: "a1"), .init(question: "q2", answer: "a2"), .init(question: "q3", answer: "a3")])
+        XCTAssertFalse(prompt.contains("q1"), "only the last two exchanges")
+        XCTAssertTrue(prompt.contains("q2") && prompt.contains("q3") && prompt.contains("QUESTION: Q?"))
+        let tight = ContextBuilder(budget: 1_400, windowTokens: 300, answerTokens: 100)
+        let small = tight.prompt(question: "Q?", included: included, history: [.init(question: String(repeating: "h", count: 400), answer: "a")])
+        XCTAssertLessThanOrEqual((small.count + 3) / 4 + 100, 300 + 160, "history dropped first to fit the window")
+        XCTAssertFalse(small.contains("hhhh"))
+    }
+
+    func testEvaluationRules() {
+        let c = EvaluationSet.Case(question: "q", expected: ["guide#closures"])
+        XCTAssertTrue(EvaluationSet.passes(c, hits: ["x", "guide#closures-2"], k: 2))
+        XCTAssertFalse(EvaluationSet.passes(c, hits: ["x", "y", "guide#closures"], k: 2))
+        let none = EvaluationSet.Case(question: "q", expected: [])
+        XCTAssertTrue(EvaluationSet.passes(none, hits: [], k: 4))
+        XCTAssertFalse(EvaluationSet.passes(none, hits: ["a"], k: 4))
+    }
+}

@@ -1,0 +1,103 @@
+import Embeddings
+import Foundation
+import LinearAlgebra
+import Retrieval
+import TestSupport
+import VectorIndex
+import XCTest
+
+final class StoreTests: XCTestCase {
+    func pages(_ edit: Bool = false) -> [EmbeddingStore.Page] {
+        [
+            .init(source: "a.md", text: "# Alpha\n\nIntro.\n\n## Sorting\n\nArrays sort with sorted(by:).\n\n## Filtering\n\nUse filter to keep matching items."),
+            .init(source: "b.md", text: "# Beta\n\n## Optionals\n\nUnwrap optionals with if let\(edit ? " or guard let" : "").\n\n## Closures\n\nClosures capture values."),
+        ]
+    }
+
+    func testReindexingReusesVectorsAndEditsReembedOnlyThemselves() async throws {
+        let store = EmbeddingStore(embedding: try TestModel.shared())
+        let first = try await store.replace(with: pages())
+        XCTAssertEqual(first.embedded, first.chunks)
+        let again = try await store.replace(with: pages())
+        XCTAssertEqual(again.embedded, 0)
+        XCTAssertEqual(again.reused, again.chunks)
+        let edited = try await store.replace(with: pages(true))
+        XCTAssertEqual(edited.embedded, 1)
+        let fewer = try await store.replace(with: [pages()[0]])
+        XCTAssertEqual(fewer.removed, 2)
+        XCTAssertEqual(fewer.embedded, 0)
+    }
+
+    func testSaveLoadRoundTripAndSearch() async throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID()).index")
+        defer { try? FileManager.default.removeItem(at: url) }
+        let model = try TestModel.shared()
+        let store = EmbeddingStore(embedding: model)
+        _ = try await store.replace(with: pages())
+        try await store.save(to: url)
+        let loaded = EmbeddingStore(embedding: model)
+        try await loaded.load(from: url)
+        let stats = try await loaded.replace(with: pages())
+        XCTAssertEqual(stats.embedded, 0, "vectors come back from the file")
+        for mode in RetrievalMode.allCases {
+            let hits = try await loaded.search("how do I unwrap an optional", mode: mode, k: 2)
+            XCTAssertEqual(hits.first?.chunk.id, "b#optionals", "\(mode)")
+        }
+        let lexicalOnly = EmbeddingStore(embedding: nil)
+        try await lexicalOnly.load(from: url)
+        let lexicalHits = try await lexicalOnly.search("unwrap optional", mode: .lexical, k: 1)
+        XCTAssertEqual(lexicalHits.first?.chunk.id, "b#optionals")
+        do {
+            _ = try await lexicalOnly.search("unwrap optional", mode: .semantic, k: 1)
+            XCTFail("semantic search without a model must throw")
+        } catch is RetrievalError {}
+    }
+
+    func testForeignIndexFileMetadataIsATypedError() async throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("foreign-\(UUID()).index")
+        defer { try? FileManager.default.removeItem(at: url) }
+        var index = FlatIndex(dimension: 2)
+        try index.add(id: "x", vector: [1, 0])
+        try IndexFile.write(StoredIndex(index: index, fingerprint: IndexFingerprint(modelIdentifier: "m", dimension: 2, pooling: "mean", normalized: true, tokenizerHash: "t"), metadata: Data("nope".utf8)), to: url)
+        do {
+            try await EmbeddingStore(embedding: nil).load(from: url)
+            XCTFail("expected an error")
+        } catch RetrievalError.corruptStore {}
+    }
+
+    func testConcurrentSearchesWhileDocumentsChange() async throws {
+        let store = EmbeddingStore(embedding: try TestModel.shared())
+        _ = try await store.replace(with: pages())
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for i in 0..<6 { _ = try await store.replace(with: i % 2 == 0 ? self.pages(true) : [self.pages()[1]]) }
+            }
+            for _ in 0..<4 {
+                group.addTask {
+                    for _ in 0..<10 {
+                        let hits = try await store.search("closures capture values", mode: .hybrid, k: 3)
+                        XCTAssertEqual(hits.first?.chunk.id, "b#closures")
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    func testLateChunkingVectorsAreUnitAndDifferFromPlainOnes() throws {
+        let model = try TestModel.shared()
+        let page = "# Banks\n\n## River\n\nWe walked along the bank of the river.\n\n## Money\n\nShe deposited cash at the bank."
+        let spans = ["We walked along the bank of the river.", "She deposited cash at the bank."].map { page.range(of: $0)! }
+        let late = try model.lateChunkVectors(for: page, spans: spans)
+        XCTAssertEqual(late.count, 2)
+        for v in late { XCTAssertEqual(Double(VectorMath.norm(v)), 1, accuracy: 1e-5) }
+        let plain = try model.sentenceVector(for: "She deposited cash at the bank.")
+        XCTAssertLessThan(VectorMath.cosineSimilarity(late[1], plain), 0.9999)
+        XCTAssertGreaterThan(VectorMath.cosineSimilarity(late[1], plain), 0.5)
+        // A text far longer than one window: every span still gets a vector.
+        let long = String(repeating: "Filler words about nothing in particular. ", count: 300) + "The final sentence."
+        let tail = try model.lateChunkVectors(for: long, spans: [long.range(of: "The final sentence.")!, long.startIndex..<long.index(long.startIndex, offsetBy: 10)])
+        XCTAssertTrue(tail.allSatisfy { abs(VectorMath.norm($0) - 1) < 1e-5 })
+        XCTAssertEqual(try model.lateChunkVectors(for: "", spans: ["".startIndex..<"".endIndex]), [[Float](repeating: 0, count: 384)])
+    }
+}
