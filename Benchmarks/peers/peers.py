@@ -468,6 +468,7 @@ def blas_description():
 
 def main(args):
     report = Report()
+    load_start = os.getloadavg()
     chunks, where = load_chunks(args)
     texts = [c["text"] for c in chunks[:args.count]]
     ver = versions()
@@ -488,6 +489,11 @@ def main(args):
         print(encoder_table(args, texts, report), flush=True)
     if not args.skip_topk:
         print(topk_table(args, report), flush=True)
+    load = os.getloadavg()
+    report.machine["load_average_1min_at_start"] = f"{load_start[0]:.2f}"
+    report.machine["load_average_1min_at_end"] = f"{load[0]:.2f}"
+    print(f"Load average (1 min): {load_start[0]:.2f} at the start, {load[0]:.2f} at the end. On {os.cpu_count()} cores, "
+          f"much above {args.threads} means something else was running and the times above are too slow.")
     if args.json:
         report.write(args.json)
 

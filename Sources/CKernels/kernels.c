@@ -60,18 +60,28 @@ static inline float one_plus_erf(float u) {
         }                                                                                        \
     }                                                                                            \
     ATTRIBUTE static void softmax_rows_##SUFFIX(float *x, size_t rows, size_t columns, float scale) { \
+        /* Reductions use 8 explicit lanes: without fast-math the compiler may not reorder a   \
+           single running max or sum, which would keep those loops scalar. */                  \
         for (size_t row = 0; row < rows; row++) {                                                \
             float *r = x + row * columns;                                                        \
+            float lanes[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY,                        \
+                              -INFINITY, -INFINITY, -INFINITY, -INFINITY};                       \
+            size_t j = 0;                                                                        \
+            for (; j + 8 <= columns; j += 8)                                                     \
+                for (int k = 0; k < 8; k++) lanes[k] = r[j + k] > lanes[k] ? r[j + k] : lanes[k]; \
             float maximum = -INFINITY;                                                           \
-            for (size_t j = 0; j < columns; j++) maximum = r[j] > maximum ? r[j] : maximum;      \
-            float shift = maximum * scale, sum = 0;                                              \
-            for (size_t j = 0; j < columns; j++) {                                               \
-                float e = exp_core(r[j] * scale - shift);                                        \
-                r[j] = e;                                                                        \
-                sum += e;                                                                        \
-            }                                                                                    \
+            for (int k = 0; k < 8; k++) maximum = lanes[k] > maximum ? lanes[k] : maximum;       \
+            for (; j < columns; j++) maximum = r[j] > maximum ? r[j] : maximum;                  \
+            float shift = maximum * scale;                                                       \
+            for (j = 0; j < columns; j++) r[j] = exp_core(r[j] * scale - shift);                 \
+            float sums[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                            \
+            for (j = 0; j + 8 <= columns; j += 8)                                                \
+                for (int k = 0; k < 8; k++) sums[k] += r[j + k];                                 \
+            float sum = 0;                                                                       \
+            for (int k = 0; k < 8; k++) sum += sums[k];                                          \
+            for (; j < columns; j++) sum += r[j];                                                \
             float inverse = 1.0f / sum;                                                          \
-            for (size_t j = 0; j < columns; j++) r[j] *= inverse;                                \
+            for (j = 0; j < columns; j++) r[j] *= inverse;                                       \
         }                                                                                        \
     }                                                                                            \
     ATTRIBUTE static void column_sum_##SUFFIX(const float *m, size_t rows, size_t columns,       \

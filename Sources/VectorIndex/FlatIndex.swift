@@ -135,8 +135,21 @@ public struct FlatIndex: Sendable {
     public func search(_ query: [Float], k: Int, isIncluded: ((String) -> Bool)? = nil) throws -> [SearchHit] {
         try validate(query, id: "<query>")
         guard k > 0, count > 0 else { return [] }
-        let unit = VectorMath.normalized(query)
+        let scores = try scores(for: query)
+        let filter = isIncluded.map { f in { (row: Int) in f(ids[row]) } }
+        return TopK.select(from: scores, k: k, isIncluded: filter).map {
+            SearchHit(id: ids[$0.index], score: $0.score, row: $0.index)
+        }
+    }
+
+    /// The cosine similarity of `query` to every stored vector, in row order (no selection).
+    /// - Throws: `dimensionMismatch` or `nonFiniteValue` for a bad query.
+    /// - Complexity: O(n·D), one matrix-vector product (split across cores when large).
+    public func scores(for query: [Float]) throws -> [Float] {
+        try validate(query, id: "<query>")
         var scores = [Float](repeating: 0, count: count)
+        guard count > 0 else { return scores }
+        let unit = VectorMath.normalized(query)
         storage.withUnsafeValues { matrix in
             unit.withUnsafeBufferPointer { q in
                 scores.withUnsafeMutableBufferPointer { s in
@@ -144,10 +157,7 @@ public struct FlatIndex: Sendable {
                 }
             }
         }
-        let filter = isIncluded.map { f in { (row: Int) in f(ids[row]) } }
-        return TopK.select(from: scores, k: k, isIncluded: filter).map {
-            SearchHit(id: ids[$0.index], score: $0.score, row: $0.index)
-        }
+        return scores
     }
 
     /// `scores[n] = M[n, D] · q[D]`: one gemv, split into row blocks across the cores when the
