@@ -32,7 +32,20 @@ enum RetrievalSweep {
                 return (r[2] ?? 0, r[4] ?? 0)
             }
             let name = late ? "late chunking" : "chunk embeddings"
-            rows.append(["indexing (\(name))", String(format: "%d chunks in %.1f s", stats.chunks, seconds), "", ""])
+            rows.append(["indexing (\(name))", String(format: "%d chunks in %.1f s (%.0f chunks/s)", stats.chunks, seconds, Double(stats.chunks) / seconds), "", ""])
+            let reindexStart = now()
+            let (again, _) = try await store.index(folder: corpus)
+            let reindex = now() - reindexStart
+            rows.append(["re-indexing, unchanged (\(name))", String(format: "%.2f s, %d embedded, %.0f× faster", reindex, again.embedded, seconds / reindex), "", ""])
+            var latencies = [Double]()
+            for c in set.cases {
+                let t = now()
+                _ = try await store.search(c.question, mode: .hybrid, k: 4)
+                latencies.append(now() - t)
+            }
+            latencies.sort()
+            rows.append(["question → hits, hybrid, embedding included (\(name))",
+                         String(format: "p50 %.1f ms, p90 %.1f ms", latencies[latencies.count / 2] * 1000, latencies[latencies.count * 9 / 10] * 1000), "", ""])
             for mode in [RetrievalMode.lexical, .semantic] {
                 let (r2, r4) = await recall(mode, RetrievalSettings())
                 rows.append([mode.rawValue, name, String(format: "%.3f", r2), String(format: "%.3f", r4)])

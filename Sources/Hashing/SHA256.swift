@@ -80,7 +80,8 @@ public struct SHA256: Sendable {
     /// The hex digest of `bytes`.
     public static func hex<Bytes: Sequence>(of bytes: Bytes) -> String where Bytes.Element == UInt8 {
         var h = SHA256()
-        h.update(bytes)
+        let contiguous = Array(bytes)
+        contiguous.withUnsafeBytes { h.update($0) }
         return h.finalizeHex()
     }
 

@@ -9,6 +9,8 @@ import Foundation
 public struct Analyzer: Sendable {
     public var stopWords: Set<String>
     public var stemmer: EnglishStemmer?
+    /// Stems already computed (a corpus repeats a few thousand words many times).
+    private let stems = StemCache()
 
     public init(stopWords: Set<String> = Analyzer.englishStopWords, stemming: Bool = true) {
         self.stopWords = stopWords
@@ -17,25 +19,45 @@ public struct Analyzer: Sendable {
 
     /// The analyzed terms of `text`, in order (duplicates kept).
     public func terms(_ text: String) -> [String] {
-        let folded = text.folding(options: [.diacriticInsensitive, .caseInsensitive], locale: nil).lowercased()
         var terms = [String]()
-        var word = ""
+        var word = String.UnicodeScalarView()
+        var needsFolding = false
         func flush() {
-            defer { word = "" }
-            guard !word.isEmpty, !stopWords.contains(word) else { return }
-            terms.append(stemmer?.stem(word) ?? word)
+            defer { word = String.UnicodeScalarView(); needsFolding = false }
+            guard !word.isEmpty else { return }
+            var w = String(word)
+            if needsFolding {
+                w = w.folding(options: [.diacriticInsensitive, .caseInsensitive], locale: nil).lowercased()
+            }
+            guard !stopWords.contains(w) else { return }
+            terms.append(stem(w))
         }
-        for character in folded {
-            if character.isLetter || character.isNumber {
-                word.append(character)
-            } else if character == "'" || character == "’" {
-                continue  // "don't" → "dont", "Swift's" → "swifts"
-            } else {
-                flush()
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x61...0x7A, 0x30...0x39: word.append(scalar)
+            case 0x41...0x5A: word.append(Unicode.Scalar(scalar.value + 32)!)
+            case 0x27, 0x2019: continue  // "don't" → "dont", "Swift's" → "swifts"
+            case 0..<0x80: flush()
+            default:
+                let properties = scalar.properties
+                if properties.isAlphabetic || properties.numericType != nil || properties.generalCategory == .nonspacingMark {
+                    word.append(scalar)
+                    needsFolding = true
+                } else {
+                    flush()
+                }
             }
         }
         flush()
         return terms
+    }
+
+    private func stem(_ word: String) -> String {
+        guard let stemmer else { return word }
+        if let known = stems.lookup(word) { return known }
+        let stem = stemmer.stem(word)
+        stems.store(word, stem)
+        return stem
     }
 
     /// Common English words that carry no topic.
@@ -53,4 +75,22 @@ public struct Analyzer: Sendable {
         "dont", "doesnt", "isnt", "cant", "wont", "im", "ive", "youre", "whats", "hows", "there", "get", "got",
         "use", "using", "used", "make", "way", "want", "need", "also", "one", "like", "thing", "things",
     ]
+}
+
+/// A lock-protected word → stem table shared by copies of one analyzer.
+private final class StemCache: @unchecked Sendable {
+    private let lock = NSLock()
+    private var table: [String: String] = [:]
+
+    func lookup(_ word: String) -> String? {
+        lock.lock()
+        defer { lock.unlock() }
+        return table[word]
+    }
+
+    func store(_ word: String, _ stem: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        if table.count < 1 << 20 { table[word] = stem }
+    }
 }

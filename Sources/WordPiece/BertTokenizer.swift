@@ -29,6 +29,8 @@ public struct BertTokenizer: Sendable {
     private let specialScalars: [(text: String, scalars: [Unicode.Scalar], id: Int)]
     private let classifierID: Int
     private let separatorID: Int
+    /// A short hex fingerprint of the vocabulary and settings, so index files can tell tokenizers apart.
+    public let fingerprint: String
 
     /// A tokenizer over a vocabulary.
     /// - Throws: `WordPieceError.invalidVocabulary` when a special token is missing from it.
@@ -51,6 +53,11 @@ public struct BertTokenizer: Sendable {
         self.specialScalars = specialTokens.map { ($0, Array($0.unicodeScalars), vocabulary.id(for: $0)!) }
         self.classifierID = vocabulary.id(for: classifierToken)!
         self.separatorID = vocabulary.id(for: separatorToken)!
+        var bytes = [UInt8]()
+        for token in vocabulary.tokens { bytes += Array(token.utf8) + [10] }
+        let strip = normalizer.stripAccents.map { $0 ? "true" : "false" } ?? "default"
+        bytes += Array("lower=\(normalizer.lowercase) strip=\(strip) cjk=\(normalizer.handleChineseCharacters) max=\(maximumLength) words=\(model.maximumCharactersPerWord)".utf8)
+        self.fingerprint = String(SHA256.hex(of: bytes).prefix(16))
     }
 
     /// Reads `vocab.txt` and, when present, `tokenizer_config.json` (lower-casing, accent
@@ -170,12 +177,4 @@ public struct BertTokenizer: Sendable {
         return true
     }
 
-    /// A short hex fingerprint of the vocabulary and settings, so index files can tell tokenizers apart.
-    public var fingerprint: String {
-        var hasher = SHA256()
-        for token in model.vocabulary.tokens { hasher.update(Array(token.utf8) + [10]) }
-        let settings = "lower=\(normalizer.lowercase) strip=\(String(describing: normalizer.stripAccents)) cjk=\(normalizer.handleChineseCharacters) max=\(maximumLength) words=\(model.maximumCharactersPerWord)"
-        hasher.update(Array(settings.utf8))
-        return String(hasher.finalizeHex().prefix(16))
-    }
 }

@@ -28,7 +28,7 @@ final class EvaluationTests: XCTestCase {
         // The target is 0.90, not reached yet: Docs/Retrieval.md has the measured values.
         // This guards what is reached today and that fusion beats both single modes.
         let hybrid = recall4["false hybrid"] ?? 0
-        XCTAssertGreaterThanOrEqual(hybrid, 0.78)
+        XCTAssertGreaterThanOrEqual(hybrid, 0.80)
         XCTAssertGreaterThan(hybrid, recall4["false lexical"] ?? 1)
         XCTAssertGreaterThan(hybrid, recall4["false semantic"] ?? 1)
     }
