@@ -171,7 +171,7 @@ struct CorpusBench {
             ["(c) + naive mean pooling", duration(e.oneByOnePlusNaive), duration(perDistanceNaive * Double(n), estimated: true),
              duration(perDistanceNaive * 2 * Double(comparisons), estimated: true), ms(e.oneByOnePlusNaive), "17 s · 34 s · 717 s · 23.71"],
             ["(d) + naive pooling, vectors cached", duration(e.oneByOnePlusNaive), duration(naiveDistanceTime), duration(naiveSortTime), ms(e.oneByOnePlusNaive), "17 s · 74 ms · 1 ms · 23.71"],
-            ["(e) batched encoder + fast pooling + BLAS top-k", duration(e.batched), duration(gemvTime), duration(heapTime), ms(e.batched), "—"],
+            ["(e) batched encoder + fast pooling + vectorized top-k", duration(e.batched), duration(gemvTime), duration(heapTime), ms(e.batched), "—"],
         ])
         out += "\nSorting \(n) items made \(comparisons) comparisons; \"est.\" rows time \(sample.count) real re-embedding distances (\(String(format: "%.1f", perDistanceFast * 1000)) ms each, \(String(format: "%.1f", perDistanceNaive * 1000)) ms with naive pooling) and multiply. Fast vs naive pooling: max |Δ| \(String(format: "%.1e", worst)) on unit vectors.\n"
         _ = perText

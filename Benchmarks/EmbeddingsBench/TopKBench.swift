@@ -77,7 +77,7 @@ struct TopKBench {
             let floor = Double(n * dimension * 4) / bandwidth
             let name = "\(n)"
             report.add("table3", "\(name) naive loop + sort", naive, "s")
-            report.add("table3", "\(name) BLAS + heap, one query", single, "s")
+            report.add("table3", "\(name) scan + heap, one query", single, "s")
             report.add("table3", "\(name) batch of \(batch), per query", batched, "s")
             report.add("table3", "\(name) bandwidth floor", floor, "s")
             report.add("table3", "\(name) one query / floor", single / floor, "×")
@@ -86,7 +86,7 @@ struct TopKBench {
                          duration(batched) + " (" + ratio(batched) + ")", duration(floor)])
         }
         var out = "### Table 3 — top-10 over random 384-d unit vectors (time, and ratio to the floor)\n\n"
-        out += table(["Vectors", "Naive loop + sort", "BLAS + heap, 1 query", "Batch of \(batch), per query", "Bandwidth floor"], rows)
+        out += table(["Vectors", "Naive loop + sort", "Vectorized scan + heap, 1 query", "Batch of \(batch), per query", "Bandwidth floor"], rows)
         out += "\nFloor = matrix bytes ÷ copy bandwidth (bytes read + written per second by memcpy) measured in this run (\(String(format: "%.1f", bandwidth / 1e9)) GB/s). Below a few MB the matrix sits in cache, so the floor is only meaningful from 100,000 vectors up.\n"
         return out
     }

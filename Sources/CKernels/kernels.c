@@ -84,13 +84,35 @@ static inline float one_plus_erf(float u) {
             for (j = 0; j < columns; j++) r[j] *= inverse;                                       \
         }                                                                                        \
     }                                                                                            \
+    ATTRIBUTE static void dot_rows_##SUFFIX(const float *m, size_t rows, size_t columns,          \
+                                            const float *q, float *out) {                        \
+        for (size_t i = 0; i < rows; i++) {                                                      \
+            const float *r = m + i * columns;                                                    \
+            float lanes[16] = {0};                                                               \
+            size_t j = 0;                                                                        \
+            for (; j + 16 <= columns; j += 16)                                                   \
+                for (int k = 0; k < 16; k++) lanes[k] += r[j + k] * q[j + k];                    \
+            float sum = 0;                                                                       \
+            for (int k = 0; k < 16; k++) sum += lanes[k];                                        \
+            for (; j < columns; j++) sum += r[j] * q[j];                                         \
+            out[i] = sum;                                                                        \
+        }                                                                                        \
+    }                                                                                            \
     ATTRIBUTE static void column_sum_##SUFFIX(const float *m, size_t rows, size_t columns,       \
                                               const float *w, float scale, float *out) {         \
         for (size_t j = 0; j < columns; j++) out[j] = 0;                                         \
-        for (size_t i = 0; i < rows; i++) {                                                      \
+        size_t i = 0;                                                                            \
+        /* Four rows per pass: one load and store of `out` per four rows read. */                \
+        for (; i + 4 <= rows; i += 4) {                                                          \
+            const float *r0 = m + i * columns, *r1 = r0 + columns, *r2 = r1 + columns, *r3 = r2 + columns; \
+            float w0 = w ? w[i] : 1.0f, w1 = w ? w[i + 1] : 1.0f;                                \
+            float w2 = w ? w[i + 2] : 1.0f, w3 = w ? w[i + 3] : 1.0f;                            \
+            for (size_t j = 0; j < columns; j++)                                                 \
+                out[j] += w0 * r0[j] + w1 * r1[j] + w2 * r2[j] + w3 * r3[j];                     \
+        }                                                                                        \
+        for (; i < rows; i++) {                                                                  \
             const float *r = m + i * columns;                                                    \
             float wi = w ? w[i] : 1.0f;                                                          \
-            if (wi == 0) continue;                                                               \
             for (size_t j = 0; j < columns; j++) out[j] += wi * r[j];                            \
         }                                                                                        \
         for (size_t j = 0; j < columns; j++) out[j] *= scale;                                    \
@@ -111,6 +133,7 @@ static int detect_avx2(void) {
 #define gelu_avx2 gelu_generic
 #define softmax_rows_avx2 softmax_rows_generic
 #define column_sum_avx2 column_sum_generic
+#define dot_rows_avx2 dot_rows_generic
 #define HAVE_AVX2 0
 #endif
 
@@ -135,4 +158,8 @@ void ce_softmax_rows(float *x, size_t rows, size_t columns, float scale) {
 
 void ce_weighted_column_sum(const float *m, size_t rows, size_t columns, const float *w, float scale, float *out) {
     if (ce_uses_avx2()) column_sum_avx2(m, rows, columns, w, scale, out); else column_sum_generic(m, rows, columns, w, scale, out);
+}
+
+void ce_dot_rows(const float *m, size_t rows, size_t columns, const float *q, float *out) {
+    if (ce_uses_avx2()) dot_rows_avx2(m, rows, columns, q, out); else dot_rows_generic(m, rows, columns, q, out);
 }

@@ -86,6 +86,15 @@ public enum Kernels {
         ce_weighted_column_sum(m, rows, columns, weights, scale, out)
     }
 
+    /// `out[i] = m[i, :] · q` for `m: [rows, columns]`: the single-query similarity scan, one
+    /// streaming pass over the matrix (16 accumulators per row, vectorized).
+    public static func dotRows(
+        _ m: UnsafePointer<Float>, rows: Int, columns: Int, query: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>
+    ) {
+        precondition(rows >= 0 && columns >= 0, "dotRows: bad shape")
+        ce_dot_rows(m, rows, columns, query, out)
+    }
+
     /// Whether the AVX2/FMA versions of the element-wise kernels are in use on this CPU.
     public static var usesAVX2: Bool { ce_uses_avx2() != 0 }
 

@@ -89,3 +89,21 @@ final class KernelTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(VectorMath.cosineSimilarity(a, a.map { -$0 }), -1)
     }
 }
+
+final class DotRowsTests: XCTestCase {
+    func testDotRowsMatchesReferenceIncludingTails() {
+        var rng = SeededGenerator(seed: 8)
+        for columns in [1, 15, 16, 17, 384, 385] {
+            let rows = 7
+            let m = rng.floats(rows * columns), q = rng.floats(columns)
+            var out = [Float](repeating: 0, count: rows)
+            m.withUnsafeBufferPointer { pm in
+                q.withUnsafeBufferPointer { pq in
+                    out.withUnsafeMutableBufferPointer { Kernels.dotRows(pm.baseAddress!, rows: rows, columns: columns, query: pq.baseAddress!, into: $0.baseAddress!) }
+                }
+            }
+            let expected = (0..<rows).map { r in ReferenceKernels.dot(Array(m[(r * columns)..<((r + 1) * columns)]), q) }
+            assertClose(out, expected, relative: 1e-5, absolute: 1e-5, "columns \(columns)")
+        }
+    }
+}

@@ -18,6 +18,10 @@ void ce_softmax_rows(float *x, size_t rows, size_t columns, float scale);
 /// out[j] = scale · Σ_i w[i] · m[i][j] over a row-major rows × columns matrix (w NULL: all ones).
 void ce_weighted_column_sum(const float *m, size_t rows, size_t columns, const float *w, float scale, float *out);
 
+/// out[i] = Σ_j m[i][j] · q[j] for a row-major rows × columns matrix: one streaming pass, the
+/// single-query similarity scan (measured faster than OpenBLAS sgemv at 1,000,000 × 384).
+void ce_dot_rows(const float *m, size_t rows, size_t columns, const float *q, float *out);
+
 /// 1 when the AVX2/FMA versions are in use.
 int ce_uses_avx2(void);
 
