@@ -172,7 +172,9 @@ public struct MarkdownChunker: Sendable {
         var rest = line[...]
         while rest.first == "#" { level += 1; rest = rest.dropFirst() }
         guard (1...6).contains(level), rest.isEmpty || rest.first == " " || rest.first == "\t" else { return nil }
-        var text = rest.trimmingCharacters(in: .whitespaces)
+        // Newline characters too: a lone carriage return at the end would merge with the
+        // header's line break into one "\r\n" character (found by fuzzing).
+        var text = rest.trimmingCharacters(in: .whitespacesAndNewlines)
         // An optional closing sequence of #s.
         if let range = text.range(of: #"\s+#+$"#, options: .regularExpression) { text.removeSubrange(range) } else if text.allSatisfy({ $0 == "#" }) { text = "" }
         return (level, text)

@@ -73,6 +73,15 @@ final class ChunkerTests: XCTestCase {
         XCTAssertEqual(chunks.first?.headings, ["Title", "Part"])
     }
 
+    /// Fuzzing finding (FuzzChunker): a heading ending in a lone carriage return made the title
+    /// merge with the header's newline, so the chunk no longer started with its title.
+    func testFuzzFindingHeadingEndingInCarriageReturn() {
+        let bytes: [UInt8] = [0x23, 0x20, 0x00, 0x00, 0x0D, 0x20, 0x20, 0x0A, 0x60, 0x0A, 0x0A, 0x60, 0x0A, 0x20, 0x37, 0x0A, 0x77]
+        let chunks = MarkdownChunker(targetLength: 120).chunks(of: String(decoding: bytes, as: UTF8.self), source: "dir/page.md")
+        XCTAssertEqual(chunks.count, 1)
+        for chunk in chunks { XCTAssertTrue(chunk.text.hasPrefix(chunk.title), chunk.text.debugDescription) }
+    }
+
     func testHundredThousandHeadingsAndAOneMegabyteLine() {
         let many = (0..<100_000).map { "## H\($0)\nx\n" }.joined()
         XCTAssertEqual(chunker.chunks(of: many, source: "m.md").count, 100_000)

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Coverage-guided fuzzing with libFuzzer (swiftc -sanitize=fuzzer,address).
+#
+#   scripts/fuzz.sh [target|all] [seconds-per-target | smoke]
+#
+# `smoke` (what CI runs) is a deterministic 20,000 executions per target with seed 1, so it
+# passes or fails the same way every time.
+# Targets: tokenizer safetensors indexfile chunker jsonlines. Each target is compiled from the
+# module sources it exercises (imports between them stripped, so they form one module) plus
+# Fuzz/Fuzz<Target>.swift. Corpora and crash artifacts go to .build/fuzz/. A crash stops the
+# target with a non-zero exit and leaves the input in .build/fuzz/artifacts-<target>/; keep each
+# finding as a named regression test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh
+which="${1:-all}"
+seconds="${2:-60}"
+out=.build/fuzz
+mkdir -p "$out"
+vocab="${XDG_CACHE_HOME:-$HOME/.cache}/contextual-embeddings/models/sentence-transformers/all-MiniLM-L6-v2/vocab.txt"
+
+sources_for() {
+  case "$1" in
+    tokenizer) echo Sources/Hashing/*.swift Sources/WordPiece/*.swift ;;
+    safetensors) echo Sources/Encoder/Safetensors.swift Sources/Encoder/EncoderError.swift ;;
+    indexfile) echo Sources/LinearAlgebra/*.swift Sources/LinearAlgebra/Reference/*.swift Sources/VectorIndex/*.swift ;;
+    chunker) echo Sources/Retrieval/MarkdownChunker.swift Sources/Retrieval/Chunk.swift ;;
+    jsonlines) echo Sources/EmbeddingsCLI/JSONLinesReader.swift Sources/EmbeddingsCLI/CommandLineSupport.swift ;;
+  esac
+}
+
+build() {
+  local target="$1" name dir
+  name="$(echo "${target:0:1}" | tr a-z A-Z)${target:1}"
+  case "$target" in indexfile) name=IndexFile ;; jsonlines) name=JSONLines ;; esac
+  dir="$out/src-$target"
+  rm -rf "$dir"; mkdir -p "$dir"
+  for f in $(sources_for "$target"); do
+    sed -E '/^import (Hashing|WordPiece|LinearAlgebra|VectorIndex|Encoder|Embeddings|Retrieval)$/d' "$f" > "$dir/$(basename "$(dirname "$f")")-$(basename "$f")"
+  done
+  cp "Fuzz/Fuzz$name.swift" "$dir/"
+  local extra=()
+  if [ "$target" = indexfile ]; then
+    mkdir -p "$dir/ckernels"
+    cp Sources/CKernels/include/ckernels.h "$dir/ckernels/"
+    printf 'module CKernels {\n    header "ckernels.h"\n    export *\n}\n' > "$dir/ckernels/module.modulemap"
+    clang -O2 -fsanitize=address -c Sources/CKernels/kernels.c -I Sources/CKernels/include -o "$dir/kernels.o"
+    extra=(-I "$dir/ckernels" -I Sources/CBLAS $(pkg-config --cflags openblas | sed 's/-I/-Xcc -I/g') "$dir/kernels.o" $(pkg-config --libs openblas))
+  fi
+  swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name Fuzz$name "$dir"/*.swift "${extra[@]}" -o "$out/fuzz-$target" 2>&1 | { grep -v "Cannot export local symbol" || true; }
+}
+
+run() {
+  local target="$1"
+  local limit=(-max_total_time="$seconds")
+  if [ "$seconds" = smoke ]; then limit=(-runs=20000 -seed=1); fi
+  echo "== fuzz $target (${limit[*]})"
+  build "$target"
+  mkdir -p "$out/corpus-$target" "$out/artifacts-$target"
+  SWIFT_BACKTRACE=enable=no FUZZ_VOCAB="$vocab" "$out/fuzz-$target" "${limit[@]}" -rss_limit_mb=4096 -max_len=65536 \
+    -artifact_prefix="$out/artifacts-$target/" -print_final_stats=1 "$out/corpus-$target" 2>&1 \
+    | grep -E "^(#[0-9]+ +DONE|Done|stat::number_of_executed_units|stat::peak_rss_mb|==[0-9]+==ERROR|SUMMARY|artifact_prefix|Test unit written)" || true
+  # libFuzzer's own exit status is lost in the pipe: a crash leaves an artifact.
+  if ls "$out/artifacts-$target"/crash-* "$out/artifacts-$target"/leak-* "$out/artifacts-$target"/oom-* >/dev/null 2>&1; then
+    echo "error: fuzz $target found a failure: $(ls "$out/artifacts-$target"/)" >&2
+    return 1
+  fi
+}
+
+if [ "$which" = all ]; then
+  for t in tokenizer safetensors indexfile chunker jsonlines; do run "$t"; done
+else
+  run "$which"
+fi
