@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 which="${1:-all}"
 seconds="${2:-60}"
-out=.build/fuzz
+out="${FUZZ_OUT:-.build/fuzz}"
 mkdir -p "$out"
 vocab="${XDG_CACHE_HOME:-$HOME/.cache}/contextual-embeddings/models/sentence-transformers/all-MiniLM-L6-v2/vocab.txt"
 

@@ -195,3 +195,29 @@ struct UnsafeSendableBox<T>: @unchecked Sendable {
     let value: T
     init(_ value: T) { self.value = value }
 }
+
+/// A sentence-transformers folder whose pooling module says CLS (as bge-small-en-v1.5's does):
+/// the model's sentence vector must be its normalized first-token vector.
+final class ModelFolderPoolingTests: XCTestCase {
+    func testCLSPooledFolderUsesTheFirstToken() throws {
+        let model = try TestModel.folder()
+        let copy = FileManager.default.temporaryDirectory.appendingPathComponent("cls-model-\(UUID())")
+        try FileManager.default.createDirectory(at: copy.appendingPathComponent("1_Pooling"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: copy) }
+        for name in ["config.json", "vocab.txt", "tokenizer_config.json", "modules.json", "sentence_bert_config.json"] {
+            try FileManager.default.copyItem(at: model.appendingPathComponent(name), to: copy.appendingPathComponent(name))
+        }
+        try FileManager.default.createSymbolicLink(at: copy.appendingPathComponent("model.safetensors"), withDestinationURL: model.appendingPathComponent("model.safetensors"))
+        try Data(#"{"word_embedding_dimension": 384, "pooling_mode_cls_token": true, "pooling_mode_mean_tokens": false}"#.utf8)
+            .write(to: copy.appendingPathComponent("1_Pooling/config.json"))
+        let embedding = try ContextualEmbedding(contentsOf: copy)
+        XCTAssertEqual(embedding.poolingStrategy, .cls)
+        XCTAssertTrue(embedding.normalizesSentenceVectors)
+        XCTAssertEqual(embedding.maximumSequenceLength, 256)
+        let text = "Pooling comes from the model folder."
+        let result = try embedding.embeddingResult(for: text, language: "en")
+        XCTAssertEqual(try embedding.sentenceVector(for: text), result.clsPooled().normalizedToUnitLength)
+        try Data(#"{"pooling_mode_mean_sqrt_len_tokens": true}"#.utf8).write(to: copy.appendingPathComponent("1_Pooling/config.json"))
+        XCTAssertThrowsError(try ContextualEmbedding(contentsOf: copy)) { XCTAssertTrue("\($0)".contains("unsupported pooling")) }
+    }
+}
