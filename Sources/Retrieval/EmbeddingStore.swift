@@ -227,6 +227,14 @@ public actor EmbeddingStore {
         return search(question, semantic: semantic, mode: mode, k: k, settings: settings)
     }
 
+    /// A conversation's follow-up: when `question` alone retrieves nothing ("and in Swift 6?"),
+    /// it is retried together with the previous question.
+    public func search(_ question: String, previousQuestion: String?, mode: RetrievalMode = .hybrid, k: Int = 4) throws -> [RetrievalHit] {
+        let hits = try search(question, mode: mode, k: k)
+        guard hits.isEmpty, let previousQuestion, !previousQuestion.isEmpty else { return hits }
+        return try search(previousQuestion + " " + question, mode: mode, k: k)
+    }
+
     /// The `count` chunks nearest to the question's embedding: `(chunk index, cosine)`, best first.
     public func semanticCandidates(_ question: String, count: Int) throws -> [(document: Int, score: Float)] {
         guard let embedding, let index, index.count == chunks.count else {

@@ -53,6 +53,17 @@ final class StoreTests: XCTestCase {
         } catch is RetrievalError {}
     }
 
+    func testFollowUpThatRetrievesNothingIsRetriedWithThePreviousQuestion() async throws {
+        let store = EmbeddingStore(embedding: nil)
+        _ = try await store.replace(with: pages())
+        let alone = try await store.search("and the other way?", mode: .lexical, k: 2)
+        XCTAssertEqual(alone, [])
+        let followUp = try await store.search("and the other way?", previousQuestion: "how do I unwrap optionals", mode: .lexical, k: 2)
+        XCTAssertEqual(followUp.first?.chunk.id, "b#optionals")
+        let direct = try await store.search("closures capture", previousQuestion: "how do I unwrap optionals", mode: .lexical, k: 1)
+        XCTAssertEqual(direct.first?.chunk.id, "b#closures", "a follow-up that finds something is not mixed with the previous question")
+    }
+
     func testForeignIndexFileMetadataIsATypedError() async throws {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("foreign-\(UUID()).index")
         defer { try? FileManager.default.removeItem(at: url) }
