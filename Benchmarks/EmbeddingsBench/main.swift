@@ -10,6 +10,7 @@ OVERVIEW: Reproduce the naive-versus-optimized timing tables with real measureme
 USAGE: embeddings-bench [--quick] [--json <file>] [--corpus <dir>]
        embeddings-bench sts <file>
        embeddings-bench sweep <corpus-dir> <cases.json>
+       embeddings-bench memory [megabytes]
 
 OPTIONS:
   --quick          A reduced run (about a minute) that checks fast and naive results agree.
@@ -64,6 +65,14 @@ if arguments.first == "sts" {
     } catch {
         fail("\(error)", code: 65)
     }
+}
+
+if arguments.first == "memory" {
+    let megabytes = arguments.count > 1 ? Double(arguments[1]) ?? -1 : 1
+    guard megabytes > 0 else { fail("usage: embeddings-bench memory [megabytes]", code: 64) }
+    let embedding = loadModel()
+    do { print(try MemoryBench.run(megabytes: megabytes, embedding: embedding)) } catch { fail("\(error)", code: 1) }
+    exit(0)
 }
 
 if arguments.first == "sweep" {
