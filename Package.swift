@@ -30,7 +30,7 @@ let package = Package(
         ),
         .target(name: "Hashing"),
         .target(name: "WordPiece", dependencies: ["Hashing"]),
-        .target(name: "Encoder", dependencies: ["LinearAlgebra", "WordPiece"]),
+        .target(name: "Encoder", dependencies: ["LinearAlgebra"]),
         .target(name: "VectorIndex", dependencies: ["LinearAlgebra"]),
         .target(name: "Embeddings", dependencies: ["LinearAlgebra", "WordPiece", "Encoder", "Hashing"]),
         .target(name: "Retrieval", dependencies: ["Embeddings", "VectorIndex", "LinearAlgebra", "Hashing"]),

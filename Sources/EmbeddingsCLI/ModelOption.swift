@@ -22,12 +22,9 @@ enum ModelOption {
 
     static func load(_ parsed: ParsedArguments) throws -> ContextualEmbedding {
         let embedding: ContextualEmbedding
-        if let folder = parsed.values["model"] {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
-                throw CLIError.noInput("model folder '\(folder)' does not exist")
-            }
-            do { embedding = try ContextualEmbedding(contentsOf: URL(fileURLWithPath: folder)) } catch let error as EmbeddingsError {
+        if parsed.values["model"] != nil {
+            let url = try folder(parsed)
+            do { embedding = try ContextualEmbedding(contentsOf: url) } catch let error as EmbeddingsError {
                 throw CLIError.data(error.description)
             }
         } else {
@@ -35,11 +32,7 @@ enum ModelOption {
                 throw CLIError.failure("the default model is unknown")
             }
             embedding = model
-            if !embedding.hasAvailableAssets {
-                do { try ModelAssets.install(ModelAssets.defaultModel) { Console.note($0) } } catch let error as EmbeddingsError {
-                    throw CLIError.failure(error.description)
-                }
-            }
+            if !embedding.hasAvailableAssets { _ = try folder(parsed) }  // installs it
         }
         do { try embedding.load() } catch let error as EmbeddingsError {
             throw CLIError.data(error.description)

@@ -80,13 +80,6 @@ public enum BLAS {
         cblas_sscal(Int32(count), alpha, x, 1)
     }
 
-    /// `y += alpha · x`.
-
-    public static func axpy(_ x: UnsafePointer<Float>, into y: UnsafeMutablePointer<Float>, count: Int, alpha: Float = 1) {
-        guard count > 0 else { return }
-        cblas_saxpy(Int32(count), alpha, x, 1, y, 1)
-    }
-
     /// The number of threads BLAS uses inside one call (1 on Apple platforms, where Accelerate decides).
     public static var threadCount: Int {
         get {

@@ -98,14 +98,6 @@ public enum Kernels {
     /// Whether the AVX2/FMA versions of the element-wise kernels are in use on this CPU.
     public static var usesAVX2: Bool { ce_uses_avx2() != 0 }
 
-    /// Adds `bias: [columns]` to every row of `x: [rows, columns]`.
-    public static func addBias(_ x: UnsafeMutablePointer<Float>, rows: Int, columns: Int, bias: UnsafePointer<Float>) {
-        for row in 0..<rows {
-            let r = x + row * columns
-            for j in 0..<columns { r[j] += bias[j] }
-        }
-    }
-
     /// `x += y` element-wise over `count` values (residual connections).
     public static func add(_ y: UnsafePointer<Float>, into x: UnsafeMutablePointer<Float>, count: Int) {
         for i in 0..<count { x[i] += y[i] }
