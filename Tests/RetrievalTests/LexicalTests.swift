@@ -46,6 +46,25 @@ final class LexicalTests: XCTestCase {
         XCTAssertEqual(retriever.retrieve("grind", chunks: chunks, bm25: bm25, semantic: nil, mode: .lexical, k: 0), [])
     }
 
+    func testOffTopicQuestionSharingAWordRetrievesNothingInHybridMode() throws {
+        let chunks = (0..<3).map { Chunk(id: "p#s\($0)", source: "p.md", headings: [], title: "p", text: ["closures capture values", "a bite of syntax", "tea"][$0]) }
+        let analyzer = Analyzer()
+        let bm25 = BM25(documents: chunks.map { analyzer.terms($0.text) })
+        let retriever = HybridRetriever()
+        // "bites" shares a stem with chunk 1, but nothing resembles the question.
+        XCTAssertEqual(retriever.retrieve("mosquito bites itchy", chunks: chunks, bm25: bm25, semantic: [(1, 0.19), (0, 0.1)], mode: .hybrid, k: 4), [])
+        XCTAssertEqual(retriever.retrieve("mosquito bites itchy", chunks: chunks, bm25: bm25, semantic: nil, mode: .lexical, k: 4).map(\.chunk.id), ["p#s1"])
+        let onTopic = retriever.retrieve("syntax bites", chunks: chunks, bm25: bm25, semantic: [(1, 0.30), (0, 0.1)], mode: .hybrid, k: 4)
+        XCTAssertEqual(onTopic.first?.chunk.id, "p#s1")
+        // Settings stored by an older index file (no offTopicSimilarity key) keep the default.
+        var old = try JSONSerialization.jsonObject(with: JSONEncoder().encode(RetrievalSettings())) as! [String: Any]
+        old["offTopicSimilarity"] = nil
+        old["lexicalWeight"] = 0.7
+        let decoded = try JSONDecoder().decode(RetrievalSettings.self, from: JSONSerialization.data(withJSONObject: old))
+        XCTAssertEqual(decoded.offTopicSimilarity, RetrievalSettings().offTopicSimilarity)
+        XCTAssertEqual(decoded.lexicalWeight, 0.7)
+    }
+
     func testHybridFusionOrderAndSectionDeduplication() {
         let chunks = [
             Chunk(id: "a#one", source: "a.md", headings: [], title: "a", text: "alpha beta"),
