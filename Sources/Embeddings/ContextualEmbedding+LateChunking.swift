@@ -6,16 +6,92 @@ extension ContextualEmbedding {
     /// Mean-pooled, normalized vectors of sub-ranges of one long text, each carrying the context
     /// of the whole text ("late chunking").
     ///
-    /// The text is tokenized once without truncation and encoded in overlapping windows of the
+    /// The text is tokenized without truncation and encoded in overlapping windows of the
     /// model's maximum length (stride half a window); every token takes its vector from the
     /// window where it sits nearest the middle. Each span's vector is the mean of the tokens that
-    /// overlap it, scaled to unit length (zero when no token does). Memory stays bounded by one
-    /// group of windows plus one accumulator per span, whatever the text's length.
+    /// overlap it, scaled to unit length (zero when no token does). Tokens are read lazily
+    /// (`BertTokenizer.contentTokens(of:)`), so memory stays bounded by one group of windows plus
+    /// one accumulator per span, whatever the text's length.
     /// - Complexity: O(T·(model cost per token)) for T tokens; about 2× a single pass.
     public func lateChunkVectors(for text: String, spans: [Range<String.Index>], windowsPerCall: Int = 8) throws -> [[Float]] {
         precondition(windowsPerCall > 0, "windowsPerCall must be positive")
         let tokenizer = try self.tokenizer()
-        let tokens = tokenizer.tokenizeWithoutSpecialTokens(text)
+        let d = dimension
+        var sums = [[Float]](repeating: [Float](repeating: 0, count: d), count: spans.count)
+        var counts = [Int](repeating: 0, count: spans.count)
+        guard !spans.isEmpty else { return sums }
+        let width = maximumSequenceLength - 2
+        let stride = max(1, width / 2)
+        let cls = try vocabularyID(tokenizer.classifierToken), sep = try vocabularyID(tokenizer.separatorToken)
+        let order = spans.indices.sorted { spans[$0].lowerBound < spans[$1].lowerBound }
+        var firstCandidate = 0
+
+        // Tokens arrive lazily; `buffer` holds those from position `bufferStart` on, never more
+        // than one group of windows (plus one token to tell whether the text goes on).
+        var stream = tokenizer.contentTokens(of: text)
+        var buffer = [Token]()
+        var bufferStart = 0
+        var exhausted = false
+        // Window w covers tokens [w·stride, w·stride + width); it is the last one when that range
+        // reaches the end of the text.
+        var w = 0
+        while true {
+            let group = w..<(w + windowsPerCall)
+            let needed = (group.upperBound - 1) * stride + width + 1
+            while !exhausted, bufferStart + buffer.count < needed {
+                if let token = stream.next() { buffer.append(token) } else { exhausted = true }
+            }
+            let available = bufferStart + buffer.count
+            if available == 0 { return sums }
+            // With the stream exhausted `available` is the token count: window v exists when it is
+            // the first or its predecessor stopped short of the end.
+            let windows = group.filter { v in v == w || !exhausted || (v - 1) * stride + width < available }
+            let isLast = { (v: Int) in exhausted && v * stride + width >= available }
+            let ids = windows.map { v in
+                [cls] + buffer[(v * stride - bufferStart)..<(min(available, v * stride + width) - bufferStart)].map(\.id) + [sep]
+            }
+            let states = try forward(tokenIDs: ids)
+            for (v, matrix) in zip(windows, states) {
+                let start = v * stride
+                let lower = v == 0 ? 0 : start + stride / 2
+                let upper = isLast(v) ? available : min(available, start + stride / 2 + stride)
+                matrix.withUnsafeBufferPointer { m in
+                    for t in lower..<upper {
+                        let range = buffer[t - bufferStart].range
+                        while firstCandidate < order.count, spans[order[firstCandidate]].upperBound <= range.lowerBound, !spans[order[firstCandidate]].isEmpty {
+                            firstCandidate += 1
+                        }
+                        var s = firstCandidate
+                        while s < order.count, spans[order[s]].lowerBound < range.upperBound {
+                            let span = spans[order[s]]
+                            if span.lowerBound < range.upperBound, range.lowerBound < span.upperBound {
+                                let row = (t - start + 1) * d  // +1 skips [CLS]
+                                for k in 0..<d { sums[order[s]][k] += m[row + k] }
+                                counts[order[s]] += 1
+                            }
+                            s += 1
+                        }
+                    }
+                }
+            }
+            if windows.contains(where: isLast) { break }
+            w = group.upperBound
+            let drop = w * stride - bufferStart
+            buffer.removeFirst(drop)
+            bufferStart += drop
+        }
+        return zip(sums, counts).map { sum, count in
+            count > 0 ? VectorMath.normalized(sum.map { $0 / Float(count) }) : sum
+        }
+    }
+
+    /// The reference for `lateChunkVectors(for:spans:windowsPerCall:)`: the same windows and
+    /// pooling, computed from the whole token list held at once (the implementation before tokens
+    /// were streamed). Tests compare the two.
+    public func lateChunkVectorsReference(for text: String, spans: [Range<String.Index>], windowsPerCall: Int = 8) throws -> [[Float]] {
+        precondition(windowsPerCall > 0, "windowsPerCall must be positive")
+        let tokenizer = try self.tokenizer()
+        let tokens = tokenizer.referenceContentTokens(of: text)
         let d = dimension
         var sums = [[Float]](repeating: [Float](repeating: 0, count: d), count: spans.count)
         var counts = [Int](repeating: 0, count: spans.count)

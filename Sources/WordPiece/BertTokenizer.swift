@@ -95,24 +95,117 @@ public struct BertTokenizer: Sendable {
     }
 
     /// Tokenizes `text`: `[CLS]`, the content tokens (at most `maximumLength − 2`), `[SEP]`.
-    /// - Complexity: O(n·L) for n scalars and the longest vocabulary entry L.
+    /// Reading stops once the limit is reached, so a huge text costs no more than its first blocks.
+    /// - Complexity: O(n·L) for the n scalars read and the longest vocabulary entry L.
     public func tokenize(_ text: String) -> TokenizedText {
-        let content = contentTokens(of: text, limit: maximumLength - 2)
+        let limit = maximumLength - 2
+        var content = [Token]()
+        var truncated = false
+        for token in contentTokens(of: text) {
+            if content.count == limit { truncated = true; break }
+            content.append(token)
+        }
         let start = text.startIndex..<text.startIndex
-        let endPosition = content.tokens.last?.range.upperBound ?? text.startIndex
+        let endPosition = content.last?.range.upperBound ?? text.startIndex
         var tokens = [Token(id: classifierID, text: classifierToken, range: start, isSpecial: true)]
-        tokens.reserveCapacity(content.tokens.count + 2)
-        tokens.append(contentsOf: content.tokens)
+        tokens.reserveCapacity(content.count + 2)
+        tokens.append(contentsOf: content)
         tokens.append(Token(id: separatorID, text: separatorToken, range: endPosition..<endPosition, isSpecial: true))
-        return TokenizedText(string: text, tokens: tokens, isTruncated: content.truncated)
+        return TokenizedText(string: text, tokens: tokens, isTruncated: truncated)
     }
 
-    /// The tokens of `text` without `[CLS]`/`[SEP]` and without truncation (for windowing long texts).
+    /// The tokens of `text` without `[CLS]`/`[SEP]` and without truncation, all at once.
+    /// For long texts prefer `contentTokens(of:)`, which holds only one block at a time.
     public func tokenizeWithoutSpecialTokens(_ text: String) -> [Token] {
-        contentTokens(of: text, limit: Int.max).tokens
+        Array(contentTokens(of: text))
     }
 
-    private func contentTokens(of text: String, limit: Int) -> (tokens: [Token], truncated: Bool) {
+    /// The tokens of `text` without `[CLS]`/`[SEP]` and without truncation, produced lazily.
+    ///
+    /// The text is read in blocks of about `blockScalars` Unicode scalars, each ending at an ASCII
+    /// space, tab, CR or LF. No token can straddle such a cut: whitespace stays whitespace through
+    /// normalization and always separates words, and (checked at initialization) no special token
+    /// contains it. So the tokens are exactly those of the whole text, while memory stays
+    /// proportional to one block. A run of more than `blockScalars` scalars without whitespace is
+    /// read as one longer block.
+    public func contentTokens(of text: String, blockScalars: Int = 16_384) -> ContentTokens {
+        ContentTokens(tokenizer: self, text: text, blockScalars: specialTokensContainWhitespace ? Int.max : max(1, blockScalars))
+    }
+
+    /// The lazily produced content tokens of one text; see `BertTokenizer.contentTokens(of:blockScalars:)`.
+    public struct ContentTokens: Sequence, IteratorProtocol, Sendable {
+        let tokenizer: BertTokenizer
+        let text: String
+        let blockScalars: Int
+        private var position: String.Index
+        private var block: [Token] = []
+        private var cursor = 0
+
+        init(tokenizer: BertTokenizer, text: String, blockScalars: Int) {
+            self.tokenizer = tokenizer
+            self.text = text
+            self.blockScalars = blockScalars
+            self.position = text.startIndex
+        }
+
+        public mutating func next() -> Token? {
+            while cursor == block.count {
+                guard position < text.unicodeScalars.endIndex else { return nil }
+                (block, position) = tokenizer.blockTokens(of: text, from: position, blockScalars: blockScalars)
+                cursor = 0
+            }
+            defer { cursor += 1 }
+            return block[cursor]
+        }
+    }
+
+    /// Whether some special token contains ASCII whitespace (then texts are not cut into blocks).
+    private var specialTokensContainWhitespace: Bool {
+        specialScalars.contains { $0.scalars.contains(where: Self.isBlockBoundary) }
+    }
+
+    private static func isBlockBoundary(_ scalar: Unicode.Scalar) -> Bool {
+        scalar == " " || scalar == "\n" || scalar == "\t" || scalar == "\r"
+    }
+
+    /// The tokens of the block that starts at `start`: at least `blockScalars` scalars (unless the
+    /// text ends first), up to and including the next block boundary. Returns where the block ends.
+    private func blockTokens(of text: String, from start: String.Index, blockScalars: Int) -> (tokens: [Token], end: String.Index) {
+        var indices = [String.Index]()
+        var scalars = [Unicode.Scalar]()
+        let view = text.unicodeScalars
+        var i = start
+        while i < view.endIndex {
+            let scalar = view[i]
+            indices.append(i)
+            scalars.append(scalar)
+            i = view.index(after: i)
+            if scalars.count >= blockScalars, Self.isBlockBoundary(scalar) { break }
+        }
+        indices.append(i)
+
+        var tokens = [Token]()
+        var segmentStart = 0
+        var position = 0
+        while position <= scalars.count {
+            let special = position < scalars.count ? specialMatch(in: scalars, at: position) : nil
+            if position == scalars.count || special != nil {
+                tokenizeSegment(segmentStart..<position, scalars: scalars, indices: indices) { tokens.append($0) }
+                guard let special else { break }
+                let end = position + special.scalars.count
+                tokens.append(Token(id: special.id, text: special.text, range: indices[position]..<indices[end], isSpecial: false))
+                position = end
+                segmentStart = end
+            } else {
+                position += 1
+            }
+        }
+        return (tokens, i)
+    }
+
+    /// The reference: the whole text's scalars, normalized and split at once (the implementation
+    /// before texts were read in blocks). Tests compare `contentTokens(of:)` to it.
+    public func referenceContentTokens(of text: String) -> [Token] {
         var indices = [String.Index]()
         var scalars = [Unicode.Scalar]()
         let view = text.unicodeScalars
@@ -123,30 +216,23 @@ public struct BertTokenizer: Sendable {
             i = view.index(after: i)
         }
         indices.append(view.endIndex)
-
         var tokens = [Token]()
-        var truncated = false
-        func emit(_ token: Token) -> Bool {
-            if tokens.count >= limit { truncated = true; return false }
-            tokens.append(token)
-            return true
-        }
         var segmentStart = 0
         var position = 0
-        segments: while position <= scalars.count {
+        while position <= scalars.count {
             let special = position < scalars.count ? specialMatch(in: scalars, at: position) : nil
             if position == scalars.count || special != nil {
-                if !tokenizeSegment(segmentStart..<position, scalars: scalars, indices: indices, emit: emit) { break segments }
+                tokenizeSegment(segmentStart..<position, scalars: scalars, indices: indices) { tokens.append($0) }
                 guard let special else { break }
                 let end = position + special.scalars.count
-                guard emit(Token(id: special.id, text: special.text, range: indices[position]..<indices[end], isSpecial: false)) else { break }
+                tokens.append(Token(id: special.id, text: special.text, range: indices[position]..<indices[end], isSpecial: false))
                 position = end
                 segmentStart = end
             } else {
                 position += 1
             }
         }
-        return (tokens, truncated)
+        return tokens
     }
 
     private func specialMatch(in scalars: [Unicode.Scalar], at position: Int) -> (text: String, scalars: [Unicode.Scalar], id: Int)? {
@@ -158,11 +244,10 @@ public struct BertTokenizer: Sendable {
     }
 
     /// Normalizes, pre-tokenizes and word-pieces one stretch of text between special tokens.
-    /// Returns false once `emit` refuses a token (the length limit is reached).
     private func tokenizeSegment(
-        _ range: Range<Int>, scalars: [Unicode.Scalar], indices: [String.Index], emit: (Token) -> Bool
-    ) -> Bool {
-        guard !range.isEmpty else { return true }
+        _ range: Range<Int>, scalars: [Unicode.Scalar], indices: [String.Index], emit: (Token) -> Void
+    ) {
+        guard !range.isEmpty else { return }
         let aligned = range.map { AlignedScalar(scalar: scalars[$0], origin: $0) }
         let normalized = normalizer.normalize(aligned)
         let letters = normalized.map(\.scalar)
@@ -170,11 +255,9 @@ public struct BertTokenizer: Sendable {
             for piece in model.pieces(of: letters[word]) {
                 let first = normalized[word.lowerBound + piece.range.lowerBound].origin
                 let last = normalized[word.lowerBound + piece.range.upperBound - 1].origin
-                let token = Token(id: piece.id, text: piece.text, range: indices[first]..<indices[last + 1], isSpecial: false)
-                if !emit(token) { return false }
+                emit(Token(id: piece.id, text: piece.text, range: indices[first]..<indices[last + 1], isSpecial: false))
             }
         }
-        return true
     }
 
 }

@@ -111,4 +111,30 @@ final class StoreTests: XCTestCase {
         XCTAssertTrue(tail.allSatisfy { abs(VectorMath.norm($0) - 1) < 1e-5 })
         XCTAssertEqual(try model.lateChunkVectors(for: "", spans: ["".startIndex..<"".endIndex]), [[Float](repeating: 0, count: 384)])
     }
+
+    func testStreamedLateChunkingEqualsTheWholeTokenListReference() throws {
+        let model = try TestModel.shared()
+        // Lengths around window and group boundaries (254 content tokens per window, stride 127,
+        // 2 windows per call here so several groups are needed).
+        let sentence = "Windows overlap by half, and each token keeps the vector from its most central window. "
+        for repeats in [0, 1, 14, 15, 16, 30, 31, 47, 90] {
+            let text = String(repeating: sentence, count: repeats) + "End."
+            var spans = [Range<String.Index>]()
+            var start = text.startIndex
+            while start < text.endIndex {
+                let end = text.index(start, offsetBy: 700, limitedBy: text.endIndex) ?? text.endIndex
+                spans.append(start..<end)
+                start = end
+            }
+            spans.append(text.startIndex..<text.startIndex)
+            let streamed = try model.lateChunkVectors(for: text, spans: spans, windowsPerCall: 2)
+            let reference = try model.lateChunkVectorsReference(for: text, spans: spans, windowsPerCall: 2)
+            XCTAssertEqual(streamed.count, reference.count)
+            for (a, b) in zip(streamed, reference) {
+                XCTAssertEqual(a.count, b.count)
+                for (x, y) in zip(a, b) { XCTAssertEqual(x, y, accuracy: 1e-6, "\(repeats) sentences") }
+            }
+            XCTAssertTrue(streamed.dropLast().allSatisfy { abs(VectorMath.norm($0) - 1) < 1e-5 }, "\(repeats) sentences")
+        }
+    }
 }

@@ -143,6 +143,32 @@ final class BertTokenizerTests: XCTestCase {
         }
     }
 
+    func testBlockwiseTokensEqualTheWholeTextReference() throws {
+        // Blocks cut at ASCII whitespace must give exactly the tokens (ids and ranges) of the
+        // whole text, whatever the block size, including marks after spaces, CRLF, literal
+        // special tokens, CJK and over-long words next to a cut.
+        var rng = SeededGenerator(seed: 7)
+        let tokenizer = try tokenizer()
+        let pieces = ["hello", "world", " ", "  ", "\n", "\r\n", "\t", ",", "!", "unaffable", "Cafe\u{301}", " \u{301}a",
+                      "[SEP]", "[sep]", "東京", "ΣΟΣ", "\u{0}", "\u{85}", "\u{A0}", "\u{3000}", String(repeating: "a", count: 120), "é", "👍🏽"]
+        for round in 0..<400 {
+            var text = ""
+            for _ in 0..<Int.random(in: 0...60, using: &rng) { text += pieces.randomElement(using: &rng)! }
+            let reference = tokenizer.referenceContentTokens(of: text)
+            for block in [1, 2, 3, 7, 64, 16_384] {
+                let streamed = Array(tokenizer.contentTokens(of: text, blockScalars: block))
+                XCTAssertEqual(streamed, reference, "round \(round), block \(block): \(text.debugDescription)")
+            }
+        }
+        // tokenize() stops reading once the limit is reached and still reports truncation.
+        let short = try self.tokenizer(maximumLength: 4)
+        let long = String(repeating: "hello world ", count: 100_000)
+        let t = short.tokenize(long)
+        XCTAssertEqual(texts(t), ["[CLS]", "hello", "world", "[SEP]"])
+        XCTAssertTrue(t.isTruncated)
+        XCTAssertFalse(short.tokenize("hello world").isTruncated)
+    }
+
     func testSHA256KnownAnswers() {
         XCTAssertEqual(SHA256.hex(of: Array("".utf8)), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
         XCTAssertEqual(SHA256.hex(of: Array("abc".utf8)), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
