@@ -1,7 +1,9 @@
 import Foundation
 
 // libFuzzer target: arbitrary bytes (decoded as UTF-8 with repair) through the BERT tokenizer.
-// Checks: no crash, at most `maximumLength` tokens, every range inside the string, [CLS] first.
+// Checks: no crash, at most `maximumLength` tokens, every range inside the string, [CLS] first,
+// and the block-wise token stream (tiny blocks, so every whitespace is a cut) equal to the
+// whole-text reference.
 let fuzzTokenizer: BertTokenizer = {
     if let path = ProcessInfo.processInfo.environment["FUZZ_VOCAB"], let vocabulary = try? Vocabulary(contentsOf: URL(fileURLWithPath: path)),
        let tokenizer = try? BertTokenizer(vocabulary: vocabulary, maximumLength: 64) {
@@ -22,5 +24,9 @@ public func fuzzTokenizerInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CIn
         precondition(token.range.lowerBound <= token.range.upperBound)
     }
     _ = tokens.scalarOffsets
+    let reference = fuzzTokenizer.referenceContentTokens(of: text)
+    precondition(Array(fuzzTokenizer.contentTokens(of: text, blockScalars: 1)) == reference)
+    precondition(Array(fuzzTokenizer.contentTokens(of: text, blockScalars: 5)) == reference)
+    precondition(Array(tokens.tokens.dropFirst().dropLast()) == Array(reference.prefix(62)))
     return 0
 }

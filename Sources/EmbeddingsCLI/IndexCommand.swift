@@ -40,6 +40,10 @@ struct IndexCommand: Command {
                 throw CLIError.noInput("folder '\(folder.path)' does not exist")
             }
         }
+        // Fail now, not after minutes of embedding, when the index cannot be written there.
+        do { try AtomicFile.checkWritable(output) } catch let error as VectorIndexError {
+            throw CLIError.failure(error.description)
+        }
         let embedding = parsed.flags.contains("lexical-only") ? nil : try ModelOption.load(parsed)
         let store = EmbeddingStore(embedding: embedding, lateChunking: parsed.flags.contains("late-chunking"))
         if FileManager.default.fileExists(atPath: output.path) {

@@ -56,4 +56,7 @@ func runMain() -> Int32 {
 }
 
 signal(SIGPIPE, SIG_IGN)
+// A file-size limit (ulimit -f) makes writes fail with EFBIG, reported as an error, instead of
+// killing the process mid-save.
+signal(SIGXFSZ, SIG_IGN)
 exit(runMain())

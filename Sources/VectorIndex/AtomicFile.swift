@@ -9,14 +9,16 @@ import Darwin
 
 /// Crash-safe file replacement: write a temporary file beside the target, flush it to disk,
 /// rename it over the target, then flush the folder. A reader (or a crash) sees the complete old
-/// file or the complete new one. On failure the temporary file is removed and the old one kept.
+/// file or the complete new one. On failure the temporary file is removed and the old one kept;
+/// temporary files of saves killed outright (their process is gone) are removed by the next save.
 public enum AtomicFile {
     /// Writes the bytes that `produce` hands to its sink to `url`, atomically.
     /// - Throws: `VectorIndexError.io` naming the failed operation, or what `produce` throws.
     public static func write(to url: URL, _ produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
         let path = url.path
         let folder = url.deletingLastPathComponent().path
-        let temporary = folder + "/." + url.lastPathComponent + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        removeStaleTemporaries(of: url)
+        let temporary = folder + "/" + temporaryPrefix(of: url) + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL, 0o644)
         guard fd >= 0 else { throw VectorIndexError.io(path: path, operation: "create temporary file", message: MappedFile.lastError()) }
         var closed = false
@@ -49,6 +51,36 @@ public enum AtomicFile {
         if dirFD >= 0 {
             _ = fsync(dirFD)
             close(dirFD)
+        }
+    }
+}
+
+extension AtomicFile {
+    /// Checks, before any long work, that a file can be created beside `url` (the folder exists
+    /// and is writable), by creating and removing an empty temporary file there.
+    /// - Throws: `VectorIndexError.io` with operation "create temporary file".
+    public static func checkWritable(_ url: URL) throws {
+        let folder = url.deletingLastPathComponent().path
+        let probe = folder + "/" + temporaryPrefix(of: url) + "\(getpid())-probe"
+        let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0o644)
+        guard fd >= 0 else { throw VectorIndexError.io(path: url.path, operation: "create temporary file", message: MappedFile.lastError()) }
+        close(fd)
+        unlink(probe)
+    }
+
+    static func temporaryPrefix(of url: URL) -> String { "." + url.lastPathComponent + ".tmp-" }
+
+    /// Removes temporary files beside `url` left by saves whose process no longer exists (a save
+    /// killed by SIGKILL or a power cut cannot clean up after itself). Files of live processes,
+    /// this one included, are left alone.
+    static func removeStaleTemporaries(of url: URL) {
+        let folder = url.deletingLastPathComponent()
+        let prefix = temporaryPrefix(of: url)
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return }
+        for name in names where name.hasPrefix(prefix) {
+            let rest = name.dropFirst(prefix.count)
+            guard let dash = rest.firstIndex(of: "-"), let pid = pid_t(rest[..<dash]), pid > 0, pid != getpid() else { continue }
+            if kill(pid, 0) != 0, errno == ESRCH { unlink(folder.appendingPathComponent(name).path) }
         }
     }
 }

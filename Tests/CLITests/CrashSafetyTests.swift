@@ -65,6 +65,94 @@ final class CrashSafetyTests: XCTestCase {
         }
         print("crash safety: \(killed) saves killed, \(completed) completed; every file read back whole")
         XCTAssertGreaterThan(killed, 5)
+        // Killed saves leave their temporary files; the next save removes them.
+        let last = try build(small)
+        last.waitUntilExit()
+        XCTAssertEqual(last.terminationStatus, 0)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains(".tmp-") }
+        XCTAssertEqual(leftovers, [], "temporary files of killed saves are cleaned up")
+    }
+
+    /// A save that fails (no space, file-size limit, no permission) is one `error:` line and exit
+    /// code 1, and the previous index stays byte for byte what it was.
+    func testFailedSavesKeepThePreviousIndex() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("failing-saves-\(UUID())")
+        let small = folder.appendingPathComponent("small"), large = folder.appendingPathComponent("large")
+        let target = folder.appendingPathComponent("target")
+        for dir in [small, large, target] { try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true) }
+        defer {
+            chmod(target.path, 0o755)
+            try? FileManager.default.removeItem(at: folder)
+        }
+        try Data("# Small\n\nOne page.\n".utf8).write(to: small.appendingPathComponent("a.md"))
+        let lessons = TestModel.fixtures.appendingPathComponent("corpus/swift-lessons")
+        for name in try FileManager.default.contentsOfDirectory(atPath: lessons.path) {
+            try FileManager.default.copyItem(at: lessons.appendingPathComponent(name), to: large.appendingPathComponent(name))
+        }
+        let old = folder.appendingPathComponent("old.index")
+        var r = try shell("exec \"$0\" index \"$1\" --out \"$2\" --lexical-only", [CLITests.executable.path, small.path, old.path])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let oldBytes = try Data(contentsOf: old)
+
+        func checkFailure(_ r: CLITests.Run, mentions: String, _ scenario: String) {
+            XCTAssertTrue(r.stdout.contains("status=1"), "\(scenario): \(r.stdout) \(r.stderr)")
+            let errors = r.stderr.split(separator: "\n").filter { $0.hasPrefix("error: ") }
+            XCTAssertEqual(errors.count, 1, "\(scenario): \(r.stderr)")
+            XCTAssertTrue(errors.first?.contains(mentions) ?? false, "\(scenario): \(r.stderr)")
+            XCTAssertTrue(r.stdout.contains("intact"), "\(scenario): previous index changed: \(r.stdout)")
+            XCTAssertFalse(r.stdout.contains(".tmp-"), "\(scenario): temporary file left: \(r.stdout)")
+        }
+
+        // 1. File-size limit (ulimit -f, 512-byte blocks in sh): writes fail with EFBIG.
+        let limited = target.appendingPathComponent("limited.index")
+        try oldBytes.write(to: limited)
+        r = try shell("""
+            ulimit -f 200
+            "$0" index "$1" --out "$2" --lexical-only; echo "status=$?"
+            cmp -s "$2" "$3" && echo intact; ls -a "$(dirname "$2")"
+            """, [CLITests.executable.path, large.path, limited.path, old.path])
+        checkFailure(r, mentions: "File too large", "file-size limit")
+
+        // 2. No space: a 256 KiB tmpfs in a private mount namespace holds the old index; the new one does not fit.
+        r = try shell("""
+            mount -t tmpfs -o size=256k tmpfs "$4" || { echo nomount; exit 0; }
+            cp "$3" "$4/corpus.index"
+            "$0" index "$1" --out "$4/corpus.index" --lexical-only; echo "status=$?"
+            cmp -s "$4/corpus.index" "$3" && echo intact; ls -a "$4"
+            """, [CLITests.executable.path, large.path, "", old.path, target.path], namespace: true)
+        if r.stdout.contains("nomount") || r.status != 0 {
+            print("no-space scenario skipped: cannot mount a tmpfs in a user namespace here (\(r.stderr))")
+        } else {
+            checkFailure(r, mentions: "No space left on device", "no space")
+        }
+
+        // 3. No permission: the folder is not writable by the user saving (root ignores modes,
+        // so as root the save runs as nobody through setpriv).
+        let denied = target.appendingPathComponent("denied.index")
+        try oldBytes.write(to: denied)
+        chmod(target.path, 0o555)
+        let asNobody = getuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : ""
+        r = try shell("""
+            \(asNobody)"$0" index "$1" --out "$2" --lexical-only; echo "status=$?"
+            cmp -s "$2" "$3" && echo intact; ls -a "$(dirname "$2")"
+            """, [CLITests.executable.path, small.path, denied.path, old.path])
+        checkFailure(r, mentions: "Permission denied", "no permission")
+        chmod(target.path, 0o755)
+    }
+
+    /// Runs `script` with `sh -c` (arguments as $0, $1, …), optionally inside new user and mount namespaces.
+    private func shell(_ script: String, _ arguments: [String], namespace: Bool = false) throws -> CLITests.Run {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: namespace ? "/usr/bin/unshare" : "/bin/sh")
+        process.arguments = (namespace ? ["-Urm", "/bin/sh"] : []) + ["-c", script] + arguments
+        let stdout = Pipe(), stderr = Pipe()
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        let out = stdout.fileHandleForReading.readDataToEndOfFile()
+        let err = stderr.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return CLITests.Run(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
     }
 }
 
