@@ -16,15 +16,11 @@ extension ContextualEmbedding {
     public func lateChunkVectors(for text: String, spans: [Range<String.Index>], windowsPerCall: Int = 8) throws -> [[Float]] {
         precondition(windowsPerCall > 0, "windowsPerCall must be positive")
         let tokenizer = try self.tokenizer()
-        let d = dimension
-        var sums = [[Float]](repeating: [Float](repeating: 0, count: d), count: spans.count)
-        var counts = [Int](repeating: 0, count: spans.count)
-        guard !spans.isEmpty else { return sums }
+        var pooler = SpanPooler(spans: spans, dimension: dimension)
+        guard !spans.isEmpty else { return pooler.vectors() }
         let width = maximumSequenceLength - 2
         let stride = max(1, width / 2)
         let cls = try vocabularyID(tokenizer.classifierToken), sep = try vocabularyID(tokenizer.separatorToken)
-        let order = spans.indices.sorted { spans[$0].lowerBound < spans[$1].lowerBound }
-        var firstCandidate = 0
 
         // Tokens arrive lazily; `buffer` holds those from position `bufferStart` on, never more
         // than one group of windows (plus one token to tell whether the text goes on).
@@ -42,7 +38,7 @@ extension ContextualEmbedding {
                 if let token = stream.next() { buffer.append(token) } else { exhausted = true }
             }
             let available = bufferStart + buffer.count
-            if available == 0 { return sums }
+            if available == 0 { return pooler.vectors() }
             // With the stream exhausted `available` is the token count: window v exists when it is
             // the first or its predecessor stopped short of the end.
             let windows = group.filter { v in v == w || !exhausted || (v - 1) * stride + width < available }
@@ -57,20 +53,7 @@ extension ContextualEmbedding {
                 let upper = isLast(v) ? available : min(available, start + stride / 2 + stride)
                 matrix.withUnsafeBufferPointer { m in
                     for t in lower..<upper {
-                        let range = buffer[t - bufferStart].range
-                        while firstCandidate < order.count, spans[order[firstCandidate]].upperBound <= range.lowerBound, !spans[order[firstCandidate]].isEmpty {
-                            firstCandidate += 1
-                        }
-                        var s = firstCandidate
-                        while s < order.count, spans[order[s]].lowerBound < range.upperBound {
-                            let span = spans[order[s]]
-                            if span.lowerBound < range.upperBound, range.lowerBound < span.upperBound {
-                                let row = (t - start + 1) * d  // +1 skips [CLS]
-                                for k in 0..<d { sums[order[s]][k] += m[row + k] }
-                                counts[order[s]] += 1
-                            }
-                            s += 1
-                        }
+                        pooler.add(buffer[t - bufferStart].range, matrix: m, row: t - start + 1)  // +1 skips [CLS]
                     }
                 }
             }
@@ -80,9 +63,7 @@ extension ContextualEmbedding {
             buffer.removeFirst(drop)
             bufferStart += drop
         }
-        return zip(sums, counts).map { sum, count in
-            count > 0 ? VectorMath.normalized(sum.map { $0 / Float(count) }) : sum
-        }
+        return pooler.vectors()
     }
 
     /// The reference for `lateChunkVectors(for:spans:windowsPerCall:)`: the same windows and
@@ -92,10 +73,8 @@ extension ContextualEmbedding {
         precondition(windowsPerCall > 0, "windowsPerCall must be positive")
         let tokenizer = try self.tokenizer()
         let tokens = tokenizer.referenceContentTokens(of: text)
-        let d = dimension
-        var sums = [[Float]](repeating: [Float](repeating: 0, count: d), count: spans.count)
-        var counts = [Int](repeating: 0, count: spans.count)
-        guard !tokens.isEmpty, !spans.isEmpty else { return sums }
+        var pooler = SpanPooler(spans: spans, dimension: dimension)
+        guard !tokens.isEmpty, !spans.isEmpty else { return pooler.vectors() }
         let width = maximumSequenceLength - 2
         let stride = max(1, width / 2)
         // Window j covers tokens [j·stride, j·stride + width) and owns the middle of that range.
@@ -106,8 +85,6 @@ extension ContextualEmbedding {
             let upper = j == starts.count - 1 ? tokens.count : starts[j] + stride / 2 + stride
             return lower..<min(upper, tokens.count)
         }
-        let order = spans.indices.sorted { spans[$0].lowerBound < spans[$1].lowerBound }
-        var firstCandidate = 0
         let cls = try vocabularyID(tokenizer.classifierToken), sep = try vocabularyID(tokenizer.separatorToken)
         var j = 0
         while j < starts.count {
@@ -117,28 +94,13 @@ extension ContextualEmbedding {
             for (w, matrix) in zip(group, states) {
                 matrix.withUnsafeBufferPointer { m in
                     for t in owned(w) {
-                        let range = tokens[t].range
-                        while firstCandidate < order.count, spans[order[firstCandidate]].upperBound <= range.lowerBound, !spans[order[firstCandidate]].isEmpty {
-                            firstCandidate += 1
-                        }
-                        var s = firstCandidate
-                        while s < order.count, spans[order[s]].lowerBound < range.upperBound {
-                            let span = spans[order[s]]
-                            if span.lowerBound < range.upperBound, range.lowerBound < span.upperBound {
-                                let row = (t - starts[w] + 1) * d  // +1 skips [CLS]
-                                for k in 0..<d { sums[order[s]][k] += m[row + k] }
-                                counts[order[s]] += 1
-                            }
-                            s += 1
-                        }
+                        pooler.add(tokens[t].range, matrix: m, row: t - starts[w] + 1)  // +1 skips [CLS]
                     }
                 }
             }
             j = group.upperBound
         }
-        return zip(sums, counts).map { sum, count in
-            count > 0 ? VectorMath.normalized(sum.map { $0 / Float(count) }) : sum
-        }
+        return pooler.vectors()
     }
 
     private func vocabularyID(_ token: String) throws -> Int {
@@ -146,5 +108,49 @@ extension ContextualEmbedding {
             throw EmbeddingsError.invalidModel("token \(token) missing from the vocabulary")
         }
         return id
+    }
+}
+
+/// Sums the vectors of the tokens that overlap each span; tokens must arrive in text order.
+private struct SpanPooler {
+    let spans: [Range<String.Index>]
+    let dimension: Int
+    /// Span indices by start position.
+    let order: [Int]
+    /// The first span (in `order`) that a later token can still overlap.
+    var firstCandidate = 0
+    var sums: [[Float]]
+    var counts: [Int]
+
+    init(spans: [Range<String.Index>], dimension: Int) {
+        self.spans = spans
+        self.dimension = dimension
+        order = spans.indices.sorted { spans[$0].lowerBound < spans[$1].lowerBound }
+        sums = [[Float]](repeating: [Float](repeating: 0, count: dimension), count: spans.count)
+        counts = [Int](repeating: 0, count: spans.count)
+    }
+
+    /// Adds row `row` of the row-major `matrix` to every span that `range` overlaps.
+    mutating func add(_ range: Range<String.Index>, matrix: UnsafeBufferPointer<Float>, row: Int) {
+        while firstCandidate < order.count, spans[order[firstCandidate]].upperBound <= range.lowerBound, !spans[order[firstCandidate]].isEmpty {
+            firstCandidate += 1
+        }
+        var s = firstCandidate
+        while s < order.count, spans[order[s]].lowerBound < range.upperBound {
+            let span = spans[order[s]]
+            if span.lowerBound < range.upperBound, range.lowerBound < span.upperBound {
+                let base = row * dimension
+                for k in 0..<dimension { sums[order[s]][k] += matrix[base + k] }
+                counts[order[s]] += 1
+            }
+            s += 1
+        }
+    }
+
+    /// Each span's mean token vector scaled to unit length; zero for a span no token overlapped.
+    func vectors() -> [[Float]] {
+        zip(sums, counts).map { sum, count in
+            count > 0 ? VectorMath.normalized(sum.map { $0 / Float(count) }) : sum
+        }
     }
 }

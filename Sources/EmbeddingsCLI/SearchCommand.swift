@@ -29,7 +29,7 @@ struct SearchCommand: Command {
     static let options: [(String, String)] = [
         ("--index <file>", "An index file written by 'embeddings index'."),
         ("--k <n>", "How many chunks to retrieve (default 4)."),
-        ("--mode <mode>", "hybrid (default), lexical or semantic."),
+        ("--mode <mode>", "hybrid (default), lexical or semantic. Hybrid returns nothing for a question no chunk resembles."),
         ("--budget <chars>", "Characters of chunk text allowed in the context (default 1400)."),
         ("--json", "Print {\"query\", \"hits\": [...], \"context\"} as JSON."),
         ModelOption.help,

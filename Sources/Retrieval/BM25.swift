@@ -18,10 +18,15 @@ public struct BM25: Codable, Sendable {
 
     /// Indexes already-analyzed documents.
     public init(documents: [[String]], k1: Double = 1.2, b: Double = 0.75) {
+        self.init(termCounts: documents.map { terms in terms.reduce(into: [:]) { $0[$1, default: 0] += 1 } }, k1: k1, b: b)
+    }
+
+    /// Indexes documents given as term → count tables.
+    init(termCounts: [[String: Int]], k1: Double, b: Double) {
         self.k1 = k1
         self.b = b
-        termCounts = documents.map { terms in terms.reduce(into: [:]) { $0[$1, default: 0] += 1 } }
-        lengths = documents.map(\.count)
+        self.termCounts = termCounts
+        lengths = termCounts.map { $0.values.reduce(0, +) }
         var df = [String: Int]()
         var postings = [String: [Int]]()
         for (d, counts) in termCounts.enumerated() {
@@ -75,5 +80,85 @@ public struct BM25: Codable, Sendable {
             total += idf(term) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * Double(lengths[d]) / average))
         }
         return total
+    }
+}
+
+extension BM25 {
+    private enum CodingKeys: String, CodingKey {
+        case k1, b, terms, counts
+        // The first format (kept readable): every table spelled out as JSON.
+        case termCounts, lengths, documentFrequency, postings
+    }
+
+    /// Stored compactly: the sorted distinct terms, and one binary table (base64 in JSON) of
+    /// little-endian `UInt32`s holding, per document, its number of distinct terms followed by
+    /// (term number, count) pairs in term order. Lengths, document frequencies and postings are
+    /// rebuilt on load. A JSON object per document made saving 100,000 chunks several times
+    /// slower and hundreds of MB heavier (Docs/Reliability.md).
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(k1, forKey: .k1)
+        try c.encode(b, forKey: .b)
+        let terms = documentFrequency.keys.sorted()
+        let number = Dictionary(uniqueKeysWithValues: terms.enumerated().map { ($0.element, UInt32($0.offset)) })
+        var table = [UInt32]()
+        table.reserveCapacity(termCounts.count + 2 * termCounts.reduce(0) { $0 + $1.count })
+        for counts in termCounts {
+            table.append(UInt32(counts.count))
+            for (term, count) in counts.map({ (number[$0.key]!, $0.value) }).sorted(by: { $0.0 < $1.0 }) {
+                table.append(term)
+                table.append(UInt32(clamping: count))
+            }
+        }
+        try c.encode(terms, forKey: .terms)
+        try c.encode(table.map(\.littleEndian).withUnsafeBufferPointer { Data(buffer: $0) }, forKey: .counts)
+    }
+
+    /// Reads either format.
+    /// - Throws: `DecodingError.dataCorrupted` when the tables are inconsistent.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let k1 = try c.decode(Double.self, forKey: .k1), b = try c.decode(Double.self, forKey: .b)
+        if c.contains(.termCounts) {
+            let termCounts = try c.decode([[String: Int]].self, forKey: .termCounts)
+            guard termCounts.allSatisfy({ $0.values.allSatisfy { $0 > 0 } }) else {
+                throw DecodingError.dataCorruptedError(forKey: .termCounts, in: c, debugDescription: "BM25 counts must be positive")
+            }
+            self.init(termCounts: termCounts, k1: k1, b: b)
+            return
+        }
+        let terms = try c.decode([String].self, forKey: .terms)
+        let data = try c.decode(Data.self, forKey: .counts)
+        func corrupt(_ why: String) -> DecodingError {
+            DecodingError.dataCorruptedError(forKey: .counts, in: c, debugDescription: "BM25 table: \(why)")
+        }
+        guard data.count % 4 == 0 else { throw corrupt("length \(data.count) is not a multiple of 4") }
+        let table = data.littleEndianWords()
+        var termCounts = [[String: Int]]()
+        var i = 0
+        while i < table.count {
+            let n = Int(table[i])
+            i += 1
+            guard n <= (table.count - i) / 2 else { throw corrupt("document \(termCounts.count) runs past the end") }
+            var counts = [String: Int](minimumCapacity: n)
+            for _ in 0..<n {
+                let term = Int(table[i]), count = Int(table[i + 1])
+                i += 2
+                guard term < terms.count, count > 0, counts.updateValue(count, forKey: terms[term]) == nil else {
+                    throw corrupt("bad entry in document \(termCounts.count)")
+                }
+            }
+            termCounts.append(counts)
+        }
+        self.init(termCounts: termCounts, k1: k1, b: b)
+    }
+}
+
+private extension Data {
+    /// The bytes read as little-endian `UInt32`s (trailing bytes short of a word are ignored).
+    func littleEndianWords() -> [UInt32] {
+        var words = [UInt32](repeating: 0, count: count / 4)
+        _ = words.withUnsafeMutableBytes { copyBytes(to: $0) }
+        return words.map { UInt32(littleEndian: $0) }
     }
 }

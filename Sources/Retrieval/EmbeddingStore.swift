@@ -169,7 +169,13 @@ public actor EmbeddingStore {
         contentHashes = newHashes
         bm25 = BM25(documents: newChunks.map { analyzer.terms($0.text) })
         if let embedding, let fingerprint {
-            let flat = vectors.flatMap { $0 ?? [Float](repeating: 0, count: embedding.dimension) }
+            // Move the vectors into one buffer, freeing each as it is copied (peak: one copy).
+            var flat = [Float]()
+            flat.reserveCapacity(vectors.count * embedding.dimension)
+            for i in vectors.indices {
+                flat += vectors[i] ?? [Float](repeating: 0, count: embedding.dimension)
+                vectors[i] = nil
+            }
             index = try FlatIndex(dimension: embedding.dimension, ids: newChunks.map(\.id), rowMajorVectors: flat)
             storedFingerprint = fingerprint
         }

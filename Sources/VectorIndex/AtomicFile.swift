@@ -21,6 +21,8 @@ public enum AtomicFile {
         let temporary = folder + "/" + temporaryPrefix(of: url) + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL, 0o644)
         guard fd >= 0 else { throw VectorIndexError.io(path: path, operation: "create temporary file", message: MappedFile.lastError()) }
+        // Held until the file is closed (or the process dies): marks the file as a live save.
+        _ = flock(fd, LOCK_EX | LOCK_NB)
         var closed = false
         var renamed = false
         defer {
@@ -61,7 +63,7 @@ extension AtomicFile {
     /// - Throws: `VectorIndexError.io` with operation "create temporary file".
     public static func checkWritable(_ url: URL) throws {
         let folder = url.deletingLastPathComponent().path
-        let probe = folder + "/" + temporaryPrefix(of: url) + "\(getpid())-probe"
+        let probe = folder + "/" + temporaryPrefix(of: url) + "\(getpid())-probe-\(UInt32.random(in: 0...UInt32.max))"
         let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0o644)
         guard fd >= 0 else { throw VectorIndexError.io(path: url.path, operation: "create temporary file", message: MappedFile.lastError()) }
         close(fd)
@@ -70,17 +72,30 @@ extension AtomicFile {
 
     static func temporaryPrefix(of url: URL) -> String { "." + url.lastPathComponent + ".tmp-" }
 
-    /// Removes temporary files beside `url` left by saves whose process no longer exists (a save
-    /// killed by SIGKILL or a power cut cannot clean up after itself). Files of live processes,
-    /// this one included, are left alone.
+    /// Removes temporary files beside `url` left by saves that died (SIGKILL, power loss): files
+    /// that no process holds a lock on and that were last written over 2 seconds ago. A live
+    /// save holds an exclusive `flock` on its temporary file from creation to rename, so it is
+    /// never removed, whatever process, PID namespace or host it runs in (as far as the file
+    /// system supports `flock`).
     static func removeStaleTemporaries(of url: URL) {
         let folder = url.deletingLastPathComponent()
         let prefix = temporaryPrefix(of: url)
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return }
+        let now = time(nil)
         for name in names where name.hasPrefix(prefix) {
-            let rest = name.dropFirst(prefix.count)
-            guard let dash = rest.firstIndex(of: "-"), let pid = pid_t(rest[..<dash]), pid > 0, pid != getpid() else { continue }
-            if kill(pid, 0) != 0, errno == ESRCH { unlink(folder.appendingPathComponent(name).path) }
+            let path = folder.appendingPathComponent(name).path
+            let fd = open(path, O_RDONLY | O_NOFOLLOW)
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
+            var info = stat()
+            guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
+            #if canImport(Darwin)
+            let modified = info.st_mtimespec.tv_sec
+            #else
+            let modified = info.st_mtim.tv_sec
+            #endif
+            guard now - modified > 2 else { continue }
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 { unlink(path) }
         }
     }
 }

@@ -29,6 +29,8 @@ public struct BertTokenizer: Sendable {
     private let specialScalars: [(text: String, scalars: [Unicode.Scalar], id: Int)]
     private let classifierID: Int
     private let separatorID: Int
+    /// ASCII scalars after which a text may be cut into blocks (see `contentTokens(of:)`).
+    private let blockBoundary: [Bool]
     /// A short hex fingerprint of the vocabulary and settings, so index files can tell tokenizers apart.
     public let fingerprint: String
 
@@ -53,6 +55,15 @@ public struct BertTokenizer: Sendable {
         self.specialScalars = specialTokens.map { ($0, Array($0.unicodeScalars), vocabulary.id(for: $0)!) }
         self.classifierID = vocabulary.id(for: classifierToken)!
         self.separatorID = vocabulary.id(for: separatorToken)!
+        // White space and ASCII punctuation always end a word, before and after normalization;
+        // a scalar that occurs in a special token is excluded so no literal match is cut.
+        let inSpecialTokens = Set(specials.flatMap { $0.unicodeScalars.map(\.value) })
+        self.blockBoundary = (0..<128).map { (value: UInt32) in
+            let ascii = Unicode.Scalar(UInt8(value))
+            let boundary = ascii == " " || ascii == "\n" || ascii == "\t" || ascii == "\r"
+                || (33...47).contains(value) || (58...64).contains(value) || (91...96).contains(value) || (123...126).contains(value)
+            return boundary && !inSpecialTokens.contains(value)
+        }
         var bytes = [UInt8]()
         for token in vocabulary.tokens { bytes += Array(token.utf8) + [10] }
         let strip = normalizer.stripAccents.map { $0 ? "true" : "false" } ?? "default"
@@ -122,14 +133,15 @@ public struct BertTokenizer: Sendable {
 
     /// The tokens of `text` without `[CLS]`/`[SEP]` and without truncation, produced lazily.
     ///
-    /// The text is read in blocks of about `blockScalars` Unicode scalars, each ending at an ASCII
-    /// space, tab, CR or LF. No token can straddle such a cut: whitespace stays whitespace through
-    /// normalization and always separates words, and (checked at initialization) no special token
-    /// contains it. So the tokens are exactly those of the whole text, while memory stays
-    /// proportional to one block. A run of more than `blockScalars` scalars without whitespace is
-    /// read as one longer block.
+    /// The text is read in blocks of about `blockScalars` Unicode scalars, each ending just after
+    /// an ASCII space, tab, CR, LF or punctuation character. No token can straddle such a cut:
+    /// these scalars pass through normalization unchanged (white space as white space) and always
+    /// end a word in pre-tokenization, and scalars that occur in a special token (`[`, `]`) are
+    /// never used as cuts. So the tokens are exactly those of the whole text, while memory stays
+    /// proportional to one block. A run of more than `blockScalars` scalars containing none of
+    /// these (CJK prose without spaces, base64) is read as one longer block.
     public func contentTokens(of text: String, blockScalars: Int = 16_384) -> ContentTokens {
-        ContentTokens(tokenizer: self, text: text, blockScalars: specialTokensContainWhitespace ? Int.max : max(1, blockScalars))
+        ContentTokens(tokenizer: self, text: text, blockScalars: max(1, blockScalars))
     }
 
     /// The lazily produced content tokens of one text; see `BertTokenizer.contentTokens(of:blockScalars:)`.
@@ -159,15 +171,6 @@ public struct BertTokenizer: Sendable {
         }
     }
 
-    /// Whether some special token contains ASCII whitespace (then texts are not cut into blocks).
-    private var specialTokensContainWhitespace: Bool {
-        specialScalars.contains { $0.scalars.contains(where: Self.isBlockBoundary) }
-    }
-
-    private static func isBlockBoundary(_ scalar: Unicode.Scalar) -> Bool {
-        scalar == " " || scalar == "\n" || scalar == "\t" || scalar == "\r"
-    }
-
     /// The tokens of the block that starts at `start`: at least `blockScalars` scalars (unless the
     /// text ends first), up to and including the next block boundary. Returns where the block ends.
     private func blockTokens(of text: String, from start: String.Index, blockScalars: Int) -> (tokens: [Token], end: String.Index) {
@@ -180,27 +183,11 @@ public struct BertTokenizer: Sendable {
             indices.append(i)
             scalars.append(scalar)
             i = view.index(after: i)
-            if scalars.count >= blockScalars, Self.isBlockBoundary(scalar) { break }
+            if scalars.count >= blockScalars, scalar.value < 128, blockBoundary[Int(scalar.value)] { break }
         }
         indices.append(i)
 
-        var tokens = [Token]()
-        var segmentStart = 0
-        var position = 0
-        while position <= scalars.count {
-            let special = position < scalars.count ? specialMatch(in: scalars, at: position) : nil
-            if position == scalars.count || special != nil {
-                tokenizeSegment(segmentStart..<position, scalars: scalars, indices: indices) { tokens.append($0) }
-                guard let special else { break }
-                let end = position + special.scalars.count
-                tokens.append(Token(id: special.id, text: special.text, range: indices[position]..<indices[end], isSpecial: false))
-                position = end
-                segmentStart = end
-            } else {
-                position += 1
-            }
-        }
-        return (tokens, i)
+        return (tokens(of: scalars, at: indices), i)
     }
 
     /// The reference: the whole text's scalars, normalized and split at once (the implementation
@@ -216,6 +203,13 @@ public struct BertTokenizer: Sendable {
             i = view.index(after: i)
         }
         indices.append(view.endIndex)
+        return tokens(of: scalars, at: indices)
+    }
+
+    /// The tokens of a run of scalars (`indices[k]` is where scalar k starts in the caller's
+    /// string; one more index marks the end): special tokens matched literally, the stretches
+    /// between them normalized, pre-tokenized and word-pieced.
+    private func tokens(of scalars: [Unicode.Scalar], at indices: [String.Index]) -> [Token] {
         var tokens = [Token]()
         var segmentStart = 0
         var position = 0

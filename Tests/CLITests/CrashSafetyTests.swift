@@ -65,7 +65,8 @@ final class CrashSafetyTests: XCTestCase {
         }
         print("crash safety: \(killed) saves killed, \(completed) completed; every file read back whole")
         XCTAssertGreaterThan(killed, 5)
-        // Killed saves leave their temporary files; the next save removes them.
+        // Killed saves leave their temporary files; the next save removes those over 2 s old.
+        sleep(3)
         let last = try build(small)
         last.waitUntilExit()
         XCTAssertEqual(last.terminationStatus, 0)

@@ -35,6 +35,44 @@ final class LexicalTests: XCTestCase {
         XCTAssertEqual(BM25(documents: []).search(["x"]).count, 0)
     }
 
+    func testBM25StoresCompactlyAndReadsBothFormats() throws {
+        let analyzer = Analyzer()
+        let texts = ["grind french press coffee", "grind v60", "espresso grind grind", "", "tea and café au lait"]
+        let bm25 = BM25(documents: texts.map { analyzer.terms($0) })
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let data = try encoder.encode(bm25)
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [String: Any])
+        XCTAssertEqual(Set(object.keys), ["k1", "b", "terms", "counts"])
+        XCTAssertEqual(try encoder.encode(JSONDecoder().decode(BM25.self, from: data)), data, "deterministic round trip")
+        func sameScores(_ other: BM25) {
+            XCTAssertEqual(other.count, bm25.count)
+            for query in [["grind"], ["french", "press"], ["cafe", "tea"], ["missing"]] {
+                let a = bm25.search(query), b = other.search(query)
+                XCTAssertEqual(a.map(\.document), b.map(\.document))
+                for (x, y) in zip(a, b) { XCTAssertEqual(x.score, y.score, accuracy: 1e-12) }
+            }
+        }
+        sameScores(try JSONDecoder().decode(BM25.self, from: data))
+        // The first format (every table as JSON), as session-1 index files hold it.
+        let counts = texts.map { analyzer.terms($0).reduce(into: [String: Int]()) { $0[$1, default: 0] += 1 } }
+        let old: [String: Any] = ["k1": 1.2, "b": 0.75, "termCounts": counts, "lengths": counts.map { $0.values.reduce(0, +) },
+                                  "documentFrequency": [String: Int](), "postings": [String: [Int]]()]
+        sameScores(try JSONDecoder().decode(BM25.self, from: JSONSerialization.data(withJSONObject: old)))
+        // Damaged tables are decoding errors, not crashes.
+        func damaged(_ words: [UInt32], terms: [String] = ["a", "b"]) -> Data {
+            let table = words.map(\.littleEndian).withUnsafeBufferPointer { Data(buffer: $0) }
+            return try! JSONSerialization.data(withJSONObject: ["k1": 1.2, "b": 0.75, "terms": terms, "counts": table.base64EncodedString()])
+        }
+        for bad in [damaged([5, 0, 1]), damaged([1, 2, 1]), damaged([1, 0, 0]), damaged([2, 0, 1, 0, 1]), damaged([UInt32.max])] {
+            XCTAssertThrowsError(try JSONDecoder().decode(BM25.self, from: bad)) { XCTAssertTrue($0 is DecodingError) }
+        }
+        var odd = try XCTUnwrap(JSONSerialization.jsonObject(with: damaged([1, 0, 1])) as? [String: Any])
+        odd["counts"] = Data([1, 2, 3]).base64EncodedString()
+        XCTAssertThrowsError(try JSONDecoder().decode(BM25.self, from: JSONSerialization.data(withJSONObject: odd)))
+        XCTAssertEqual(try JSONDecoder().decode(BM25.self, from: damaged([1, 1, 3, 0])).count, 2, "documents without terms are kept")
+    }
+
     func testRelativeFloorAndNoSharedWordRetrievesNothing() {
         let chunks = (0..<4).map { Chunk(id: "p#s\($0)", source: "p.md", headings: [], title: "p", text: ["grind french press", "grind v60", "grind espresso grind", "tea"][$0]) }
         let analyzer = Analyzer()

@@ -128,5 +128,28 @@ final class IndexFileTests: XCTestCase {
         XCTAssertThrowsError(try IndexFile.write(try makeStored(count: 2), to: folder.appendingPathComponent("no/such/dir.index"))) {
             XCTAssertTrue($0 is VectorIndexError)
         }
+        XCTAssertNoThrow(try AtomicFile.checkWritable(url))
+        XCTAssertThrowsError(try AtomicFile.checkWritable(folder.appendingPathComponent("no/such/dir.index")))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder.path), ["g.index"], "the probe is removed")
+    }
+
+    func testSavesRemoveOnlyTemporariesOfDeadSaves() throws {
+        let url = folder.appendingPathComponent("h.index")
+        let dead = folder.appendingPathComponent(".h.index.tmp-999999-1"), fresh = folder.appendingPathComponent(".h.index.tmp-999999-2")
+        let live = folder.appendingPathComponent(".h.index.tmp-1-3"), other = folder.appendingPathComponent(".other.index.tmp-999999-4")
+        for file in [dead, fresh, live, other] { try Data([1]).write(to: file) }
+        let old = Date(timeIntervalSinceNow: -60)
+        for file in [dead, live, other] { try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: file.path) }
+        // A save in progress (here: this process) holds a lock on its temporary file.
+        let fd = open(live.path, O_RDONLY)
+        XCTAssertEqual(flock(fd, LOCK_EX | LOCK_NB), 0)
+        defer { close(fd) }
+        try IndexFile.write(try makeStored(count: 2), to: url)
+        let left = Set(try FileManager.default.contentsOfDirectory(atPath: folder.path))
+        XCTAssertFalse(left.contains(dead.lastPathComponent), "an old, unlocked temporary is removed")
+        XCTAssertTrue(left.contains(fresh.lastPathComponent), "a temporary written in the last seconds is kept")
+        XCTAssertTrue(left.contains(live.lastPathComponent), "a locked temporary (a live save) is kept")
+        XCTAssertTrue(left.contains(other.lastPathComponent), "another file's temporaries are not touched")
+        XCTAssertTrue(left.contains("h.index"))
     }
 }

@@ -150,16 +150,24 @@ final class BertTokenizerTests: XCTestCase {
         var rng = SeededGenerator(seed: 7)
         let tokenizer = try tokenizer()
         let pieces = ["hello", "world", " ", "  ", "\n", "\r\n", "\t", ",", "!", "unaffable", "Cafe\u{301}", " \u{301}a",
-                      "[SEP]", "[sep]", "東京", "ΣΟΣ", "\u{0}", "\u{85}", "\u{A0}", "\u{3000}", String(repeating: "a", count: 120), "é", "👍🏽"]
+                      "[SEP]", "[sep]", "[", "]", "[SE", "P]", "<m a>", "<m", "a>", "東京", "ΣΟΣ", "\u{0}", "\u{85}", "\u{A0}", "\u{3000}",
+                      String(repeating: "a", count: 120), "é", "👍🏽", ".\u{301}", "a.b", "x==y", "-", "'", "~"]
+        // A special token containing a space and "<": neither may then be a cut.
+        var special = vocabulary.tokens
+        special.append("<m a>")
+        let spaced = try BertTokenizer(vocabulary: Vocabulary(tokens: special), maximumLength: 512, maskToken: "<m a>")
         for round in 0..<400 {
             var text = ""
             for _ in 0..<Int.random(in: 0...60, using: &rng) { text += pieces.randomElement(using: &rng)! }
-            let reference = tokenizer.referenceContentTokens(of: text)
-            for block in [1, 2, 3, 7, 64, 16_384] {
-                let streamed = Array(tokenizer.contentTokens(of: text, blockScalars: block))
-                XCTAssertEqual(streamed, reference, "round \(round), block \(block): \(text.debugDescription)")
+            for t in [tokenizer, spaced] {
+                let reference = t.referenceContentTokens(of: text)
+                for block in [1, 2, 3, 7, 64, 16_384] {
+                    let streamed = Array(t.contentTokens(of: text, blockScalars: block))
+                    XCTAssertEqual(streamed, reference, "round \(round), block \(block): \(text.debugDescription)")
+                }
             }
         }
+        XCTAssertTrue(spaced.referenceContentTokens(of: "x <m a> y").contains { $0.text == "<m a>" })
         // tokenize() stops reading once the limit is reached and still reports truncation.
         let short = try self.tokenizer(maximumLength: 4)
         let long = String(repeating: "hello world ", count: 100_000)
