@@ -11,6 +11,6 @@ which="${1:-all}"
 for sanitizer in address thread; do
   if [ "$which" != all ] && [ "$which" != "$sanitizer" ]; then continue; fi
   echo "== swift test --sanitize=$sanitizer"
-  TSAN_OPTIONS="halt_on_error=1" ASAN_OPTIONS="detect_leaks=0" \
+  CE_SANITIZER="$sanitizer" TSAN_OPTIONS="halt_on_error=1" ASAN_OPTIONS="detect_leaks=0" \
     swift test -c release --sanitize="$sanitizer" --build-path ".build/sanitize-$sanitizer" --skip EvaluationTests
 done

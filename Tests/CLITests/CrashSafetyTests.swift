@@ -104,15 +104,21 @@ final class CrashSafetyTests: XCTestCase {
             XCTAssertFalse(r.stdout.contains(".tmp-"), "\(scenario): temporary file left: \(r.stdout)")
         }
 
-        // 1. File-size limit (ulimit -f, 512-byte blocks in sh): writes fail with EFBIG.
-        let limited = target.appendingPathComponent("limited.index")
-        try oldBytes.write(to: limited)
-        r = try shell("""
-            ulimit -f 200
-            "$0" index "$1" --out "$2" --lexical-only; echo "status=$?"
-            cmp -s "$2" "$3" && echo intact; ls -a "$(dirname "$2")"
-            """, [CLITests.executable.path, large.path, limited.path, old.path])
-        checkFailure(r, mentions: "File too large", "file-size limit")
+        // 1. File-size limit (ulimit -f, 512-byte blocks in sh): writes fail with EFBIG. Skipped
+        // under ThreadSanitizer, whose runtime dies of SIGBUS under such a limit before the
+        // command does anything (scripts/sanitizers.sh sets CE_SANITIZER).
+        if ProcessInfo.processInfo.environment["CE_SANITIZER"] == "thread" {
+            print("file-size-limit scenario skipped under ThreadSanitizer")
+        } else {
+            let limited = target.appendingPathComponent("limited.index")
+            try oldBytes.write(to: limited)
+            r = try shell("""
+                ulimit -f 200
+                "$0" index "$1" --out "$2" --lexical-only; echo "status=$?"
+                cmp -s "$2" "$3" && echo intact; ls -a "$(dirname "$2")"
+                """, [CLITests.executable.path, large.path, limited.path, old.path])
+            checkFailure(r, mentions: "File too large", "file-size limit")
+        }
 
         // 2. No space: a 256 KiB tmpfs in a private mount namespace holds the old index; the new one does not fit.
         r = try shell("""
