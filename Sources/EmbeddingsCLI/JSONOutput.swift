@@ -29,20 +29,15 @@ struct JSONWriter {
         text += x.isFinite ? "\(x)" : "null"
     }
 
-    mutating func floats(_ xs: [Float]) {
-        text += "["
-        for (i, x) in xs.enumerated() {
-            if i > 0 { text += "," }
-            float(x)
-        }
-        text += "]"
-    }
+    mutating func floats(_ xs: [Float]) { array(xs) { $0.float($1) } }
 
-    mutating func strings(_ xs: [String]) {
+    mutating func strings(_ xs: [String]) { array(xs) { $0.string($1) } }
+
+    private mutating func array<Element>(_ xs: [Element], _ write: (inout JSONWriter, Element) -> Void) {
         text += "["
         for (i, x) in xs.enumerated() {
             if i > 0 { text += "," }
-            string(x)
+            write(&self, x)
         }
         text += "]"
     }

@@ -11,9 +11,7 @@ public struct BM25: Codable, Sendable {
     private(set) var termCounts: [[String: Int]]
     /// Per document: number of terms.
     private(set) var lengths: [Int]
-    /// term → number of documents containing it.
-    private(set) var documentFrequency: [String: Int]
-    /// term → documents containing it (ascending).
+    /// term → documents containing it (ascending); its count is the term's document frequency.
     private(set) var postings: [String: [Int]]
 
     /// Indexes already-analyzed documents.
@@ -27,16 +25,11 @@ public struct BM25: Codable, Sendable {
         self.b = b
         self.termCounts = termCounts
         lengths = termCounts.map { $0.values.reduce(0, +) }
-        var df = [String: Int]()
         var postings = [String: [Int]]()
         for (d, counts) in termCounts.enumerated() {
-            for term in counts.keys {
-                df[term, default: 0] += 1
-                postings[term, default: []].append(d)
-            }
+            for term in counts.keys { postings[term, default: []].append(d) }  // d ascends: lists stay sorted
         }
-        documentFrequency = df
-        self.postings = postings.mapValues { $0.sorted() }
+        self.postings = postings
     }
 
     /// The number of documents.
@@ -48,7 +41,7 @@ public struct BM25: Codable, Sendable {
 
     /// The inverse document frequency of a term (0 for unknown terms).
     public func idf(_ term: String) -> Double {
-        guard let df = documentFrequency[term] else { return 0 }
+        guard let df = postings[term]?.count else { return 0 }
         return log(1 + (Double(count) - Double(df) + 0.5) / (Double(df) + 0.5))
     }
 
@@ -86,8 +79,9 @@ public struct BM25: Codable, Sendable {
 extension BM25 {
     private enum CodingKeys: String, CodingKey {
         case k1, b, terms, counts
-        // The first format (kept readable): every table spelled out as JSON.
-        case termCounts, lengths, documentFrequency, postings
+        /// The first format (kept readable) spelled every table out as JSON; its term counts
+        /// are all that is needed to rebuild the rest.
+        case termCounts
     }
 
     /// Stored compactly: the sorted distinct terms, and one binary table (base64 in JSON) of
@@ -99,7 +93,7 @@ extension BM25 {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(k1, forKey: .k1)
         try c.encode(b, forKey: .b)
-        let terms = documentFrequency.keys.sorted()
+        let terms = postings.keys.sorted()
         let number = Dictionary(uniqueKeysWithValues: terms.enumerated().map { ($0.element, UInt32($0.offset)) })
         var table = [UInt32]()
         table.reserveCapacity(termCounts.count + 2 * termCounts.reduce(0) { $0 + $1.count })
