@@ -34,7 +34,7 @@ let package = Package(
         .target(name: "VectorIndex", dependencies: ["LinearAlgebra"]),
         .target(name: "Embeddings", dependencies: ["LinearAlgebra", "WordPiece", "Encoder", "Hashing"]),
         .target(name: "Retrieval", dependencies: ["Embeddings", "VectorIndex", "LinearAlgebra", "Hashing"]),
-        .executableTarget(name: "EmbeddingsCLI", dependencies: ["Embeddings", "VectorIndex", "Retrieval"]),
+        .executableTarget(name: "EmbeddingsCLI", dependencies: ["Embeddings", "VectorIndex", "Retrieval", "LinearAlgebra"]),
         .executableTarget(
             name: "EmbeddingsBench",
             dependencies: ["Embeddings", "VectorIndex", "LinearAlgebra", "Retrieval"],

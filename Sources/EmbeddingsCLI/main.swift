@@ -4,7 +4,7 @@ import Foundation
 /// every error as one `error: ` line on standard error.
 let commands: [any Command.Type] = [
     EmbedCommand.self, TokenizeCommand.self, IndexCommand.self, SearchCommand.self, EvalCommand.self,
-    ExportCommand.self, AssetsCommand.self,
+    ExportCommand.self, AssetsCommand.self, InfoCommand.self,
 ]
 
 let overview = """

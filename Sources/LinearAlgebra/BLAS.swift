@@ -8,7 +8,8 @@ import CBLAS
 /// Thin, typed wrappers over the C BLAS routines the package uses.
 ///
 /// All matrices are row-major `Float`. Pointers passed in are only read or written for the
-/// duration of the call. This is the only file in the package that talks to BLAS directly.
+/// duration of the call. This file and BLAS+Core.swift (the kernel check) are the only ones in the
+/// package that talk to BLAS directly; every wrapper runs the kernel check before its first call.
 public enum BLAS {
     /// Whether a matrix operand is used as stored or transposed.
     public enum Transpose: Sendable {
@@ -39,6 +40,7 @@ public enum BLAS {
     ) {
         precondition(m >= 0 && n >= 0 && k >= 0, "gemm: negative dimension")
         guard m > 0, n > 0 else { return }
+        prepare()
         cblas_sgemm(
             CblasRowMajor, transA.cblas, transB.cblas,
             Int32(m), Int32(n), Int32(k), alpha,
@@ -56,6 +58,7 @@ public enum BLAS {
     ) {
         precondition(m >= 0 && n >= 0, "gemv: negative dimension")
         guard m > 0, n > 0 else { return }
+        prepare()
         cblas_sgemv(CblasRowMajor, trans.cblas, Int32(m), Int32(n), alpha, a, Int32(lda), x, 1, beta, y, 1)
     }
 
@@ -63,6 +66,7 @@ public enum BLAS {
 
     public static func dot(_ x: UnsafePointer<Float>, _ y: UnsafePointer<Float>, count: Int) -> Float {
         guard count > 0 else { return 0 }
+        prepare()
         return cblas_sdot(Int32(count), x, 1, y, 1)
     }
 
@@ -70,6 +74,7 @@ public enum BLAS {
 
     public static func norm(_ x: UnsafePointer<Float>, count: Int) -> Float {
         guard count > 0 else { return 0 }
+        prepare()
         return cblas_snrm2(Int32(count), x, 1)
     }
 
@@ -77,6 +82,7 @@ public enum BLAS {
 
     public static func scale(_ x: UnsafeMutablePointer<Float>, count: Int, by alpha: Float) {
         guard count > 0 else { return }
+        prepare()
         cblas_sscal(Int32(count), alpha, x, 1)
     }
 
@@ -86,26 +92,28 @@ public enum BLAS {
             #if canImport(Accelerate)
             return 1
             #else
+            prepare()
             return Int(openblas_get_num_threads())
             #endif
         }
         set {
             precondition(newValue >= 1, "BLAS.threadCount must be at least 1")
             #if !canImport(Accelerate)
+            prepare()
             openblas_set_num_threads(Int32(newValue))
             #endif
         }
     }
 
-    /// A one-line description of the BLAS library in use, for benchmark headers.
+    /// A one-line description of the BLAS library and the core in use, for benchmark headers:
+    /// "OpenBLAS 0.3.21, core Cooperlake (corrected from Prescott)".
     public static var libraryDescription: String {
-        #if canImport(Accelerate)
-        return "Accelerate"
-        #else
-        if let config = openblas_get_config() {
-            return "OpenBLAS " + String(cString: config).trimmingCharacters(in: .whitespaces)
+        let configuration = self.configuration
+        var text = configuration.library + (configuration.version.map { " " + $0 } ?? "")
+        if let core = configuration.coreInUse {
+            text += ", core \(core)"
+            if let atLoad = configuration.coreAtLoad, atLoad.lowercased() != core.lowercased() { text += " (corrected from \(atLoad))" }
         }
-        return "OpenBLAS"
-        #endif
+        return text
     }
 }

@@ -1,0 +1,175 @@
+import Embeddings
+import Foundation
+@_spi(Diagnostics) import LinearAlgebra
+
+/// `embeddings info`: the CPU, the BLAS library and the kernels it runs, and the model.
+struct InfoCommand: Command {
+    static let name = "info"
+    static let abstract = "Show the CPU, the BLAS kernels in use, and the model."
+    static let usage = "info [--model <dir>] [--json] [--try-core <name>]"
+    static let options: [(String, String)] = [
+        ("--model <dir>", "Describe this sentence-transformers folder instead of the default model (nothing is installed)."),
+        ("--json", "Write one JSON object instead of text."),
+        ("--try-core <name>", "Switch OpenBLAS to this core (e.g. Haswell), check sgemm/sgemv/sdot against plain loops, switch back."),
+    ]
+    static let valueOptions: Set<String> = ["model", "try-core"]
+    static let flagOptions: Set<String> = ["json"]
+
+    struct Model: Encodable {
+        var identifier: String
+        var dimension: Int
+        var maximumSequenceLength: Int
+        var pooling: String
+        var normalizes: Bool
+        var languages: [String]
+        var installed: Bool
+        var path: String?
+        var status: String
+
+        enum CodingKeys: String, CodingKey {
+            case identifier, dimension, pooling, normalizes, languages, installed, path, status
+            case maximumSequenceLength = "maximum_sequence_length"
+        }
+    }
+
+    struct Trial: Encodable {
+        var requested: String
+        var reported: String
+        var maxRelativeError: Double
+        var agreed: Bool
+        var restored: String
+
+        enum CodingKeys: String, CodingKey {
+            case requested, reported, agreed, restored
+            case maxRelativeError = "max_relative_error"
+        }
+    }
+
+    struct Document: Encodable {
+        var cpu: CPU
+        var blas: BLASInfo
+        var model: Model
+        var trial: Trial?
+        enum CodingKeys: String, CodingKey { case cpu, blas, model, trial = "core_trial" }
+    }
+
+    struct CPU: Encodable {
+        var modelName: String
+        var vendor: String
+        var architecture: String
+        var family: Int
+        var model: Int
+        var features: [String]
+        var cores: Int
+        enum CodingKeys: String, CodingKey {
+            case vendor, architecture, family, model, features, cores
+            case modelName = "model_name"
+        }
+    }
+
+    struct BLASInfo: Encodable {
+        var library: String
+        var version: String?
+        var build: String
+        var coreAtLoad: String?
+        var coreInUse: String?
+        var corrected: Bool
+        var check: String
+        var canSwitchCores: Bool
+        var shippedCores: [String]
+        var threads: Int
+        enum CodingKeys: String, CodingKey {
+            case library, version, build, corrected, check, threads
+            case coreAtLoad = "core_at_load", coreInUse = "core_in_use", canSwitchCores = "can_switch_cores", shippedCores = "shipped_cores"
+        }
+    }
+
+    let parsed: ParsedArguments
+    let json: Bool
+
+    init(parsed: ParsedArguments) throws {
+        guard parsed.positionals.isEmpty else { throw CLIError.usage("unexpected argument '\(parsed.positionals[0])'") }
+        if let core = parsed.values["try-core"], core.isEmpty { throw CLIError.usage("--try-core needs a core name") }
+        self.parsed = parsed
+        json = parsed.flags.contains("json")
+    }
+
+    func model() throws -> Model {
+        if let path = parsed.values["model"] {
+            let url = try ModelOption.folder(parsed)
+            let embedding: ContextualEmbedding
+            do { embedding = try ContextualEmbedding(contentsOf: url) } catch let error as EmbeddingsError {
+                throw CLIError.data(error.description)
+            }
+            return Model(identifier: embedding.modelIdentifier, dimension: embedding.dimension, maximumSequenceLength: embedding.maximumSequenceLength,
+                         pooling: embedding.poolingStrategy.rawValue, normalizes: embedding.normalizesSentenceVectors,
+                         languages: embedding.languages, installed: true, path: url.standardizedFileURL.path, status: "folder \(path)")
+        }
+        let descriptor = ModelAssets.defaultModel
+        guard let embedding = ContextualEmbedding(modelIdentifier: descriptor.identifier) else { throw CLIError.failure("the default model is unknown") }
+        let status: String
+        switch embedding.availability {
+        case .available: status = "available"
+        case .unavailable(.assetsNotInstalled): status = "not installed (installed on first use, or by `embeddings assets install`)"
+        case .unavailable(.installerMissing): status = "not installed, and python3 is missing to install it"
+        case let .unavailable(.assetsCorrupt(problem)): status = "corrupt (\(problem))"
+        }
+        let path = ModelAssets.locate(descriptor)?.path
+        return Model(identifier: embedding.modelIdentifier, dimension: embedding.dimension, maximumSequenceLength: embedding.maximumSequenceLength,
+                     pooling: embedding.poolingStrategy.rawValue, normalizes: embedding.normalizesSentenceVectors,
+                     languages: embedding.languages, installed: path != nil, path: path, status: status)
+    }
+
+    func run() throws {
+        var trial: Trial? = nil
+        if let core = parsed.values["try-core"] {
+            do {
+                let t = try BLAS.tryCore(core)
+                trial = Trial(requested: t.requested, reported: t.reported, maxRelativeError: t.maxRelativeError, agreed: t.agreed, restored: t.restored)
+            } catch let error as BLAS.CoreError {
+                if case .unknownCore = error { throw CLIError.usage(error.description) }
+                throw CLIError.failure(error.description)
+            }
+        }
+        let configuration = BLAS.configuration
+        let cpu = configuration.cpu
+        let corrected = configuration.coreAtLoad != nil && configuration.coreInUse?.lowercased() != configuration.coreAtLoad?.lowercased()
+        let document = Document(
+            cpu: CPU(modelName: cpu.modelName, vendor: cpu.vendor, architecture: cpu.architecture, family: cpu.family, model: cpu.model,
+                     features: cpu.features.sorted().map(\.rawValue), cores: ProcessInfo.processInfo.activeProcessorCount),
+            blas: BLASInfo(library: configuration.library, version: configuration.version, build: configuration.build,
+                           coreAtLoad: configuration.coreAtLoad, coreInUse: configuration.coreInUse, corrected: corrected,
+                           check: configuration.check, canSwitchCores: configuration.canSwitchCores,
+                           shippedCores: configuration.shippedCores, threads: configuration.threads),
+            model: try model(), trial: trial)
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            Output.standard.write(String(decoding: try encoder.encode(document), as: UTF8.self) + "\n")
+        } else {
+            var lines = [String]()
+            lines.append("cpu:          \(cpu.modelName) (\(cpu.vendor.isEmpty ? cpu.architecture : "\(cpu.vendor) family \(cpu.family) model \(cpu.model)"), \(document.cpu.cores) cores)")
+            lines.append("features:     \(document.cpu.features.isEmpty ? "(none read)" : document.cpu.features.joined(separator: " "))")
+            lines.append("blas:         \(configuration.library)\(configuration.version.map { " " + $0 } ?? "") (\(configuration.build))")
+            lines.append("core:         \(configuration.coreInUse ?? "chosen by the library")\(corrected ? " (corrected from \(configuration.coreAtLoad!))" : "")")
+            lines.append("check:        \(configuration.check)")
+            if configuration.canSwitchCores { lines.append("cores:        \(configuration.shippedCores.joined(separator: " "))") }
+            lines.append("threads:      \(configuration.threads)")
+            let m = document.model
+            lines.append("model:        \(m.identifier)")
+            lines.append("dimension:    \(m.dimension) (maximum \(m.maximumSequenceLength) tokens)")
+            lines.append("pooling:      \(m.pooling)\(m.normalizes ? ", normalized" : "")")
+            lines.append("languages:    \(m.languages.joined(separator: " "))")
+            lines.append("path:         \(m.path ?? "-")")
+            lines.append("status:       \(m.status)")
+            if let trial {
+                lines.append("core trial:   \(trial.requested): reported \(trial.reported), max relative error \(String(format: "%.1e", trial.maxRelativeError)), \(trial.agreed ? "agrees with the reference loops" : "DISAGREES with the reference loops"); back on \(trial.restored)")
+            }
+            Output.standard.write(lines.joined(separator: "\n") + "\n")
+        }
+        if let trial, !trial.agreed {
+            Output.standard.flush()
+            throw CLIError.failure("OpenBLAS core \(trial.requested) gives wrong results on this CPU (relative error \(String(format: "%.1e", trial.maxRelativeError)))")
+        }
+    }
+}
