@@ -29,11 +29,12 @@ struct Machine {
 
     var markdown: String {
         """
-        Machine: \(cpu), \(cores) cores · BLAS: \(blas), \(blasThreads) threads · build: \(build) · \(date)
+        Machine: \(cpu), \(cores) cores · BLAS: \(blas), \(blasThreads) threads · kernel check: \(BLAS.coreCheck.summary) · build: \(build) · \(date)
         """
     }
 
     var dictionary: [String: String] {
-        ["cpu": cpu, "cores": "\(cores)", "blas": blas, "blas_threads": "\(blasThreads)", "build": build, "date": date]
+        ["cpu": cpu, "cores": "\(cores)", "blas": blas, "blas_core": BLAS.coreInUse ?? "", "blas_core_at_load": BLAS.coreCheck.coreAtLoad ?? "",
+         "blas_check": BLAS.coreCheck.summary, "cpu_summary": CPUInfo.current.summary, "blas_threads": "\(blasThreads)", "build": build, "date": date]
     }
 }

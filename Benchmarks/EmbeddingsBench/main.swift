@@ -11,6 +11,7 @@ USAGE: embeddings-bench [--quick] [--json <file>] [--corpus <dir>]
        embeddings-bench sts <file>
        embeddings-bench sweep <corpus-dir> <cases.json>
        embeddings-bench memory [megabytes]
+       embeddings-bench probe sgemm|topk [vectors]|encoder [chunks] [--quick] [--corpus <dir>]
 
 OPTIONS:
   --quick          A reduced run (about a minute) that checks fast and naive results agree.
@@ -20,6 +21,9 @@ OPTIONS:
                    Write the corpus's chunks as JSON Lines {"id", "source", "headings", "text"}
                    and stop (Benchmarks/peers uses this to run the very same texts).
   -h, --help       Show help information.
+
+The probe subcommand runs one measurement and prints it as one JSON line; the full run starts it
+in child processes with OPENBLAS_CORETYPE set, to measure other OpenBLAS cores side by side.
 
 """
 
@@ -73,6 +77,25 @@ if arguments.first == "memory" {
     let embedding = loadModel()
     do { print(try MemoryBench.run(megabytes: megabytes, embedding: embedding)) } catch { fail("\(error)", code: 1) }
     exit(0)
+}
+
+if arguments.first == "probe" {
+    var probeArguments = Array(arguments.dropFirst())
+    let probeQuick = probeArguments.contains("--quick")
+    probeArguments.removeAll { $0 == "--quick" }
+    var probeCorpus = defaultCorpus()
+    if let at = probeArguments.firstIndex(of: "--corpus") {
+        guard at + 1 < probeArguments.count else { fail("--corpus needs a folder", code: 64) }
+        probeCorpus = URL(fileURLWithPath: probeArguments[at + 1])
+        probeArguments.removeSubrange(at...(at + 1))
+    }
+    do {
+        let result = try Probe.main(probeArguments, quick: probeQuick, corpus: probeCorpus)
+        print(String(decoding: try JSONEncoder().encode(result), as: UTF8.self))
+        exit(0)
+    } catch {
+        fail("\(error)", code: 64)
+    }
 }
 
 if arguments.first == "sweep" {
@@ -149,7 +172,11 @@ do {
     let bench = CorpusBench(embedding: embedding, texts: chunks.prefix(count).map(\.text), report: report, quick: quick)
     let (figures, table1) = try bench.run()
     print(table1)
-    print(bench.encoderTable(figures))
+    let kernels = KernelBench(report: report, quick: quick, corpus: corpus)
+    let (peaks, kernelTable) = kernels.peaks()
+    print(bench.encoderTable(figures, peaks: peaks))
+    print(kernelTable)
+    print(try kernels.wrongChoice(encoderAsRun: figures.batched / Double(count), texts: count))
     print(try bench.table2(figures, count: quick ? 2_173 : 21_730))
     let sizes = quick ? [722, 21_730] : [722, 21_730, 100_000, 1_000_000]
     print(try TopKBench(report: report, sizes: sizes).run())
