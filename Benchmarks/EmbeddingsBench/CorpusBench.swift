@@ -139,7 +139,7 @@ struct CorpusBench {
         report.add(t, "comparisons in the sort", Double(comparisons), "")
 
         let ms = { (s: Double) in String(format: "%.2f", s * 1000 / Double(n)) }
-        var out = "### Table 1 — \(n) chunks (seed: 722 chunks on an Apple silicon laptop)\n\n"
+        var out = "### Table 1 — \(n) chunks on \(CPUInfo.current.modelName), OpenBLAS core \(BLAS.coreInUse ?? "?") (seed: 722 chunks on an Apple silicon laptop)\n\n"
         out += table(["Setup", "Calc vectors", "Calc distances", "Sort", "ms/vector", "Seed"], [
             ["(a) re-embedding per comparison (NLEmbedding pattern)", duration(e.oneByOne), duration(perDistanceFast * Double(n), estimated: true),
              duration(perDistanceFast * 2 * Double(comparisons), estimated: true), ms(e.oneByOne), "35 s · 70 s · 1,554 s · 49"],
@@ -206,7 +206,7 @@ struct CorpusBench {
         report.add(t, "full sort", fullSort, "s", estimated: count != 21_730)
         report.add(t, "top-10 heap", heap, "s", estimated: count != 21_730)
         let est = count != 21_730
-        var out = "### Table 2 — 21,730 chunks (the seed's full site)\n\n"
+        var out = "### Table 2 — 21,730 chunks (the seed's full site) on \(CPUInfo.current.modelName)\n\n"
         out += table(["Step", "Naive", "Fast", "Speed-up", "Seed"], [
             ["Embedding (\(texts.count)-chunk sample, extrapolated)", duration(perChunkOne * 21_730, estimated: true) + " one by one",
              duration(perChunkBatched * 21_730, estimated: true) + " batched", String(format: "%.1f×", perChunkOne / perChunkBatched), "158 s (7.3 ms each)"],

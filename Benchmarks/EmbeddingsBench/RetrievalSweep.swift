@@ -1,5 +1,6 @@
 import Embeddings
 import Foundation
+import LinearAlgebra
 import Retrieval
 
 /// `embeddings-bench sweep`: recall@2 and recall@4 of every mode, with and without late chunking,
@@ -13,7 +14,7 @@ enum RetrievalSweep {
 
     static func run(corpus: URL, cases: URL, embedding: ContextualEmbedding) async throws -> String {
         let set = try EvaluationSet(contentsOf: cases)
-        var out = "### Retrieval — \(corpus.lastPathComponent), \(set.cases.count) questions\n\n"
+        var out = "### Retrieval — \(corpus.lastPathComponent), \(set.cases.count) questions, on \(CPUInfo.current.modelName)\n\n"
         var rows = [[String]]()
         var best: (Double, Double, String) = (0, 0, "")
         for late in [false, true] {

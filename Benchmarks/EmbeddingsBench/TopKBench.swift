@@ -85,7 +85,7 @@ struct TopKBench {
             rows.append([n.formatted(), duration(naive) + " (" + ratio(naive) + ")", duration(single) + " (" + ratio(single) + ")",
                          duration(batched) + " (" + ratio(batched) + ")", duration(floor)])
         }
-        var out = "### Table 3 — top-10 over random 384-d unit vectors (time, and ratio to the floor)\n\n"
+        var out = "### Table 3 — top-10 over random 384-d unit vectors on \(CPUInfo.current.modelName), OpenBLAS core \(BLAS.coreInUse ?? "?") (time, and ratio to the floor)\n\n"
         out += table(["Vectors", "Naive loop + sort", "Vectorized scan + heap, 1 query", "Batch of \(batch), per query", "Bandwidth floor"], rows)
         out += "\nFloor = matrix bytes ÷ copy bandwidth (bytes read + written per second by memcpy) measured in this run (\(String(format: "%.1f", bandwidth / 1e9)) GB/s). Below a few MB the matrix sits in cache, so the floor is only meaningful from 100,000 vectors up.\n"
         return out

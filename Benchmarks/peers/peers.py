@@ -26,7 +26,7 @@ def parse_args(argv):
     p.add_argument("--threads", type=int, default=2, help="threads for every library (default 2)")
     p.add_argument("--chunks", action="append", default=[], metavar="N|FILE.jsonl",
                    help="a number: how many chunks to encode (default 722); a path: a JSON Lines file of "
-                        "chunks to use when the embeddings-bench binary is not built (may be given twice)")
+                        "chunks to use instead of the embeddings-bench binary's (may be given twice)")
     p.add_argument("--binary", default=DEFAULT_BINARY, help="embeddings-bench to take the chunks from (default: %(default)s)")
     p.add_argument("--batch-size", type=int, default=16, help="encoder batch size (default 16)")
     p.add_argument("--sizes", default=None, help="comma-separated top-k matrix sizes (default 722,21730,100000,1000000)")
@@ -130,16 +130,16 @@ def cpu_name():
 # ---------------------------------------------------------------- chunks
 
 def load_chunks(args):
-    """The chunk texts embeddings-bench uses: from the binary when it is built, else from --chunks FILE."""
-    if os.path.isfile(args.binary) and os.access(args.binary, os.X_OK):
+    """The chunk texts: from --chunks FILE when given, else from the embeddings-bench binary."""
+    if args.chunks_file:
+        chunks = read_jsonl(args.chunks_file)
+        where = args.chunks_file
+    elif os.path.isfile(args.binary) and os.access(args.binary, os.X_OK):
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "chunks.jsonl")
             subprocess.run([args.binary, "--chunks-out", path], check=True, stderr=subprocess.DEVNULL)
             chunks = read_jsonl(path)
         where = os.path.relpath(args.binary, REPO) + " --chunks-out"
-    elif args.chunks_file:
-        chunks = read_jsonl(args.chunks_file)
-        where = args.chunks_file
     else:
         sys.exit(f"peers.py: {args.binary} is not built; pass --chunks FILE.jsonl "
                  "(written by `embeddings-bench --chunks-out FILE`)")
