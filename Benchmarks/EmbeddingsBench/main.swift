@@ -11,6 +11,8 @@ USAGE: embeddings-bench [--quick] [--json <file>] [--corpus <dir>]
        embeddings-bench sts <file>
        embeddings-bench sweep <corpus-dir> <cases.json>
        embeddings-bench memory [megabytes]
+       embeddings-bench topk [--vectors <n>] [--json <file>]
+       embeddings-bench quantization [--corpus <dir>]...
        embeddings-bench probe sgemm|topk [vectors]|encoder [chunks] [--quick] [--corpus <dir>]
 
 OPTIONS:
@@ -22,6 +24,10 @@ OPTIONS:
                    and stop (Benchmarks/peers uses this to run the very same texts).
   -h, --help       Show help information.
 
+topk runs Table 3 alone (default 1,000,000 vectors) and writes {"rows": [{"vectors", "method",
+"ms_per_query", "recall_at_10"}]} with methods exact, int8, binary and batch32 to --json.
+quantization measures recall@10 of int8 and binary codes with rescoring on real embeddings
+(default corpora: the built-in lessons and, when present, /usr/share/doc/nodejs/api).
 The probe subcommand runs one measurement and prints it as one JSON line; the full run starts it
 in child processes with OPENBLAS_CORETYPE set, to measure other OpenBLAS cores side by side.
 
@@ -95,6 +101,72 @@ if arguments.first == "probe" {
         exit(0)
     } catch {
         fail("\(error)", code: 64)
+    }
+}
+
+if arguments.first == "topk" {
+    var vectors = 1_000_000
+    var topkJSON: String? = nil
+    var j = 1
+    while j < arguments.count {
+        switch arguments[j] {
+        case "--vectors":
+            guard j + 1 < arguments.count, let n = Int(arguments[j + 1].replacingOccurrences(of: "_", with: "")), n > 0, n <= 50_000_000 else {
+                fail("--vectors needs a count from 1 to 50,000,000", code: 64)
+            }
+            vectors = n; j += 1
+        case "--json":
+            guard j + 1 < arguments.count else { fail("--json needs a file", code: 64) }
+            topkJSON = arguments[j + 1]; j += 1
+        default: fail("unknown argument '\(arguments[j])'", code: 64)
+        }
+        j += 1
+    }
+    let machine = Machine.current()
+    print("## embeddings-bench topk\n\n\(machine.markdown)\n")
+    do {
+        var figures = [TopKBench.Figure]()
+        resetPeakResident()
+        print(try TopKBench(report: Report(), sizes: [vectors]).run(figures: &figures))
+        print("Peak resident memory: \(String(format: "%.0f", Double(peakResidentBytes()) / 1_048_576)) MiB (floats \(String(format: "%.0f", Double(vectors * 384 * 4) / 1_048_576)) MiB, int8 codes \(String(format: "%.0f", Double(vectors * 384) / 1_048_576)) MiB, binary codes \(String(format: "%.0f", Double(vectors * 48) / 1_048_576)) MiB).")
+        if let topkJSON {
+            struct Document: Encodable {
+                var machine: [String: String]
+                var rows: [TopKBench.Figure]
+            }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            try encoder.encode(Document(machine: machine.dictionary, rows: figures)).write(to: URL(fileURLWithPath: topkJSON))
+        }
+        exit(0)
+    } catch {
+        fail("\(error)", code: 1)
+    }
+}
+
+if arguments.first == "quantization" {
+    var corpora = [URL]()
+    var j = 1
+    while j < arguments.count {
+        guard arguments[j] == "--corpus", j + 1 < arguments.count else { fail("usage: embeddings-bench quantization [--corpus <dir>]...", code: 64) }
+        corpora.append(URL(fileURLWithPath: arguments[j + 1]))
+        j += 2
+    }
+    var evalSets = [URL]()
+    if corpora.isEmpty {
+        corpora = [defaultCorpus()]
+        if FileManager.default.fileExists(atPath: QuantizationBench.nodeDocs.path) { corpora.append(QuantizationBench.nodeDocs) }
+        let evalFolder = defaultCorpus().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("eval")
+        evalSets = ["swift-lessons.json", "swift-docs.json"].map { evalFolder.appendingPathComponent($0) }
+            .filter { FileManager.default.fileExists(atPath: $0.path) }
+    }
+    let embedding = loadModel()
+    print("## embeddings-bench quantization\n\n\(Machine.current().markdown)\n")
+    do {
+        print(try QuantizationBench.run(corpora: corpora, evalSets: evalSets, embedding: embedding, report: Report()))
+        exit(0)
+    } catch {
+        fail("\(error)", code: 1)
     }
 }
 

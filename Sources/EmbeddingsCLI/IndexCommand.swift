@@ -7,23 +7,38 @@ import VectorIndex
 struct IndexCommand: Command {
     static let name = "index"
     static let abstract = "Chunk every *.md below the folders, embed the chunks and write one index file."
-    static let usage = "index <dir> ... --out <file> [--model <dir>] [--late-chunking] [--lexical-only]"
+    static let usage = "index <dir> ... --out <file> [--model <dir>] [--late-chunking] [--lexical-only] [--codes int8,binary|none]"
     static let arguments: [(String, String)] = [("<dir>", "A folder of Markdown files (several allowed; sources are relative to each).")]
     static let options: [(String, String)] = [
         ("--out <file>", "The index file to write (atomically). An existing one is reused: unchanged chunks are not re-embedded."),
         ModelOption.help,
         ("--late-chunking", "Encode each page once and pool each chunk's own token span (chunks carry page context)."),
         ("--lexical-only", "Skip embeddings: BM25 only (no model needed)."),
+        ("--codes <list>", "Also store int8 and/or binary codes for 'search --precision' (comma-separated, or none; default: as the existing file)."),
     ]
-    static let valueOptions: Set<String> = ["out", "model"]
+    static let valueOptions: Set<String> = ["out", "model", "codes"]
     static let flagOptions: Set<String> = ["late-chunking", "lexical-only"]
 
     let parsed: ParsedArguments
     let folders: [URL]
     let output: URL
+    let codes: Set<SearchPrecision>?
 
     init(parsed: ParsedArguments) throws {
         self.parsed = parsed
+        if let list = parsed.values["codes"] {
+            var set = Set<SearchPrecision>()
+            for name in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where name != "none" {
+                guard let precision = SearchPrecision(rawValue: name), precision != .exact else {
+                    throw CLIError.usage("--codes takes int8, binary or none, got '\(name)'")
+                }
+                set.insert(precision)
+            }
+            if !set.isEmpty, parsed.flags.contains("lexical-only") { throw CLIError.usage("--codes needs embeddings; it cannot go with --lexical-only") }
+            codes = set
+        } else {
+            codes = nil
+        }
         guard !parsed.positionals.isEmpty else { throw CLIError.usage("expected at least one folder to index") }
         guard let out = parsed.values["out"] else { throw CLIError.usage("missing --out <file>") }
         if parsed.flags.contains("lexical-only"), parsed.flags.contains("late-chunking") {
@@ -67,6 +82,7 @@ struct IndexCommand: Command {
         let start = Date()
         let progressBox = ProgressBox(Progress("embedding", total: nil))
         let allPages = pages
+        if let codes { try blockingAwait { await store.keepCodes(codes) } }
         let stats = try blockingAwait {
             try await store.replace(with: allPages) { done, total in progressBox.update(done, total) }
         }

@@ -1,6 +1,7 @@
 import Embeddings
 import Foundation
 import Retrieval
+import VectorIndex
 
 /// Opens an index file with the model that built it (unless lexical).
 enum StoreOption {
@@ -12,8 +13,20 @@ enum StoreOption {
         do { try blockingAwait { try await store.load(from: URL(fileURLWithPath: path)) } } catch {
             throw CLIError.data("\(error)")
         }
+        let precision = try parsed.choice("precision", default: SearchPrecision.exact) ?? .exact
+        let rescore = parsed.values["rescore"] == nil ? nil : try parsed.integer("rescore", default: 1, range: 1...100_000)
+        if rescore != nil, precision == .exact { throw CLIError.usage("--rescore goes with --precision int8 or binary") }
+        if mode != .lexical {
+            try blockingAwait { try await store.setSearchPrecision(precision, rescore: rescore) }
+        }
         return store
     }
+
+    /// The --precision and --rescore help rows.
+    static let precisionHelp: [(String, String)] = [
+        ("--precision <p>", "exact (default), int8 or binary: scan quantized codes (stored by 'index --codes', else built at load), then rescore exactly."),
+        ("--rescore <n>", "Candidates rescored per hit wanted (default: int8 4, binary 10)."),
+    ]
 
     static func mode(_ parsed: ParsedArguments) throws -> RetrievalMode {
         try parsed.choice("mode", default: RetrievalMode.hybrid) ?? .hybrid
@@ -24,7 +37,7 @@ enum StoreOption {
 struct SearchCommand: Command {
     static let name = "search"
     static let abstract = "Search an index file; print the hits and the context for a language model."
-    static let usage = "search --index <file> [--k <n>] [--mode hybrid|lexical|semantic] [--budget <chars>] [--json] <question>"
+    static let usage = "search --index <file> [--k <n>] [--mode hybrid|lexical|semantic] [--precision exact|int8|binary] [--rescore <n>] [--budget <chars>] [--json] <question>"
     static let arguments: [(String, String)] = [("<question>", "The question (words are joined with spaces).")]
     static let options: [(String, String)] = [
         ("--index <file>", "An index file written by 'embeddings index'."),
@@ -32,9 +45,8 @@ struct SearchCommand: Command {
         ("--mode <mode>", "hybrid (default), lexical or semantic. Hybrid returns nothing for a question no chunk resembles."),
         ("--budget <chars>", "Characters of chunk text allowed in the context (default 1400)."),
         ("--json", "Print {\"query\", \"hits\": [...], \"context\"} as JSON."),
-        ModelOption.help,
-    ]
-    static let valueOptions: Set<String> = ["index", "k", "mode", "model", "budget"]
+    ] + StoreOption.precisionHelp + [ModelOption.help]
+    static let valueOptions: Set<String> = ["index", "k", "mode", "model", "budget", "precision", "rescore"]
     static let flagOptions: Set<String> = ["json"]
 
     let parsed: ParsedArguments
@@ -93,15 +105,14 @@ struct SearchCommand: Command {
 struct EvalCommand: Command {
     static let name = "eval"
     static let abstract = "Measure recall@k of an index on questions with expected chunk ids."
-    static let usage = "eval --index <file> <cases.json> [--k <n>] [--mode hybrid|lexical|semantic]"
+    static let usage = "eval --index <file> <cases.json> [--k <n>] [--mode hybrid|lexical|semantic] [--precision exact|int8|binary] [--rescore <n>]"
     static let arguments: [(String, String)] = [("<cases.json>", "{\"cases\": [{\"question\", \"expected\": [id prefixes]}]}")]
     static let options: [(String, String)] = [
         ("--index <file>", "An index file written by 'embeddings index'."),
         ("--k <n>", "Report recall@1…k (default 4)."),
         ("--mode <mode>", "hybrid (default), lexical or semantic."),
-        ModelOption.help,
-    ]
-    static let valueOptions: Set<String> = ["index", "k", "mode", "model"]
+    ] + StoreOption.precisionHelp + [ModelOption.help]
+    static let valueOptions: Set<String> = ["index", "k", "mode", "model", "precision", "rescore"]
     static let flagOptions: Set<String> = []
 
     let parsed: ParsedArguments

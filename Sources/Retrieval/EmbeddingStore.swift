@@ -57,6 +57,12 @@ public actor EmbeddingStore {
     private var bm25 = BM25(documents: [])
     private var index: FlatIndex?
     private var storedFingerprint: IndexFingerprint?
+    /// The quantized codes kept with the vectors (and saved with them); see `keepCodes`.
+    public private(set) var keptCodes: Set<SearchPrecision> = []
+    /// How the semantic side scores the vectors (`exact` by default); see `setSearchPrecision`.
+    public private(set) var searchPrecision: SearchPrecision = .exact
+    /// The rescore factor of int8 and binary searches (nil: the precision's default).
+    public private(set) var rescore: Int?
 
     /// A store embedding with `embedding` (nil: lexical search only).
     public init(embedding: ContextualEmbedding?, lateChunking: Bool = false, chunker: MarkdownChunker = MarkdownChunker(), analyzer: Analyzer = Analyzer()) {
@@ -95,7 +101,27 @@ public actor EmbeddingStore {
         lateChunking = metadata.lateChunking
         settings = metadata.settings
         index = stored.index.count > 0 || stored.fingerprint.dimension > 0 ? stored.index : nil
+        keptCodes = stored.index.precisions.subtracting([.exact])
         storedFingerprint = stored.fingerprint
+    }
+
+    /// Keeps int8 and/or binary codes beside the vectors from now on: built now (int8 ranges
+    /// learned from the current vectors), rebuilt after every update, and saved by `save(to:)`.
+    /// An empty set drops them.
+    public func keepCodes(_ precisions: Set<SearchPrecision>) {
+        keptCodes = precisions.subtracting([.exact])
+        index?.removeCodes()
+        if !keptCodes.isEmpty { index?.buildCodes(keptCodes) }
+    }
+
+    /// Makes the semantic side search through `precision` codes, rescoring `k × rescore`
+    /// candidates exactly. Codes the store does not keep yet are built (and kept).
+    /// - Throws: `RetrievalError.invalidArgument` for a rescore factor below 1.
+    public func setSearchPrecision(_ precision: SearchPrecision, rescore: Int? = nil) throws {
+        if let rescore, rescore < 1 { throw RetrievalError.invalidArgument("rescore factor must be at least 1, got \(rescore)") }
+        searchPrecision = precision
+        self.rescore = rescore
+        if precision != .exact, !keptCodes.contains(precision) { keepCodes(keptCodes.union([precision])) }
     }
 
     /// Writes everything to `url` atomically.
@@ -177,6 +203,7 @@ public actor EmbeddingStore {
                 vectors[i] = nil
             }
             index = try FlatIndex(dimension: embedding.dimension, ids: newChunks.map(\.id), rowMajorVectors: flat)
+            if !keptCodes.isEmpty { index?.buildCodes(keptCodes) }
             storedFingerprint = fingerprint
         }
         return statistics
@@ -247,7 +274,7 @@ public actor EmbeddingStore {
             throw RetrievalError.invalidArgument("semantic search needs vectors: open the store with the model that built it")
         }
         let query = try embedding.sentenceVector(for: question)
-        return try index.search(query, k: count).map { ($0.row, $0.score) }
+        return try index.search(query, k: count, precision: searchPrecision, rescore: rescore).map { ($0.row, $0.score) }
     }
 
     /// Retrieval with precomputed semantic candidates and explicit settings (for sweeps).

@@ -21,6 +21,9 @@ public struct FlatIndex: Sendable {
     public private(set) var ids: [String]
     private var rowForID: [String: Int]
     var storage: VectorStorage
+    /// Quantized codes kept beside the floats, in step with every change (see `buildCodes`).
+    var int8Table: Int8Table?
+    var binaryTable: BinaryTable?
 
     /// The number of vectors.
     public var count: Int { ids.count }
@@ -98,7 +101,10 @@ public struct FlatIndex: Sendable {
         for (id, vector) in items {
             rowForID[id] = ids.count
             ids.append(id)
-            values.append(contentsOf: VectorMath.normalized(vector))
+            let unit = VectorMath.normalized(vector)
+            values.append(contentsOf: unit)
+            int8Table?.append(unit)
+            binaryTable?.append(unit)
         }
         storage = .owned(values)
     }
@@ -112,6 +118,8 @@ public struct FlatIndex: Sendable {
         let unit = VectorMath.normalized(vector)
         values.replaceSubrange((row * dimension)..<((row + 1) * dimension), with: unit)
         storage = .owned(values)
+        int8Table?.replace(row: row, with: unit)
+        binaryTable?.replace(row: row, with: unit)
     }
 
     /// Removes the vector stored under `id`; returns whether it was there.
@@ -122,6 +130,8 @@ public struct FlatIndex: Sendable {
         var values = storage.takeOwned()
         values.removeSubrange((row * dimension)..<((row + 1) * dimension))
         storage = .owned(values)
+        int8Table?.remove(row: row)
+        binaryTable?.remove(row: row)
         ids.remove(at: row)
         for r in row..<ids.count { rowForID[ids[r]] = r }
         return true
@@ -244,7 +254,7 @@ public struct FlatIndex: Sendable {
         try storage.withUnsafeValues(body)
     }
 
-    private func validate(_ vector: [Float], id: String) throws {
+    func validate(_ vector: [Float], id: String) throws {
         guard vector.count == dimension else {
             throw VectorIndexError.dimensionMismatch(expected: dimension, actual: vector.count)
         }

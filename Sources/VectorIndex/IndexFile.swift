@@ -25,11 +25,11 @@ public struct StoredIndex: Sendable {
 
 /// The versioned binary index file.
 ///
-/// Layout (all integers little-endian):
+/// Layout of version 2 (all integers little-endian):
 ///
 ///     0   magic "CEINDEX\0"          8 bytes
-///     8   format version (1)         UInt32
-///     12  reserved (0)               UInt32
+///     8   format version (2)         UInt32
+///     12  codes kept                 UInt32: bit 0 int8, bit 1 int8 per-vector scheme, bit 2 binary
 ///     16  fingerprint JSON length F  UInt64
 ///     24  vector count N             UInt64
 ///     32  dimension D                UInt64
@@ -38,19 +38,83 @@ public struct StoredIndex: Sendable {
 ///     56  vectors offset V           UInt64 (64-byte aligned, ≥ 64 + F + I + M)
 ///     64  fingerprint JSON, then N × (UInt32 length + UTF-8 id), then metadata, zero padding
 ///     V   N × D Float32
-///     end checksum of every byte before it (UInt64), then "CEIXEND\0"
+///     then the codes, each part at a 64-byte boundary (zero padding before it):
+///         int8 per dimension: D Float32 minimum, D Float32 step, then N × D UInt8 codes
+///         int8 per vector:    N × D UInt8 codes, then N Float32 scales
+///         binary:             N × ⌈D/64⌉ UInt64 sign bits
+///     end−24  checksum of every byte except the vectors (UInt64), checksum of the vectors
+///             (UInt64), then "CEIXEND\0"
 ///
+/// Version 1 (no codes; one checksum of every byte before it, then "CEIXEND\0") is still read.
 /// Files are written atomically (temporary file, fsync, rename, fsync of the folder) and read by
-/// memory mapping. Every inconsistency is a typed `VectorIndexError`.
+/// memory mapping. Every inconsistency is a typed `VectorIndexError`. Codes are memory-mapped
+/// too, so with `verification: .skippingVectors` a large index opens and serves int8 or binary
+/// searches reading only the codes and the rows it rescores.
 public enum IndexFile {
     static let magic: [UInt8] = Array("CEINDEX".utf8) + [0]
     static let endMagic: [UInt8] = Array("CEIXEND".utf8) + [0]
     static let headerSize = 64
-    static let trailerSize = 16
-    /// The format version this library writes and reads.
-    public static let version: UInt32 = 1
+    /// The format version this library writes.
+    public static let version: UInt32 = 2
+    /// The versions it reads.
+    public static let readableVersions: ClosedRange<UInt32> = 1...2
+
+    /// How much of a file `read` checks before returning.
+    public enum Verification: Sendable {
+        /// Every checksum, and that every vector is finite (the default).
+        case full
+        /// Everything but the float vectors: they are mapped, not read. For large indexes
+        /// searched through codes; a corrupt vector then goes undetected.
+        case skippingVectors
+    }
+
+    static let int8Flag: UInt32 = 1, perVectorFlag: UInt32 = 2, binaryFlag: UInt32 = 4
+
+    /// Where each code part lies, from the vectors' end, the counts and the flags.
+    struct CodesLayout {
+        var int8Parameters: Range<Int>?
+        var int8Codes: Range<Int>?
+        var int8Scales: Range<Int>?
+        var binaryCodes: Range<Int>?
+        var end: Int
+    }
+
+    static func codesLayout(after vectorsEnd: Int, count: Int, dimension: Int, flags: UInt32) -> CodesLayout? {
+        var cursor = vectorsEnd
+        func take(_ bytes: (Int, Bool)) -> Range<Int>? {
+            guard !bytes.1 else { return nil }
+            let (padded, o1) = cursor.addingReportingOverflow(63)
+            let start = padded / 64 * 64
+            let (end, o2) = start.addingReportingOverflow(bytes.0)
+            guard !o1, !o2 else { return nil }
+            cursor = end
+            return start..<end
+        }
+        var layout = CodesLayout(end: vectorsEnd)
+        if flags & int8Flag != 0 {
+            let codes = count.multipliedReportingOverflow(by: dimension)
+            if flags & perVectorFlag == 0 {
+                guard let parameters = take(dimension.multipliedReportingOverflow(by: 8)), let c = take(codes) else { return nil }
+                layout.int8Parameters = parameters
+                layout.int8Codes = c
+            } else {
+                guard let c = take(codes), let scales = take(count.multipliedReportingOverflow(by: 4)) else { return nil }
+                layout.int8Codes = c
+                layout.int8Scales = scales
+            }
+        }
+        if flags & binaryFlag != 0 {
+            let words = (dimension + 63) / 64
+            let (n, o) = count.multipliedReportingOverflow(by: words)
+            guard let c = take(n.multipliedReportingOverflow(by: 8)), !o else { return nil }
+            layout.binaryCodes = c
+        }
+        layout.end = cursor
+        return layout
+    }
 
     /// Writes `stored` to `url` atomically: readers see the old file or the new one, never a mix.
+    /// The index's int8 and binary codes, when it keeps them, are written too.
     /// - Throws: `VectorIndexError.io` (the previous file, if any, is left untouched).
     public static func write(_ stored: StoredIndex, to url: URL) throws {
         let index = stored.index
@@ -61,6 +125,12 @@ public enum IndexFile {
             withUnsafeBytes(of: UInt32(utf8.count).littleEndian) { ids.append(contentsOf: $0) }
             ids.append(contentsOf: utf8)
         }
+        var flags: UInt32 = 0
+        if let int8 = index.int8Table {
+            flags |= int8Flag
+            if int8.quantizer.scheme == .perVector { flags |= perVectorFlag }
+        }
+        if index.binaryTable != nil { flags |= binaryFlag }
         let unpadded = headerSize + fingerprintJSON.count + ids.count + stored.metadata.count
         let vectorsOffset = (unpadded + 63) / 64 * 64
         var head = [UInt8]()
@@ -70,7 +140,7 @@ public enum IndexFile {
             withUnsafeBytes(of: value.littleEndian) { head.append(contentsOf: $0) }
         }
         append(version)
-        append(UInt32(0))
+        append(flags)
         append(UInt64(fingerprintJSON.count))
         append(UInt64(index.count))
         append(UInt64(index.dimension))
@@ -81,30 +151,57 @@ public enum IndexFile {
         head.append(contentsOf: ids)
         head.append(contentsOf: stored.metadata)
         head.append(contentsOf: [UInt8](repeating: 0, count: vectorsOffset - head.count))
+        let vectorsEnd = vectorsOffset + index.count * index.dimension * 4
+        guard let layout = codesLayout(after: vectorsEnd, count: index.count, dimension: index.dimension, flags: flags) else {
+            throw VectorIndexError.io(path: url.path, operation: "write", message: "index too large to lay out")
+        }
 
         try AtomicFile.write(to: url) { sink in
-            var checksum = Checksum()
-            try head.withUnsafeBytes { bytes in
-                checksum.update(bytes)
+            var outside = Checksum(), inside = Checksum()
+            var written = 0
+            func emit(_ bytes: UnsafeRawBufferPointer, vectors: Bool = false) throws {
+                if vectors { inside.update(bytes) } else { outside.update(bytes) }
                 try sink(bytes)
+                written += bytes.count
             }
-            try index.withUnsafeVectors { vectors in
-                // Float32 little-endian: the in-memory layout on every platform Swift runs on here.
-                let bytes = UnsafeRawBufferPointer(vectors)
-                checksum.update(bytes)
-                try sink(bytes)
+            func pad(to offset: Int) throws {
+                guard offset > written else { return }
+                try [UInt8](repeating: 0, count: offset - written).withUnsafeBytes { try emit($0) }
+            }
+            try head.withUnsafeBytes { try emit($0) }
+            // Float32 little-endian: the in-memory layout on every platform Swift runs on here.
+            try index.withUnsafeVectors { try emit(UnsafeRawBufferPointer($0), vectors: true) }
+            if let int8 = index.int8Table {
+                if let parameters = layout.int8Parameters {
+                    try pad(to: parameters.lowerBound)
+                    try int8.quantizer.minimum.withUnsafeBytes { try emit($0) }
+                    try int8.quantizer.step.withUnsafeBytes { try emit($0) }
+                }
+                try pad(to: layout.int8Codes!.lowerBound)
+                try int8.codes.withUnsafeBufferPointer { try emit(UnsafeRawBufferPointer($0)) }
+                if let scales = layout.int8Scales {
+                    try pad(to: scales.lowerBound)
+                    try int8.scales.withUnsafeBufferPointer { try emit(UnsafeRawBufferPointer($0)) }
+                }
+            }
+            if let binary = index.binaryTable, let range = layout.binaryCodes {
+                try pad(to: range.lowerBound)
+                try binary.codes.withUnsafeBufferPointer { try emit(UnsafeRawBufferPointer($0)) }
             }
             var trailer = [UInt8]()
-            withUnsafeBytes(of: checksum.finalize().littleEndian) { trailer.append(contentsOf: $0) }
+            withUnsafeBytes(of: outside.finalize().littleEndian) { trailer.append(contentsOf: $0) }
+            withUnsafeBytes(of: inside.finalize().littleEndian) { trailer.append(contentsOf: $0) }
             trailer.append(contentsOf: endMagic)
             try trailer.withUnsafeBytes { try sink($0) }
         }
     }
 
     /// Reads and checks an index file; with `expected`, also checks it was built the same way.
+    /// Its codes, if it has any, come back in the index (`FlatIndex.precisions`).
     /// - Throws: `notAnIndexFile`, `truncatedFile`, `unsupportedVersion`, `checksumMismatch`,
     ///   `corruptFile`, `fingerprintMismatch` or `io`. Never returns a partially read index.
-    public static func read(from url: URL, expecting expected: IndexFingerprint? = nil) throws -> StoredIndex {
+    public static func read(from url: URL, expecting expected: IndexFingerprint? = nil,
+                            verification: Verification = .full) throws -> StoredIndex {
         let path = url.path
         let file = try MappedFile(path: path)
         let bytes = file.bytes
@@ -112,8 +209,8 @@ public enum IndexFile {
         guard prefix > 0, Array(bytes[0..<prefix]) == Array(magic[0..<prefix]) else {
             throw VectorIndexError.notAnIndexFile(path: path)
         }
-        guard bytes.count >= headerSize + trailerSize else {
-            throw VectorIndexError.truncatedFile(path: path, expectedBytes: headerSize + trailerSize, actualBytes: bytes.count)
+        guard bytes.count >= headerSize + 16 else {
+            throw VectorIndexError.truncatedFile(path: path, expectedBytes: headerSize + 16, actualBytes: bytes.count)
         }
         func u32(_ offset: Int) -> UInt32 { UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)) }
         func u64(_ offset: Int) throws -> Int {
@@ -124,17 +221,26 @@ public enum IndexFile {
             return Int(v)
         }
         let fileVersion = u32(8)
-        guard fileVersion == version else { throw VectorIndexError.unsupportedVersion(path: path, version: fileVersion) }
+        guard readableVersions.contains(fileVersion) else { throw VectorIndexError.unsupportedVersion(path: path, version: fileVersion) }
+        let flags = u32(12)
+        if fileVersion == 1, flags != 0 {
+            throw VectorIndexError.corruptFile(path: path, reason: "reserved field is \(flags)")
+        }
+        guard flags & ~(int8Flag | perVectorFlag | binaryFlag) == 0, flags & perVectorFlag == 0 || flags & int8Flag != 0 else {
+            throw VectorIndexError.corruptFile(path: path, reason: "unknown codes flags \(flags)")
+        }
+        let trailerSize = fileVersion == 1 ? 16 : 24
         let fingerprintLength = try u64(16), count = try u64(24), dimension = try u64(32)
         let idsLength = try u64(40), metadataLength = try u64(48), vectorsOffset = try u64(56)
         guard dimension > 0 else { throw VectorIndexError.corruptFile(path: path, reason: "dimension is 0") }
         let (floats, o1) = count.multipliedReportingOverflow(by: dimension)
         let (vectorBytes, o2) = floats.multipliedReportingOverflow(by: 4)
         let (vectorsEnd, o3) = vectorsOffset.addingReportingOverflow(vectorBytes)
-        let (expectedSize, o4) = vectorsEnd.addingReportingOverflow(trailerSize)
-        guard !(o1 || o2 || o3 || o4) else {
+        guard !(o1 || o2 || o3), let layout = codesLayout(after: vectorsEnd, count: count, dimension: dimension, flags: flags) else {
             throw VectorIndexError.corruptFile(path: path, reason: "sizes overflow (\(count) × \(dimension))")
         }
+        let (expectedSize, o4) = layout.end.addingReportingOverflow(trailerSize)
+        guard !o4 else { throw VectorIndexError.corruptFile(path: path, reason: "sizes overflow (\(count) × \(dimension))") }
         let headEnd = headerSize + fingerprintLength + idsLength + metadataLength
         guard vectorsOffset % 64 == 0, vectorsOffset >= headEnd else {
             throw VectorIndexError.corruptFile(path: path, reason: "vectors offset \(vectorsOffset) is inconsistent")
@@ -145,12 +251,28 @@ public enum IndexFile {
         guard bytes.count == expectedSize else {
             throw VectorIndexError.corruptFile(path: path, reason: "\(bytes.count - expectedSize) unexpected bytes after the end")
         }
-        guard Array(bytes[(vectorsEnd + 8)..<expectedSize]) == endMagic else {
+        guard Array(bytes[(expectedSize - 8)..<expectedSize]) == endMagic else {
             throw VectorIndexError.corruptFile(path: path, reason: "missing end marker")
         }
-        let stored = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: vectorsEnd, as: UInt64.self))
-        guard Checksum.of(UnsafeRawBufferPointer(rebasing: bytes[0..<vectorsEnd])) == stored else {
-            throw VectorIndexError.checksumMismatch(path: path)
+        func checksum(_ range: Range<Int>) -> Checksum {
+            var c = Checksum()
+            c.update(UnsafeRawBufferPointer(rebasing: bytes[range]))
+            return c
+        }
+        if fileVersion == 1 {
+            let stored = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: vectorsEnd, as: UInt64.self))
+            guard Checksum.of(UnsafeRawBufferPointer(rebasing: bytes[0..<vectorsEnd])) == stored else {
+                throw VectorIndexError.checksumMismatch(path: path)
+            }
+        } else {
+            var outside = checksum(0..<vectorsOffset)
+            outside.update(UnsafeRawBufferPointer(rebasing: bytes[vectorsEnd..<layout.end]))
+            let storedOutside = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: layout.end, as: UInt64.self))
+            guard outside.finalize() == storedOutside else { throw VectorIndexError.checksumMismatch(path: path) }
+            if verification == .full {
+                let storedInside = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: layout.end + 8, as: UInt64.self))
+                guard checksum(vectorsOffset..<vectorsEnd).finalize() == storedInside else { throw VectorIndexError.checksumMismatch(path: path) }
+            }
         }
 
         var cursor = headerSize
@@ -191,15 +313,41 @@ public enum IndexFile {
         }
         let metadata = Data(bytes[idsEnd..<(idsEnd + metadataLength)])
         let storage = VectorStorage.mapped(file, offset: vectorsOffset, count: floats)
-        let nonFinite = storage.withUnsafeValues { values in values.firstIndex { !$0.isFinite } }
-        if let bad = nonFinite {
-            throw VectorIndexError.corruptFile(path: path, reason: "vector \(bad / dimension) has a non-finite value")
+        if verification == .full || fileVersion == 1 {
+            let nonFinite = storage.withUnsafeValues { values in values.firstIndex { !$0.isFinite } }
+            if let bad = nonFinite {
+                throw VectorIndexError.corruptFile(path: path, reason: "vector \(bad / dimension) has a non-finite value")
+            }
         }
-        let index: FlatIndex
+        var index: FlatIndex
         do {
             index = try FlatIndex(dimension: dimension, ids: ids, storage: storage)
         } catch VectorIndexError.duplicateID(let id) {
             throw VectorIndexError.corruptFile(path: path, reason: "id '\(id)' appears twice")
+        }
+        if let codes = layout.int8Codes {
+            let quantizer: Int8Quantizer
+            if let parameters = layout.int8Parameters {
+                let values = (0..<(2 * dimension)).map { bytes.loadUnaligned(fromByteOffset: parameters.lowerBound + 4 * $0, as: Float.self) }
+                do {
+                    quantizer = try Int8Quantizer(minimum: Array(values[0..<dimension]), step: Array(values[dimension...]))
+                } catch {
+                    throw VectorIndexError.corruptFile(path: path, reason: "int8 ranges are not finite")
+                }
+            } else {
+                quantizer = Int8Quantizer(perVectorDimension: dimension)
+            }
+            var scales = CodeBuffer<Float>.owned([])
+            if let range = layout.int8Scales {
+                scales = .mapped(file, offset: range.lowerBound, count: count)
+                let bad = scales.withUnsafeBufferPointer { $0.firstIndex { !$0.isFinite || $0 < 0 } }
+                if let bad { throw VectorIndexError.corruptFile(path: path, reason: "int8 scale of vector \(bad) is invalid") }
+            }
+            index.int8Table = Int8Table(quantizer: quantizer, codes: .mapped(file, offset: codes.lowerBound, count: floats), scales: scales)
+        }
+        if let range = layout.binaryCodes {
+            let words = (dimension + 63) / 64
+            index.binaryTable = BinaryTable(words: words, codes: .mapped(file, offset: range.lowerBound, count: count * words))
         }
         return StoredIndex(index: index, fingerprint: fingerprint, metadata: metadata)
     }

@@ -26,6 +26,10 @@ public enum VectorIndexError: Error, Equatable, CustomStringConvertible {
     case fingerprintMismatch(expected: IndexFingerprint, actual: IndexFingerprint)
     /// Reading or writing the file failed at the system level.
     case io(path: String, operation: String, message: String)
+    /// A search asked for codes this index does not keep (see `FlatIndex.buildCodes`).
+    case codesMissing(SearchPrecision)
+    /// Quantizer parameters or a rescore factor that cannot be right.
+    case invalidCodes(String)
 
     public var description: String {
         switch self {
@@ -45,6 +49,9 @@ public enum VectorIndexError: Error, Equatable, CustomStringConvertible {
         case let .fingerprintMismatch(expected, actual):
             return "index was built with \(actual), expected \(expected)"
         case let .io(path, operation, message): return "\(path): \(operation) failed: \(message)"
+        case let .codesMissing(precision):
+            return "the index keeps no \(precision.rawValue) codes (build them with buildCodes, or search with exact precision)"
+        case let .invalidCodes(reason): return "invalid codes: \(reason)"
         }
     }
 }

@@ -172,6 +172,27 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(eval.status, 0, eval.stderr)
         XCTAssertTrue(eval.stdout.contains("recall@2: 1.000"), eval.stdout)
 
+        // Quantized codes: stored by --codes, used by --precision, same hits and scores here.
+        let exactHits = hits.map { $0["id"] as? String }
+        let coded = try run(["index", folder.appendingPathComponent("docs").path, "--out", index, "--codes", "int8,binary"])
+        XCTAssertEqual(coded.status, 0, coded.stderr)
+        XCTAssertTrue(coded.stderr.contains("0 embedded"), "codes come from the stored vectors: \(coded.stderr)")
+        for precision in ["int8", "binary"] {
+            let quantized = try run(["search", "--index", index, "--json", "--k", "2", "--precision", precision, "--rescore", "2",
+                                     "how does a closure capture variables"])
+            XCTAssertEqual(quantized.status, 0, quantized.stderr)
+            let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(quantized.stdout.utf8)) as? [String: Any])
+            let quantizedHits = try XCTUnwrap(object["hits"] as? [[String: Any]])
+            XCTAssertEqual(quantizedHits.map { $0["id"] as? String }, exactHits, precision)
+            XCTAssertEqual(quantizedHits.map { $0["score"] as? Double }, hits.map { $0["score"] as? Double }, precision)
+        }
+        let quantizedEval = try run(["eval", "--index", index, cases.path, "--k", "2", "--precision", "binary"])
+        XCTAssertTrue(quantizedEval.stdout.contains("recall@2: 1.000"), quantizedEval.stdout)
+        assertError(try run(["search", "--index", index, "--precision", "int4", "q"]), status: 64)
+        assertError(try run(["search", "--index", index, "--rescore", "3", "q"]), status: 64)
+        assertError(try run(["search", "--index", index, "--precision", "int8", "--rescore", "0", "q"]), status: 64)
+        assertError(try run(["index", folder.appendingPathComponent("docs").path, "--out", index, "--codes", "int16"]), status: 64)
+
         for format in ["npy", "fvecs", "jsonl"] {
             let out = folder.appendingPathComponent("vectors.\(format)").path
             let export = try run(["export", "--index", index, "--format", format, "--out", out])

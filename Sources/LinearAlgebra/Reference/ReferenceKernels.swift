@@ -18,6 +18,28 @@ public enum ReferenceKernels {
         return c
     }
 
+    /// `Σⱼ codes[j] · query[j]` for one row of unsigned 8-bit codes, by the plain loop.
+    public static func int8Dot(_ codes: [UInt8], _ query: [Int8]) -> Int32 {
+        precondition(codes.count == query.count, "int8Dot: length mismatch")
+        var sum: Int32 = 0
+        for j in codes.indices { sum += Int32(codes[j]) * Int32(query[j]) }
+        return sum
+    }
+
+    /// The number of differing bits between two rows of 64-bit words, one bit at a time.
+    public static func hamming(_ a: [UInt64], _ b: [UInt64]) -> UInt32 {
+        precondition(a.count == b.count, "hamming: length mismatch")
+        var count: UInt32 = 0
+        for w in a.indices {
+            var x = a[w] ^ b[w]
+            while x != 0 {
+                count += UInt32(x & 1)
+                x >>= 1
+            }
+        }
+        return count
+    }
+
     /// Layer normalization of each row, in `Double`.
     public static func layerNorm(_ x: [Float], rows: Int, columns: Int, gamma: [Float], beta: [Float], epsilon: Float) -> [Float] {
         var out = x

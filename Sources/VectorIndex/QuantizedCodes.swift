@@ -1,0 +1,251 @@
+import Foundation
+import LinearAlgebra
+
+/// How a search scores the stored vectors.
+///
+/// `int8` and `binary` scan compact codes kept beside the floats (a quarter and a thirty-second
+/// of their bytes), keep the best `k × rescore` candidates, and rescore those with the float
+/// vectors, so hits carry exact cosine scores; only candidates that the codes miss are lost.
+public enum SearchPrecision: String, Sendable, CaseIterable, Codable {
+    /// Every float vector: exact.
+    case exact
+    /// 8-bit scalar codes, then exact rescoring.
+    case int8
+    /// 1-bit sign codes compared by Hamming distance, then exact rescoring.
+    case binary
+
+    /// The rescore factor used when a search gives none (exact: 1). Measured on real embeddings
+    /// (Docs/Benchmarks.md): recall@10 against exact ≥ 0.99 for int8 and ≥ 0.95 for binary.
+    public var defaultRescore: Int {
+        switch self {
+        case .exact: return 1
+        case .int8: return 4
+        case .binary: return 10
+        }
+    }
+}
+
+/// Scalar quantization of unit vectors to unsigned 8-bit codes.
+///
+/// - `perDimension` (as FAISS SQ8 and sentence-transformers do): each component's range
+///   `[minimum, minimum + 255·step]` is learned from the data; values outside are clamped.
+/// - `perVector`: each vector is scaled by its own largest magnitude (symmetric), nothing learned.
+public struct Int8Quantizer: Sendable, Equatable {
+    public enum Scheme: String, Sendable, Codable, CaseIterable {
+        case perDimension
+        case perVector
+    }
+
+    public let scheme: Scheme
+    public let dimension: Int
+    /// Per component (perDimension only; empty for perVector).
+    public let minimum: [Float]
+    public let step: [Float]
+
+    /// A per-dimension quantizer with these ranges.
+    /// - Throws: `invalidCodes` when the arrays differ in length or hold non-finite or negative steps.
+    public init(minimum: [Float], step: [Float]) throws {
+        guard !minimum.isEmpty, minimum.count == step.count else {
+            throw VectorIndexError.invalidCodes("int8 ranges need one minimum and one step per dimension")
+        }
+        guard minimum.allSatisfy(\.isFinite), step.allSatisfy({ $0.isFinite && $0 >= 0 }) else {
+            throw VectorIndexError.invalidCodes("int8 ranges must be finite, with non-negative steps")
+        }
+        scheme = .perDimension
+        dimension = minimum.count
+        self.minimum = minimum
+        self.step = step
+    }
+
+    /// A per-vector (symmetric) quantizer.
+    public init(perVectorDimension dimension: Int) {
+        precondition(dimension > 0, "dimension must be positive")
+        scheme = .perVector
+        self.dimension = dimension
+        minimum = []
+        step = []
+    }
+
+    /// Learns the ranges from `rows` row-major vectors (perDimension); an empty matrix gives the
+    /// range of unit vectors, [−1, 1].
+    public static func train(_ scheme: Scheme, vectors: UnsafeBufferPointer<Float>, dimension: Int) -> Int8Quantizer {
+        if scheme == .perVector { return Int8Quantizer(perVectorDimension: dimension) }
+        let rows = vectors.count / dimension
+        var low = [Float](repeating: rows == 0 ? -1 : .infinity, count: dimension)
+        var high = [Float](repeating: rows == 0 ? 1 : -.infinity, count: dimension)
+        for r in 0..<rows {
+            let base = r * dimension
+            for j in 0..<dimension {
+                let x = vectors[base + j]
+                low[j] = min(low[j], x)
+                high[j] = max(high[j], x)
+            }
+        }
+        let step = (0..<dimension).map { (high[$0] - low[$0]) / 255 }
+        return try! Int8Quantizer(minimum: low, step: step)
+    }
+
+    /// Encodes one vector into `dimension` codes; returns its scale (perVector: the largest
+    /// magnitude; perDimension: 1).
+    func encode(_ x: UnsafePointer<Float>, into codes: UnsafeMutablePointer<UInt8>) -> Float {
+        switch scheme {
+        case .perDimension:
+            for j in 0..<dimension {
+                let level = step[j] > 0 ? ((x[j] - minimum[j]) / step[j]).rounded() : 0
+                codes[j] = UInt8(min(255, max(0, level)))
+            }
+            return 1
+        case .perVector:
+            var largest: Float = 0
+            for j in 0..<dimension { largest = max(largest, abs(x[j])) }
+            for j in 0..<dimension {
+                let level = largest > 0 ? (x[j] / largest * 127).rounded() : 0
+                codes[j] = UInt8(Int(min(127, max(-127, level))) + 128)
+            }
+            return largest
+        }
+    }
+
+    /// The query as signed codes within ±63 for `CodeKernels.int8DotRows`, and the sum of those
+    /// codes (perVector scores subtract 128 × it).
+    ///
+    /// perDimension ranks by `Σ qⱼ·stepⱼ·codeⱼ` (the `Σ qⱼ·minimumⱼ` term is the same for every row).
+    func queryCodes(_ unit: [Float]) -> (codes: [Int8], sum: Int32) {
+        let weights = scheme == .perDimension ? (0..<dimension).map { unit[$0] * step[$0] } : unit
+        let largest = weights.reduce(0) { max($0, abs($1)) }
+        let limit = Float(CodeKernels.int8QueryLimit)
+        let codes = weights.map { largest > 0 ? Int8(($0 / largest * limit).rounded()) : 0 }
+        return (codes, codes.reduce(0) { $0 + Int32($1) })
+    }
+}
+
+/// The int8 codes of an index: its quantizer, `count × dimension` codes, and per-row scales
+/// (perVector only).
+struct Int8Table: Sendable {
+    var quantizer: Int8Quantizer
+    var codes: CodeBuffer<UInt8>
+    var scales: CodeBuffer<Float>
+
+    init(quantizer: Int8Quantizer, codes: CodeBuffer<UInt8>, scales: CodeBuffer<Float>) {
+        self.quantizer = quantizer
+        self.codes = codes
+        self.scales = scales
+    }
+
+    /// Codes for `rows` unit vectors.
+    init(quantizer: Int8Quantizer, vectors: UnsafeBufferPointer<Float>) {
+        self.quantizer = quantizer
+        let d = quantizer.dimension, rows = vectors.count / d
+        var codes = [UInt8](repeating: 0, count: rows * d)
+        var scales = [Float](repeating: 1, count: quantizer.scheme == .perVector ? rows : 0)
+        codes.withUnsafeMutableBufferPointer { c in
+            for r in 0..<rows {
+                let scale = quantizer.encode(vectors.baseAddress! + r * d, into: c.baseAddress! + r * d)
+                if quantizer.scheme == .perVector { scales[r] = scale }
+            }
+        }
+        self.codes = .owned(codes)
+        self.scales = .owned(scales)
+    }
+
+    mutating func append(_ unit: [Float]) {
+        var row = [UInt8](repeating: 0, count: quantizer.dimension)
+        let scale = unit.withUnsafeBufferPointer { x in row.withUnsafeMutableBufferPointer { quantizer.encode(x.baseAddress!, into: $0.baseAddress!) } }
+        codes.mutate { $0.append(contentsOf: row) }
+        if quantizer.scheme == .perVector { scales.mutate { $0.append(scale) } }
+    }
+
+    mutating func replace(row: Int, with unit: [Float]) {
+        let d = quantizer.dimension
+        var encoded = [UInt8](repeating: 0, count: d)
+        let scale = unit.withUnsafeBufferPointer { x in encoded.withUnsafeMutableBufferPointer { quantizer.encode(x.baseAddress!, into: $0.baseAddress!) } }
+        codes.mutate { $0.replaceSubrange((row * d)..<((row + 1) * d), with: encoded) }
+        if quantizer.scheme == .perVector { scales.mutate { $0[row] = scale } }
+    }
+
+    mutating func remove(row: Int) {
+        let d = quantizer.dimension
+        codes.mutate { $0.removeSubrange((row * d)..<((row + 1) * d)) }
+        if quantizer.scheme == .perVector { scales.mutate { $0.remove(at: row) } }
+    }
+}
+
+/// The 1-bit sign codes of an index: bit j of a row is set when component j is positive.
+struct BinaryTable: Sendable {
+    let words: Int
+    var codes: CodeBuffer<UInt64>
+
+    init(words: Int, codes: CodeBuffer<UInt64>) {
+        self.words = words
+        self.codes = codes
+    }
+
+    init(dimension: Int, vectors: UnsafeBufferPointer<Float>) {
+        words = (dimension + 63) / 64
+        let rows = vectors.count / dimension
+        var codes = [UInt64](repeating: 0, count: rows * words)
+        for r in 0..<rows {
+            Self.encode(UnsafeBufferPointer(rebasing: vectors[(r * dimension)..<((r + 1) * dimension)]), into: &codes, at: r * words)
+        }
+        self.codes = .owned(codes)
+    }
+
+    static func encode(_ x: UnsafeBufferPointer<Float>, into codes: inout [UInt64], at offset: Int) {
+        for j in 0..<x.count where x[j] > 0 { codes[offset + j / 64] |= 1 << UInt64(j % 64) }
+    }
+
+    static func code(of unit: [Float]) -> [UInt64] {
+        var code = [UInt64](repeating: 0, count: (unit.count + 63) / 64)
+        unit.withUnsafeBufferPointer { encode($0, into: &code, at: 0) }
+        return code
+    }
+
+    mutating func append(_ unit: [Float]) {
+        let code = Self.code(of: unit)
+        codes.mutate { $0.append(contentsOf: code) }
+    }
+
+    mutating func replace(row: Int, with unit: [Float]) {
+        let code = Self.code(of: unit)
+        codes.mutate { $0.replaceSubrange((row * words)..<((row + 1) * words), with: code) }
+    }
+
+    mutating func remove(row: Int) {
+        codes.mutate { $0.removeSubrange((row * words)..<((row + 1) * words)) }
+    }
+}
+
+/// Elements owned in an array, or read-only in a mapped file (copied on the first change).
+enum CodeBuffer<Element: BitwiseCopyable>: @unchecked Sendable {
+    case owned([Element])
+    case mapped(MappedFile, offset: Int, count: Int)
+
+    var count: Int {
+        switch self {
+        case let .owned(values): return values.count
+        case let .mapped(_, _, count): return count
+        }
+    }
+
+    func withUnsafeBufferPointer<R>(_ body: (UnsafeBufferPointer<Element>) throws -> R) rethrows -> R {
+        switch self {
+        case let .owned(values):
+            return try values.withUnsafeBufferPointer(body)
+        case let .mapped(file, offset, count):
+            // The loader checked alignment and bounds.
+            let base = (file.bytes.baseAddress! + offset).assumingMemoryBound(to: Element.self)
+            return try body(UnsafeBufferPointer(start: base, count: count))
+        }
+    }
+
+    mutating func mutate(_ body: (inout [Element]) -> Void) {
+        var values: [Element]
+        switch self {
+        case let .owned(owned): values = owned
+        case .mapped: values = withUnsafeBufferPointer { Array($0) }
+        }
+        self = .owned([])
+        body(&values)
+        self = .owned(values)
+    }
+}
