@@ -57,7 +57,7 @@ struct TopKBench {
     static func gemmOnlySeconds(_ index: FlatIndex, queries: [[Float]]) -> Double {
         let n = index.count, d = index.dimension, q = queries.count
         let packed = queries.flatMap { $0 }
-        let parts = ProcessInfo.processInfo.activeProcessorCount
+        let parts = BLAS.threadCount == 1 ? ProcessInfo.processInfo.activeProcessorCount : 1
         let blockRows = max(1, (1 << 18) / q)
         return best(2) {
             index.withUnsafeVectors { matrix in
@@ -105,6 +105,7 @@ struct TopKBench {
             }
             let query = queries[0]
             let repeats = n >= 1_000_000 ? 3 : n >= 100_000 ? 5 : 20
+            resetPeakResident()
             // Naive: a plain loop of dot products, then sort every score.
             var naiveTop = [Int]()
             let naive = best(n >= 1_000_000 ? 1 : 3) {
@@ -124,6 +125,7 @@ struct TopKBench {
             let int8 = best(repeats) { consume(try? index.search(query, k: 10, precision: .int8)) }
             let binary = best(repeats) { consume(try? index.search(query, k: 10, precision: .binary)) }
             let batched = best(max(1, repeats / 2)) { consume(try? index.search(batch: queries, k: 10)) } / Double(batch)
+            let searchPeak = peakResidentBytes()
             let gemmOnly = Self.gemmOnlySeconds(index, queries: queries) / Double(batch)
             // Recall@10 of the codes (with their default rescoring) against exact, over the batch's queries.
             var found = [SearchPrecision: Int](), wanted = 0
@@ -164,6 +166,8 @@ struct TopKBench {
                 let bound = max(gemmOnly, floor / Double(batch))
                 notes.append("\(n.formatted()): batch of \(batch) \(duration(batched)) per query, gemm alone \(duration(gemmOnly)), matrix bytes ÷ bandwidth ÷ \(batch) \(duration(floor / Double(batch))): \(String(format: "%.2f", batched / bound))× the larger; codes built in \(duration(codeSeconds))")
                 report.add("table3", "\(name) batch / max(gemm, floor/\(batch))", batched / bound, "×")
+                report.add("table3", "\(name) peak resident memory while searching", Double(searchPeak) / 1_048_576, "MiB")
+                notes.append("peak resident memory while searching (naive, exact, int8, binary, batch) \(String(format: "%.0f", Double(searchPeak) / 1_048_576)) MiB")
             }
         }
         var out = "### Table 3 — top-10 over random 384-d unit vectors on \(CPUInfo.current.modelName), OpenBLAS core \(BLAS.coreInUse ?? "?") (time, and ratio to the floor)\n\n"

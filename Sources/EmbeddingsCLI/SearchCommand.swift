@@ -8,14 +8,16 @@ enum StoreOption {
     static func open(_ parsed: ParsedArguments, mode: RetrievalMode) throws -> EmbeddingStore {
         guard let path = parsed.values["index"] else { throw CLIError.usage("missing --index <file>") }
         guard FileManager.default.fileExists(atPath: path) else { throw CLIError.noInput("index file '\(path)' does not exist") }
-        let embedding = mode == .lexical ? nil : try ModelOption.load(parsed)
-        let store = EmbeddingStore(embedding: embedding)
-        do { try blockingAwait { try await store.load(from: URL(fileURLWithPath: path)) } } catch {
-            throw CLIError.data("\(error)")
-        }
         let precision = try parsed.choice("precision", default: SearchPrecision.exact) ?? .exact
         let rescore = parsed.values["rescore"] == nil ? nil : try parsed.integer("rescore", default: 1, range: 1...100_000)
         if rescore != nil, precision == .exact { throw CLIError.usage("--rescore goes with --precision int8 or binary") }
+        let embedding = mode == .lexical ? nil : try ModelOption.load(parsed)
+        let store = EmbeddingStore(embedding: embedding)
+        // Searching through codes reads the vectors only to rescore: map them without a full read.
+        let verification: IndexFile.Verification = precision == .exact ? .full : .skippingVectors
+        do { try blockingAwait { try await store.load(from: URL(fileURLWithPath: path), verification: verification) } } catch {
+            throw CLIError.data("\(error)")
+        }
         if mode != .lexical {
             try blockingAwait { try await store.setSearchPrecision(precision, rescore: rescore) }
         }

@@ -85,8 +85,10 @@ public actor EmbeddingStore {
     /// Reads a store saved by `save(to:)`; its vectors are reused when they were made by the same
     /// model (fingerprint), and re-made on the next `update` otherwise.
     /// - Throws: `VectorIndexError` for a bad file, `RetrievalError.corruptStore` for bad metadata.
-    public func load(from url: URL) throws {
-        let stored = try IndexFile.read(from: url)
+    ///   `verification: .skippingVectors` maps the vectors without reading them (for int8 or binary
+    ///   search of a large index; see `IndexFile.Verification`).
+    public func load(from url: URL, verification: IndexFile.Verification = .full) throws {
+        let stored = try IndexFile.read(from: url, verification: verification)
         let metadata: Metadata
         do { metadata = try JSONDecoder().decode(Metadata.self, from: stored.metadata) } catch {
             throw RetrievalError.corruptStore(path: url.path, reason: "retrieval metadata is missing or malformed")

@@ -200,7 +200,9 @@ public struct FlatIndex: Sendable {
         for query in queries { packed.append(contentsOf: VectorMath.normalized(query)) }
         let filter = isIncluded.map { f in { (row: Int) in f(ids[row]) } }
         // Large indexes: each core scans its own range of rows into its own heaps; merged below.
-        let parts = count * dimension >= 1 << 21 ? min(ProcessInfo.processInfo.activeProcessorCount, count) : 1
+        // When BLAS runs its own threads (no model loaded sets it to one), one part uses them all
+        // instead: splitting as well would run cores × BLAS threads on the cores.
+        let parts = count * dimension >= 1 << 21 && BLAS.threadCount == 1 ? min(ProcessInfo.processInfo.activeProcessorCount, count) : 1
         var partHeaps = [[BoundedHeap]](repeating: [], count: parts)
         storage.withUnsafeValues { matrix in
             packed.withUnsafeBufferPointer { queryMatrix in
