@@ -42,10 +42,14 @@ build() {
   local extra=()
   if [ "$target" = indexfile ]; then
     mkdir -p "$dir/ckernels"
-    cp Sources/CKernels/include/ckernels.h "$dir/ckernels/"
+    cp Sources/CKernels/include/*.h "$dir/ckernels/"
     printf 'module CKernels {\n    header "ckernels.h"\n    export *\n}\n' > "$dir/ckernels/module.modulemap"
-    clang -O2 -fsanitize=address -c Sources/CKernels/kernels.c -I Sources/CKernels/include -o "$dir/kernels.o"
-    extra=(-I "$dir/ckernels" -I Sources/CBLAS $(pkg-config --cflags openblas | sed 's/-I/-Xcc -I/g') "$dir/kernels.o" $(pkg-config --libs openblas))
+    local objects=()
+    for c in Sources/CKernels/*.c; do
+      clang -O2 -fsanitize=address -c "$c" -I Sources/CKernels/include -o "$dir/$(basename "$c" .c).o"
+      objects+=("$dir/$(basename "$c" .c).o")
+    done
+    extra=(-I "$dir/ckernels" -I Sources/CBLAS $(pkg-config --cflags openblas | sed 's/-I/-Xcc -I/g') "${objects[@]}" $(pkg-config --libs openblas))
   fi
   swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name Fuzz$name "$dir"/*.swift "${extra[@]}" -o "$out/fuzz-$target" 2>&1 | { grep -v "Cannot export local symbol" || true; }
 }
