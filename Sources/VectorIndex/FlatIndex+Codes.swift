@@ -28,12 +28,12 @@ extension FlatIndex {
     public mutating func buildCodes(_ precisions: Set<SearchPrecision>, int8Scheme: Int8Quantizer.Scheme = .perDimension) {
         let d = dimension
         if precisions.contains(.int8) {
-            int8Table = storage.withUnsafeValues { values in
+            int8Table = storage.withUnsafeBufferPointer { values in
                 Int8Table(quantizer: .train(int8Scheme, vectors: values, dimension: d), vectors: values)
             }
         }
         if precisions.contains(.binary) {
-            binaryTable = storage.withUnsafeValues { BinaryTable(dimension: d, vectors: $0) }
+            binaryTable = storage.withUnsafeBufferPointer { BinaryTable(dimension: d, vectors: $0) }
         }
     }
 
@@ -43,7 +43,7 @@ extension FlatIndex {
         guard quantizer.dimension == dimension else {
             throw VectorIndexError.invalidCodes("quantizer has \(quantizer.dimension) dimensions, the index \(dimension)")
         }
-        int8Table = storage.withUnsafeValues { Int8Table(quantizer: quantizer, vectors: $0) }
+        int8Table = storage.withUnsafeBufferPointer { Int8Table(quantizer: quantizer, vectors: $0) }
     }
 
     /// Drops every kept code (searches are exact only).
@@ -82,7 +82,7 @@ extension FlatIndex {
                               int8Path: int8Path, hammingPath: hammingPath)
         var heap = BoundedHeap(capacity: k)
         let d = dimension
-        storage.withUnsafeValues { matrix in
+        storage.withUnsafeBufferPointer { matrix in
             unit.withUnsafeBufferPointer { q in
                 var score: Float = 0
                 for row in rows.sorted() {
@@ -97,10 +97,7 @@ extension FlatIndex {
     /// The rows the codes rank best for `unit` (at most `count`), unordered.
     func candidates(unit: [Float], count wanted: Int, precision: SearchPrecision, filter: ((Int) -> Bool)?,
                     int8Path: CodeKernels.Path?, hammingPath: CodeKernels.Path?) -> [Int] {
-        let n = count, d = dimension
-        let parts = n * d >= 1 << 21 ? min(ProcessInfo.processInfo.activeProcessorCount, n) : 1
-        var heaps = [BoundedHeap](repeating: BoundedHeap(capacity: wanted), count: parts)
-        let block = 8192
+        let d = dimension
         switch precision {
         case .exact:
             return []
@@ -108,35 +105,21 @@ extension FlatIndex {
             guard let table = int8Table else { return [] }
             let (query, sum) = table.quantizer.queryCodes(unit)
             let perVector = table.quantizer.scheme == .perVector
-            table.codes.withUnsafeBufferPointer { codes in
+            return table.codes.withUnsafeBufferPointer { codes in
                 table.scales.withUnsafeBufferPointer { scales in
                     query.withUnsafeBufferPointer { q in
-                        heaps.withUnsafeMutableBufferPointer { slots in
-                            let shared = CodeScan(codes: UnsafeRawPointer(codes.baseAddress!), scales: scales.baseAddress,
-                                                  query: UnsafeRawPointer(q.baseAddress!), slots: slots)
-                            DispatchQueue.concurrentPerform(iterations: parts) { part in
-                                let rows = (n * part / parts)..<(n * (part + 1) / parts)
-                                var dots = [Int32](repeating: 0, count: block)
-                                var ranks = [Float](repeating: 0, count: block)
-                                let codes = shared.codes.assumingMemoryBound(to: UInt8.self)
-                                let q = shared.query.assumingMemoryBound(to: Int8.self)
-                                var start = rows.lowerBound
-                                while start < rows.upperBound {
-                                    let m = min(block, rows.upperBound - start)
-                                    dots.withUnsafeMutableBufferPointer { out in
-                                        _ = CodeKernels.int8DotRows(codes: codes + start * d, rows: m, dimension: d, query: q,
-                                                                    into: out.baseAddress!, path: int8Path)
-                                    }
-                                    if perVector, let scales = shared.scales {
-                                        for i in 0..<m { ranks[i] = scales[start + i] * Float(dots[i] - 128 * sum) }
-                                    } else {
-                                        for i in 0..<m { ranks[i] = Float(dots[i]) }
-                                    }
-                                    ranks.withUnsafeBufferPointer { r in
-                                        shared.slots[part].insert(contentsOf: UnsafeBufferPointer(rebasing: r[0..<m]), indexOffset: start, isIncluded: filter)
-                                    }
-                                    start += m
-                                }
+                        let shared = CodeOperands(codes: UnsafeRawPointer(codes.baseAddress!), scales: scales.baseAddress,
+                                                  query: UnsafeRawPointer(q.baseAddress!))
+                        return bestRows(wanted: wanted, filter: filter) { start, m, ranks in
+                            var dots = [Int32](repeating: 0, count: m)
+                            dots.withUnsafeMutableBufferPointer { out in
+                                _ = CodeKernels.int8DotRows(codes: shared.codes.assumingMemoryBound(to: UInt8.self) + start * d, rows: m, dimension: d,
+                                                            query: shared.query.assumingMemoryBound(to: Int8.self), into: out.baseAddress!, path: int8Path)
+                            }
+                            if perVector, let scales = shared.scales {
+                                for i in 0..<m { ranks[i] = scales[start + i] * Float(dots[i] - 128 * sum) }
+                            } else {
+                                for i in 0..<m { ranks[i] = Float(dots[i]) }
                             }
                         }
                     }
@@ -146,31 +129,43 @@ extension FlatIndex {
             guard let table = binaryTable else { return [] }
             let query = BinaryTable.code(of: unit)
             let words = table.words
-            table.codes.withUnsafeBufferPointer { codes in
+            return table.codes.withUnsafeBufferPointer { codes in
                 query.withUnsafeBufferPointer { q in
-                    heaps.withUnsafeMutableBufferPointer { slots in
-                        let shared = CodeScan(codes: UnsafeRawPointer(codes.baseAddress!), scales: nil,
-                                              query: UnsafeRawPointer(q.baseAddress!), slots: slots)
-                        DispatchQueue.concurrentPerform(iterations: parts) { part in
-                            let rows = (n * part / parts)..<(n * (part + 1) / parts)
-                            var distances = [UInt32](repeating: 0, count: block)
-                            var ranks = [Float](repeating: 0, count: block)
-                            let codes = shared.codes.assumingMemoryBound(to: UInt64.self)
-                            let q = shared.query.assumingMemoryBound(to: UInt64.self)
-                            var start = rows.lowerBound
-                            while start < rows.upperBound {
-                                let m = min(block, rows.upperBound - start)
-                                distances.withUnsafeMutableBufferPointer { out in
-                                    _ = CodeKernels.hammingRows(codes: codes + start * words, rows: m, words: words, query: q,
-                                                                into: out.baseAddress!, path: hammingPath)
-                                }
-                                for i in 0..<m { ranks[i] = -Float(distances[i]) }
-                                ranks.withUnsafeBufferPointer { r in
-                                    shared.slots[part].insert(contentsOf: UnsafeBufferPointer(rebasing: r[0..<m]), indexOffset: start, isIncluded: filter)
-                                }
-                                start += m
-                            }
+                    let shared = CodeOperands(codes: UnsafeRawPointer(codes.baseAddress!), scales: nil, query: UnsafeRawPointer(q.baseAddress!))
+                    return bestRows(wanted: wanted, filter: filter) { start, m, ranks in
+                        var distances = [UInt32](repeating: 0, count: m)
+                        distances.withUnsafeMutableBufferPointer { out in
+                            _ = CodeKernels.hammingRows(codes: shared.codes.assumingMemoryBound(to: UInt64.self) + start * words, rows: m, words: words,
+                                                        query: shared.query.assumingMemoryBound(to: UInt64.self), into: out.baseAddress!, path: hammingPath)
                         }
+                        for i in 0..<m { ranks[i] = -Float(distances[i]) }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The `wanted` rows of highest rank (unordered): `rank(start, m, ranks)` writes the ranks of
+    /// rows `start..<start + m` (blocks of 8,192), called from one worker per core for large indexes.
+    private func bestRows(wanted: Int, filter: ((Int) -> Bool)?, rank: (Int, Int, UnsafeMutablePointer<Float>) -> Void) -> [Int] {
+        let n = count
+        let parts = n * dimension >= 1 << 21 ? min(ProcessInfo.processInfo.activeProcessorCount, n) : 1
+        var heaps = [BoundedHeap](repeating: BoundedHeap(capacity: wanted), count: parts)
+        let block = 8192
+        withoutActuallyEscaping(rank) { rank in
+            heaps.withUnsafeMutableBufferPointer { slots in
+                let shared = HeapSlots(slots: slots)
+                DispatchQueue.concurrentPerform(iterations: parts) { part in
+                    let rows = (n * part / parts)..<(n * (part + 1) / parts)
+                    var ranks = [Float](repeating: 0, count: block)
+                    var start = rows.lowerBound
+                    while start < rows.upperBound {
+                        let m = min(block, rows.upperBound - start)
+                        ranks.withUnsafeMutableBufferPointer { r in
+                            rank(start, m, r.baseAddress!)
+                            shared.slots[part].insert(contentsOf: UnsafeBufferPointer(rebasing: r[0..<m]), indexOffset: start, isIncluded: filter)
+                        }
+                        start += m
                     }
                 }
             }
@@ -183,10 +178,14 @@ extension FlatIndex {
     }
 }
 
-/// What the workers of one code scan share; each writes its own heap slot.
-private struct CodeScan: @unchecked Sendable {
+/// The code and query pointers of one scan, shared by its workers (read only).
+private struct CodeOperands: @unchecked Sendable {
     let codes: UnsafeRawPointer
     let scales: UnsafePointer<Float>?
     let query: UnsafeRawPointer
+}
+
+/// One heap per worker; each writes only its own slot.
+private struct HeapSlots: @unchecked Sendable {
     let slots: UnsafeMutableBufferPointer<BoundedHeap>
 }

@@ -78,7 +78,7 @@ public struct FlatIndex: Sendable {
     /// The stored (unit-normalized) vector for `id`.
     public func vector(for id: String) -> [Float]? {
         guard let row = rowForID[id] else { return nil }
-        return storage.withUnsafeValues { Array($0[(row * dimension)..<((row + 1) * dimension)]) }
+        return storage.withUnsafeBufferPointer { Array($0[(row * dimension)..<((row + 1) * dimension)]) }
     }
 
     /// Adds one vector under a new id.
@@ -160,7 +160,7 @@ public struct FlatIndex: Sendable {
         var scores = [Float](repeating: 0, count: count)
         guard count > 0 else { return scores }
         let unit = VectorMath.normalized(query)
-        storage.withUnsafeValues { matrix in
+        storage.withUnsafeBufferPointer { matrix in
             unit.withUnsafeBufferPointer { q in
                 scores.withUnsafeMutableBufferPointer { s in
                     Self.scores(matrix: matrix.baseAddress!, rows: count, dimension: dimension, query: q.baseAddress!, into: s.baseAddress!)
@@ -204,7 +204,7 @@ public struct FlatIndex: Sendable {
         // instead: splitting as well would run cores × BLAS threads on the cores.
         let parts = count * dimension >= 1 << 21 && BLAS.threadCount == 1 ? min(ProcessInfo.processInfo.activeProcessorCount, count) : 1
         var partHeaps = [[BoundedHeap]](repeating: [], count: parts)
-        storage.withUnsafeValues { matrix in
+        storage.withUnsafeBufferPointer { matrix in
             packed.withUnsafeBufferPointer { queryMatrix in
                 partHeaps.withUnsafeMutableBufferPointer { slots in
                     let shared = SharedBatch(matrix: matrix.baseAddress!, queries: queryMatrix.baseAddress!, slots: slots)
@@ -253,7 +253,7 @@ public struct FlatIndex: Sendable {
 
     /// Calls `body` with the contiguous `count × dimension` unit vectors. The pointer must not escape.
     public func withUnsafeVectors<R>(_ body: (UnsafeBufferPointer<Float>) throws -> R) rethrows -> R {
-        try storage.withUnsafeValues(body)
+        try storage.withUnsafeBufferPointer(body)
     }
 
     func validate(_ vector: [Float], id: String) throws {
@@ -262,39 +262,6 @@ public struct FlatIndex: Sendable {
         }
         if let bad = vector.firstIndex(where: { !$0.isFinite }) {
             throw VectorIndexError.nonFiniteValue(id: id, component: bad)
-        }
-    }
-}
-
-/// Where an index's vectors live: in an array it owns, or in a read-only mapped file.
-enum VectorStorage: @unchecked Sendable {
-    case owned([Float])
-    /// `count` floats at `offset` bytes into a mapped file (read-only; copied on first change).
-    case mapped(MappedFile, offset: Int, count: Int)
-
-    func withUnsafeValues<R>(_ body: (UnsafeBufferPointer<Float>) throws -> R) rethrows -> R {
-        switch self {
-        case let .owned(values):
-            return try values.withUnsafeBufferPointer(body)
-        case let .mapped(file, offset, count):
-            // The loader checked that offset is 4-byte aligned and that the floats fit in the file.
-            let base = (file.bytes.baseAddress! + offset).assumingMemoryBound(to: Float.self)
-            return try body(UnsafeBufferPointer(start: base, count: count))
-        }
-    }
-
-    /// The values as an owned array, leaving `self` empty so the array is uniquely referenced
-    /// and can be mutated without a copy.
-    mutating func takeOwned() -> [Float] {
-        let values = makeOwned()
-        self = .owned([])
-        return values
-    }
-
-    func makeOwned() -> [Float] {
-        switch self {
-        case let .owned(values): return values
-        case .mapped: return withUnsafeValues { Array($0) }
         }
     }
 }

@@ -314,7 +314,7 @@ public enum IndexFile {
         let metadata = Data(bytes[idsEnd..<(idsEnd + metadataLength)])
         let storage = VectorStorage.mapped(file, offset: vectorsOffset, count: floats)
         if verification == .full || fileVersion == 1 {
-            let nonFinite = storage.withUnsafeValues { values in values.firstIndex { !$0.isFinite } }
+            let nonFinite = storage.withUnsafeBufferPointer { values in values.firstIndex { !$0.isFinite } }
             if let bad = nonFinite {
                 throw VectorIndexError.corruptFile(path: path, reason: "vector \(bad / dimension) has a non-finite value")
             }
@@ -337,7 +337,7 @@ public enum IndexFile {
             } else {
                 quantizer = Int8Quantizer(perVectorDimension: dimension)
             }
-            var scales = CodeBuffer<Float>.owned([])
+            var scales = StoredArray<Float>.owned([])
             if let range = layout.int8Scales {
                 scales = .mapped(file, offset: range.lowerBound, count: count)
                 let bad = scales.withUnsafeBufferPointer { $0.firstIndex { !$0.isFinite || $0 < 0 } }

@@ -123,10 +123,10 @@ public struct Int8Quantizer: Sendable, Equatable {
 /// (perVector only).
 struct Int8Table: Sendable {
     var quantizer: Int8Quantizer
-    var codes: CodeBuffer<UInt8>
-    var scales: CodeBuffer<Float>
+    var codes: StoredArray<UInt8>
+    var scales: StoredArray<Float>
 
-    init(quantizer: Int8Quantizer, codes: CodeBuffer<UInt8>, scales: CodeBuffer<Float>) {
+    init(quantizer: Int8Quantizer, codes: StoredArray<UInt8>, scales: StoredArray<Float>) {
         self.quantizer = quantizer
         self.codes = codes
         self.scales = scales
@@ -173,9 +173,9 @@ struct Int8Table: Sendable {
 /// The 1-bit sign codes of an index: bit j of a row is set when component j is positive.
 struct BinaryTable: Sendable {
     let words: Int
-    var codes: CodeBuffer<UInt64>
+    var codes: StoredArray<UInt64>
 
-    init(words: Int, codes: CodeBuffer<UInt64>) {
+    init(words: Int, codes: StoredArray<UInt64>) {
         self.words = words
         self.codes = codes
     }
@@ -212,40 +212,5 @@ struct BinaryTable: Sendable {
 
     mutating func remove(row: Int) {
         codes.mutate { $0.removeSubrange((row * words)..<((row + 1) * words)) }
-    }
-}
-
-/// Elements owned in an array, or read-only in a mapped file (copied on the first change).
-enum CodeBuffer<Element: BitwiseCopyable>: @unchecked Sendable {
-    case owned([Element])
-    case mapped(MappedFile, offset: Int, count: Int)
-
-    var count: Int {
-        switch self {
-        case let .owned(values): return values.count
-        case let .mapped(_, _, count): return count
-        }
-    }
-
-    func withUnsafeBufferPointer<R>(_ body: (UnsafeBufferPointer<Element>) throws -> R) rethrows -> R {
-        switch self {
-        case let .owned(values):
-            return try values.withUnsafeBufferPointer(body)
-        case let .mapped(file, offset, count):
-            // The loader checked alignment and bounds.
-            let base = (file.bytes.baseAddress! + offset).assumingMemoryBound(to: Element.self)
-            return try body(UnsafeBufferPointer(start: base, count: count))
-        }
-    }
-
-    mutating func mutate(_ body: (inout [Element]) -> Void) {
-        var values: [Element]
-        switch self {
-        case let .owned(owned): values = owned
-        case .mapped: values = withUnsafeBufferPointer { Array($0) }
-        }
-        self = .owned([])
-        body(&values)
-        self = .owned(values)
     }
 }
