@@ -45,7 +45,7 @@ let package = Package(
         .testTarget(name: "WordPieceTests", dependencies: ["WordPiece", "Hashing", "TestSupport"]),
         .testTarget(name: "EncoderTests", dependencies: ["Encoder", "Embeddings", "TestSupport"]),
         .testTarget(name: "EmbeddingsTests", dependencies: ["Embeddings", "TestSupport"]),
-        .testTarget(name: "VectorIndexTests", dependencies: ["VectorIndex", "TestSupport"]),
+        .testTarget(name: "VectorIndexTests", dependencies: ["VectorIndex", "LinearAlgebra", "TestSupport"]),
         .testTarget(name: "RetrievalTests", dependencies: ["Retrieval", "VectorIndex", "LinearAlgebra", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["EmbeddingsCLI", "Embeddings", "TestSupport"]),
     ]

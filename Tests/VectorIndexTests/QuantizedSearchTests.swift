@@ -69,7 +69,7 @@ final class QuantizedSearchTests: XCTestCase {
         let dimension = 33
         let values = clustered(count: 200, dimension: dimension, clusters: 5, spread: 0.3, seed: 3)
         let index = try FlatIndex(dimension: dimension, ids: (0..<200).map { "v\($0)" }, rowMajorVectors: values)
-        try index.withUnsafeVectors { unit in
+        index.withUnsafeVectors { unit in
             let q = Int8Quantizer.train(.perDimension, vectors: unit, dimension: dimension)
             XCTAssertEqual(q.scheme, .perDimension)
             var codes = [UInt8](repeating: 0, count: dimension)
