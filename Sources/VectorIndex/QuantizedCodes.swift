@@ -90,17 +90,23 @@ public struct Int8Quantizer: Sendable, Equatable {
     func encode(_ x: UnsafePointer<Float>, into codes: UnsafeMutablePointer<UInt8>) -> Float {
         switch scheme {
         case .perDimension:
-            for j in 0..<dimension {
-                let level = step[j] > 0 ? ((x[j] - minimum[j]) / step[j]).rounded() : 0
-                codes[j] = UInt8(min(255, max(0, level)))
+            minimum.withUnsafeBufferPointer { low in
+                step.withUnsafeBufferPointer { step in
+                    for j in 0..<dimension {
+                        let level = step[j] > 0 ? (x[j] - low[j]) / step[j] : 0
+                        // Clamped to [0, 255], then rounded half up by truncating level + ½.
+                        codes[j] = UInt8(min(255, max(0, level)) + 0.5)
+                    }
+                }
             }
             return 1
         case .perVector:
             var largest: Float = 0
             for j in 0..<dimension { largest = max(largest, abs(x[j])) }
+            let scale = largest > 0 ? 127 / largest : 0
             for j in 0..<dimension {
-                let level = largest > 0 ? (x[j] / largest * 127).rounded() : 0
-                codes[j] = UInt8(Int(min(127, max(-127, level))) + 128)
+                // x·127/largest lies in [−127, 127]: shifted to [1, 255] and rounded half up.
+                codes[j] = UInt8(min(255, max(1, x[j] * scale + 128)) + 0.5)
             }
             return largest
         }
@@ -138,10 +144,16 @@ struct Int8Table: Sendable {
         let d = quantizer.dimension, rows = vectors.count / d
         var codes = [UInt8](repeating: 0, count: rows * d)
         var scales = [Float](repeating: 1, count: quantizer.scheme == .perVector ? rows : 0)
+        let perVector = quantizer.scheme == .perVector
         codes.withUnsafeMutableBufferPointer { c in
-            for r in 0..<rows {
-                let scale = quantizer.encode(vectors.baseAddress! + r * d, into: c.baseAddress! + r * d)
-                if quantizer.scheme == .perVector { scales[r] = scale }
+            scales.withUnsafeMutableBufferPointer { s in
+                let shared = EncodeTargets(vectors: vectors, codes: c.baseAddress, scales: s.baseAddress)
+                forEachRowRange(rows: rows, dimension: d) { range in
+                    for r in range {
+                        let scale = quantizer.encode(shared.vectors.baseAddress! + r * d, into: shared.codes! + r * d)
+                        if perVector { shared.scales![r] = scale }
+                    }
+                }
             }
         }
         self.codes = .owned(codes)
@@ -184,19 +196,26 @@ struct BinaryTable: Sendable {
         words = (dimension + 63) / 64
         let rows = vectors.count / dimension
         var codes = [UInt64](repeating: 0, count: rows * words)
-        for r in 0..<rows {
-            Self.encode(UnsafeBufferPointer(rebasing: vectors[(r * dimension)..<((r + 1) * dimension)]), into: &codes, at: r * words)
+        let words = self.words
+        codes.withUnsafeMutableBufferPointer { c in
+            let shared = EncodeTargets(vectors: vectors, bits: c.baseAddress)
+            forEachRowRange(rows: rows, dimension: dimension) { range in
+                for r in range {
+                    Self.encode(shared.vectors.baseAddress! + r * dimension, count: dimension, into: shared.bits! + r * words)
+                }
+            }
         }
         self.codes = .owned(codes)
     }
 
-    static func encode(_ x: UnsafeBufferPointer<Float>, into codes: inout [UInt64], at offset: Int) {
-        for j in 0..<x.count where x[j] > 0 { codes[offset + j / 64] |= 1 << UInt64(j % 64) }
+    /// Sets bit j of `codes` (zeroed by the caller) when `x[j] > 0`.
+    static func encode(_ x: UnsafePointer<Float>, count: Int, into codes: UnsafeMutablePointer<UInt64>) {
+        for j in 0..<count where x[j] > 0 { codes[j / 64] |= 1 << UInt64(j % 64) }
     }
 
     static func code(of unit: [Float]) -> [UInt64] {
         var code = [UInt64](repeating: 0, count: (unit.count + 63) / 64)
-        unit.withUnsafeBufferPointer { encode($0, into: &code, at: 0) }
+        unit.withUnsafeBufferPointer { x in code.withUnsafeMutableBufferPointer { encode(x.baseAddress!, count: unit.count, into: $0.baseAddress!) } }
         return code
     }
 
@@ -213,4 +232,22 @@ struct BinaryTable: Sendable {
     mutating func remove(row: Int) {
         codes.mutate { $0.removeSubrange((row * words)..<((row + 1) * words)) }
     }
+}
+
+/// Runs `body` over contiguous row ranges, one per core for large matrices.
+private func forEachRowRange(rows: Int, dimension: Int, _ body: (Range<Int>) -> Void) {
+    let parts = rows * dimension >= 1 << 21 ? min(ProcessInfo.processInfo.activeProcessorCount, rows) : 1
+    withoutActuallyEscaping(body) { body in
+        DispatchQueue.concurrentPerform(iterations: parts) { part in
+            body((rows * part / parts)..<(rows * (part + 1) / parts))
+        }
+    }
+}
+
+/// Where the encoders of one table write; each worker writes only its own rows.
+private struct EncodeTargets: @unchecked Sendable {
+    let vectors: UnsafeBufferPointer<Float>
+    var codes: UnsafeMutablePointer<UInt8>? = nil
+    var scales: UnsafeMutablePointer<Float>? = nil
+    var bits: UnsafeMutablePointer<UInt64>? = nil
 }
