@@ -26,16 +26,8 @@ func sgemmGFLOPs(m: Int, n: Int, k: Int, repeats: Int) -> Double {
 
 /// Batch top-10 (32 queries, blocks through sgemm) over `vectors` random 384-d unit vectors: seconds per query.
 func batchTopKSecondsPerQuery(vectors n: Int, repeats: Int) throws -> Double {
-    let dimension = 384, batch = 32
-    var values = [Float](repeating: 0, count: n * dimension)
-    TopKBench.fill(&values, seed: UInt64(n))
-    let index = try FlatIndex(dimension: dimension, ids: (0..<n).map { "v\($0)" }, rowMajorVectors: values)
-    values = []
-    let queries = (0..<batch).map { q -> [Float] in
-        var v = [Float](repeating: 0, count: dimension)
-        TopKBench.fill(&v, seed: UInt64(1000 + q))
-        return VectorMath.normalized(v)
-    }
+    let batch = 32
+    let (index, queries) = try TopKBench.randomIndex(vectors: n, dimension: 384, queries: batch)
     return best(repeats) { consume(try? index.search(batch: queries, k: 10)) } / Double(batch)
 }
 

@@ -11,12 +11,7 @@ struct Machine {
     var date: String
 
     static func current() -> Machine {
-        var cpu = "unknown CPU"
-        if let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
-           let line = info.split(separator: "\n").first(where: { $0.hasPrefix("model name") }),
-           let value = line.split(separator: ":", maxSplits: 1).last {
-            cpu = value.trimmingCharacters(in: .whitespaces)
-        }
+        let cpu = CPUInfo.current.modelName
         #if DEBUG
         let build = "debug (numbers are not representative: use -c release)"
         #else

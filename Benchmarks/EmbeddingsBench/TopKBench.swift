@@ -82,27 +82,29 @@ struct TopKBench {
         }
     }
 
-    func run() throws -> String {
-        try run(figures: nil)
+    /// `n` random unit vectors and `queries` random unit queries, the same for every caller.
+    static func randomIndex(vectors n: Int, dimension: Int, queries: Int) throws -> (FlatIndex, [[Float]]) {
+        var values = [Float](repeating: 0, count: n * dimension)
+        fill(&values, seed: UInt64(n))
+        let index = try FlatIndex(dimension: dimension, ids: (0..<n).map { "v\($0)" }, rowMajorVectors: values)
+        let queryVectors = (0..<queries).map { q -> [Float] in
+            var v = [Float](repeating: 0, count: dimension)
+            fill(&v, seed: UInt64(1000 + q))
+            return VectorMath.normalized(v)
+        }
+        return (index, queryVectors)
     }
 
-    func run(figures: UnsafeMutablePointer<[Figure]>?) throws -> String {
+    /// The Markdown table, and every figure for `topk --json`.
+    func run() throws -> (table: String, figures: [Figure]) {
+        var figures = [Figure]()
         let bandwidth = Self.copyBandwidth()
         report.add("table3", "copy bandwidth", bandwidth / 1e9, "GB/s")
         var rows = [[String]]()
         var notes = [String]()
         for n in sizes {
-            var values = [Float](repeating: 0, count: n * dimension)
-            Self.fill(&values, seed: UInt64(n))
-            var index = try FlatIndex(dimension: dimension, ids: (0..<n).map { "v\($0)" }, rowMajorVectors: values)
-            values = []
+            var (index, queries) = try Self.randomIndex(vectors: n, dimension: dimension, queries: batch)
             let (_, codeSeconds) = timed { index.buildCodes([.int8, .binary]) }
-            var queries = [[Float]]()
-            for q in 0..<batch {
-                var v = [Float](repeating: 0, count: dimension)
-                Self.fill(&v, seed: UInt64(1000 + q))
-                queries.append(VectorMath.normalized(v))
-            }
             let query = queries[0]
             let repeats = n >= 1_000_000 ? 3 : n >= 100_000 ? 5 : 20
             resetPeakResident()
@@ -151,7 +153,7 @@ struct TopKBench {
             report.add("table3", "\(name) batch gemm only, per query", gemmOnly, "s")
             report.add("table3", "\(name) bandwidth floor", floor, "s")
             report.add("table3", "\(name) one query / floor", single / floor, "×")
-            figures?.pointee += [
+            figures += [
                 Figure(vectors: n, method: "exact", msPerQuery: single * 1000, recallAt10: 1),
                 Figure(vectors: n, method: "int8", msPerQuery: int8 * 1000, recallAt10: recall8),
                 Figure(vectors: n, method: "binary", msPerQuery: binary * 1000, recallAt10: recallBinary),
@@ -175,7 +177,7 @@ struct TopKBench {
                       "Batch of \(batch), per query", "Bandwidth floor"], rows)
         out += "\nFloor = matrix bytes ÷ copy bandwidth (bytes read + written per second by memcpy) measured in this run (\(String(format: "%.1f", bandwidth / 1e9)) GB/s). Below a few MB the matrix sits in cache, so the floor is only meaningful from 100,000 vectors up. int8 and binary scan codes of a quarter and a thirty-second of the floats' bytes, then rescore the best k × 4 (int8) or k × 10 (binary) with the floats; recall@10 is against exact search over the \(batch) queries (random vectors are the hard case for codes: their neighbours are barely nearer than anything else — real embeddings: `embeddings-bench quantization`).\n"
         if !notes.isEmpty { out += "\nBatches at GEMM speed — " + notes.joined(separator: "; ") + ".\n" }
-        return out
+        return (out, figures)
     }
 }
 

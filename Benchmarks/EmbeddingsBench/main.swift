@@ -125,9 +125,8 @@ if arguments.first == "topk" {
     let machine = Machine.current()
     print("## embeddings-bench topk\n\n\(machine.markdown)\n")
     do {
-        var figures = [TopKBench.Figure]()
-        resetPeakResident()
-        print(try TopKBench(report: Report(), sizes: [vectors]).run(figures: &figures))
+        let (text, figures) = try TopKBench(report: Report(), sizes: [vectors]).run()
+        print(text)
         print("Peak resident memory: \(String(format: "%.0f", Double(peakResidentBytes()) / 1_048_576)) MiB (floats \(String(format: "%.0f", Double(vectors * 384 * 4) / 1_048_576)) MiB, int8 codes \(String(format: "%.0f", Double(vectors * 384) / 1_048_576)) MiB, binary codes \(String(format: "%.0f", Double(vectors * 48) / 1_048_576)) MiB).")
         if let topkJSON {
             struct Document: Encodable {
@@ -251,7 +250,7 @@ do {
     print(try kernels.wrongChoice(encoderAsRun: figures.batched / Double(count), texts: count))
     print(try bench.table2(figures, count: quick ? 2_173 : 21_730))
     let sizes = quick ? [722, 21_730] : [722, 21_730, 100_000, 1_000_000]
-    print(try TopKBench(report: report, sizes: sizes).run())
+    print(try TopKBench(report: report, sizes: sizes).run().table)
     if let jsonPath { try report.write(to: jsonPath) }
 } catch {
     fail("\(error)", code: 1)

@@ -25,32 +25,13 @@ struct InfoCommand: Command {
         var installed: Bool
         var path: String?
         var status: String
-
-        enum CodingKeys: String, CodingKey {
-            case identifier, dimension, pooling, normalizes, languages, installed, path, status
-            case maximumSequenceLength = "maximum_sequence_length"
-        }
-    }
-
-    struct Trial: Encodable {
-        var requested: String
-        var reported: String
-        var maxRelativeError: Double
-        var agreed: Bool
-        var restored: String
-
-        enum CodingKeys: String, CodingKey {
-            case requested, reported, agreed, restored
-            case maxRelativeError = "max_relative_error"
-        }
     }
 
     struct Document: Encodable {
         var cpu: CPU
         var blas: BLASInfo
         var model: Model
-        var trial: Trial?
-        enum CodingKeys: String, CodingKey { case cpu, blas, model, trial = "core_trial" }
+        var coreTrial: BLAS.CoreTrial?
     }
 
     struct CPU: Encodable {
@@ -61,10 +42,6 @@ struct InfoCommand: Command {
         var model: Int
         var features: [String]
         var cores: Int
-        enum CodingKeys: String, CodingKey {
-            case vendor, architecture, family, model, features, cores
-            case modelName = "model_name"
-        }
     }
 
     struct BLASInfo: Encodable {
@@ -78,10 +55,6 @@ struct InfoCommand: Command {
         var canSwitchCores: Bool
         var shippedCores: [String]
         var threads: Int
-        enum CodingKeys: String, CodingKey {
-            case library, version, build, corrected, check, threads
-            case coreAtLoad = "core_at_load", coreInUse = "core_in_use", canSwitchCores = "can_switch_cores", shippedCores = "shipped_cores"
-        }
     }
 
     let parsed: ParsedArguments
@@ -121,11 +94,10 @@ struct InfoCommand: Command {
     }
 
     func run() throws {
-        var trial: Trial? = nil
+        var trial: BLAS.CoreTrial? = nil
         if let core = parsed.values["try-core"] {
             do {
-                let t = try BLAS.tryCore(core)
-                trial = Trial(requested: t.requested, reported: t.reported, maxRelativeError: t.maxRelativeError, agreed: t.agreed, restored: t.restored)
+                trial = try BLAS.tryCore(core)
             } catch let error as BLAS.CoreError {
                 if case .unknownCore = error { throw CLIError.usage(error.description) }
                 throw CLIError.failure(error.description)
@@ -133,7 +105,7 @@ struct InfoCommand: Command {
         }
         let configuration = BLAS.configuration
         let cpu = configuration.cpu
-        let corrected = configuration.coreAtLoad != nil && configuration.coreInUse?.lowercased() != configuration.coreAtLoad?.lowercased()
+        let corrected = configuration.isCorrected
         let document = Document(
             cpu: CPU(modelName: cpu.modelName, vendor: cpu.vendor, architecture: cpu.architecture, family: cpu.family, model: cpu.model,
                      features: cpu.features.sorted().map(\.rawValue), cores: ProcessInfo.processInfo.activeProcessorCount),
@@ -141,10 +113,11 @@ struct InfoCommand: Command {
                            coreAtLoad: configuration.coreAtLoad, coreInUse: configuration.coreInUse, corrected: corrected,
                            check: configuration.check, canSwitchCores: configuration.canSwitchCores,
                            shippedCores: configuration.shippedCores, threads: configuration.threads),
-            model: try model(), trial: trial)
+            model: try model(), coreTrial: trial)
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            encoder.keyEncodingStrategy = .convertToSnakeCase
             Output.standard.write(String(decoding: try encoder.encode(document), as: UTF8.self) + "\n")
         } else {
             var lines = [String]()

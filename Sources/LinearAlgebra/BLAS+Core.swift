@@ -83,6 +83,12 @@ extension BLAS {
         /// Threads BLAS uses inside one call.
         public var threads: Int
         public var cpu: CPUInfo
+
+        /// Whether the core in use differs from the one OpenBLAS chose at load (the check switched it).
+        public var isCorrected: Bool {
+            guard let coreAtLoad, let coreInUse else { return false }
+            return coreAtLoad.lowercased() != coreInUse.lowercased()
+        }
     }
 
     /// For tests only: start the kernel check from this core, as if OpenBLAS had chosen it.
@@ -160,8 +166,7 @@ extension BLAS {
         guard cpuCanRun(core: name) else { throw CoreError.cpuCannotRun(name) }
         return try CoreHooks.lock.withLock {
             let before = coreInUse ?? ""
-            let reported = hooks.activate(name)
-            let error = reported.lowercased() == name.lowercased() ? selfCheck() : .infinity
+            let (reported, error) = hooks.activateAndCheck(name)
             let restored = hooks.activate(before)
             guard reported.lowercased() == name.lowercased() else { throw CoreError.switchRefused(requested: name, reported: reported) }
             return CoreTrial(requested: name, reported: reported, maxRelativeError: error, agreed: error <= selfCheckTolerance, restored: restored)
@@ -185,16 +190,15 @@ extension BLAS {
             chosen = CoreHooks.lock.withLock { hooks.activate(name) }
         }
         let failSelfCheck = environment[failSelfCheckVariable] == "1"
-        let decision = decideCore(cpu: .current, chosenCore: chosen, shipped: Set(hooks.shipped), environment: environment)
-        guard case let .switchCore(target) = decision else {
-            if case let .keep(reason) = decision {
-                return CoreCheck(coreAtLoad: chosen, summary: "kept \(chosen): \(reason)", switchedTo: nil, selfCheckError: nil)
-            }
-            return CoreCheck(coreAtLoad: chosen, summary: "kept \(chosen)", switchedTo: nil, selfCheckError: nil)
+        let target: String
+        switch decideCore(cpu: .current, chosenCore: chosen, shipped: Set(hooks.shipped), environment: environment) {
+        case let .keep(reason):
+            return CoreCheck(coreAtLoad: chosen, summary: "kept \(chosen): \(reason)", switchedTo: nil, selfCheckError: nil)
+        case let .switchCore(to):
+            target = to
         }
         return CoreHooks.lock.withLock {
-            let reported = hooks.activate(target)
-            var error = reported.lowercased() == target.lowercased() ? selfCheck() : .infinity
+            var (reported, error) = hooks.activateAndCheck(target)
             if failSelfCheck, error.isFinite { error = 1 }
             if error <= selfCheckTolerance {
                 return CoreCheck(coreAtLoad: chosen, summary: "switched \(chosen) → \(reported): the CPU out-classes \(chosen)",
@@ -314,6 +318,13 @@ struct CoreHooks: Sendable {
         initialize()
         if let previous { setenv(variable, previous, 1) } else { unsetenv(variable) }
         return openblas_get_corename().map { String(cString: $0) } ?? "unknown"
+    }
+
+    /// Switches to `core` and runs the self-check there: the core OpenBLAS reports, and the
+    /// self-check's relative error (infinity when OpenBLAS reports another core).
+    func activateAndCheck(_ core: String) -> (reported: String, error: Double) {
+        let reported = activate(core)
+        return (reported, reported.lowercased() == core.lowercased() ? BLAS.selfCheck() : .infinity)
     }
 }
 #endif

@@ -112,7 +112,7 @@ public enum BLAS {
         var text = configuration.library + (configuration.version.map { " " + $0 } ?? "")
         if let core = configuration.coreInUse {
             text += ", core \(core)"
-            if let atLoad = configuration.coreAtLoad, atLoad.lowercased() != core.lowercased() { text += " (corrected from \(atLoad))" }
+            if configuration.isCorrected, let atLoad = configuration.coreAtLoad { text += " (corrected from \(atLoad))" }
         }
         return text
     }

@@ -51,6 +51,11 @@ public struct Int8Quantizer: Sendable, Equatable {
         guard minimum.allSatisfy(\.isFinite), step.allSatisfy({ $0.isFinite && $0 >= 0 }) else {
             throw VectorIndexError.invalidCodes("int8 ranges must be finite, with non-negative steps")
         }
+        self.init(checkedMinimum: minimum, step: step)
+    }
+
+    /// Ranges already known to be valid (learned from finite vectors).
+    private init(checkedMinimum minimum: [Float], step: [Float]) {
         scheme = .perDimension
         dimension = minimum.count
         self.minimum = minimum
@@ -82,7 +87,7 @@ public struct Int8Quantizer: Sendable, Equatable {
             }
         }
         let step = (0..<dimension).map { (high[$0] - low[$0]) / 255 }
-        return try! Int8Quantizer(minimum: low, step: step)
+        return Int8Quantizer(checkedMinimum: low, step: step)
     }
 
     /// Encodes one vector into `dimension` codes; returns its scale (perVector: the largest
@@ -160,17 +165,22 @@ struct Int8Table: Sendable {
         self.scales = .owned(scales)
     }
 
-    mutating func append(_ unit: [Float]) {
+    /// One vector's codes and scale.
+    private func encoded(_ unit: [Float]) -> (codes: [UInt8], scale: Float) {
         var row = [UInt8](repeating: 0, count: quantizer.dimension)
         let scale = unit.withUnsafeBufferPointer { x in row.withUnsafeMutableBufferPointer { quantizer.encode(x.baseAddress!, into: $0.baseAddress!) } }
+        return (row, scale)
+    }
+
+    mutating func append(_ unit: [Float]) {
+        let (row, scale) = encoded(unit)
         codes.mutate { $0.append(contentsOf: row) }
         if quantizer.scheme == .perVector { scales.mutate { $0.append(scale) } }
     }
 
     mutating func replace(row: Int, with unit: [Float]) {
         let d = quantizer.dimension
-        var encoded = [UInt8](repeating: 0, count: d)
-        let scale = unit.withUnsafeBufferPointer { x in encoded.withUnsafeMutableBufferPointer { quantizer.encode(x.baseAddress!, into: $0.baseAddress!) } }
+        let (encoded, scale) = encoded(unit)
         codes.mutate { $0.replaceSubrange((row * d)..<((row + 1) * d), with: encoded) }
         if quantizer.scheme == .perVector { scales.mutate { $0[row] = scale } }
     }
