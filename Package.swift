@@ -1,14 +1,16 @@
-// swift-tools-version:5.9
+// swift-tools-version:6.0
 import PackageDescription
 
 let package = Package(
     name: "ContextualEmbeddings",
-    platforms: [.macOS(.v13), .iOS(.v16)],
+    // Synchronization's Mutex (macOS 15, iOS 18) is the oldest Apple floor the code compiles for.
+    platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "Embeddings", targets: ["Embeddings"]),
         .library(name: "VectorIndex", targets: ["VectorIndex"]),
         .library(name: "WordPiece", targets: ["WordPiece"]),
-        .library(name: "Encoder", targets: ["Encoder"]),
+        .library(name: "BertEncoder", targets: ["BertEncoder"]),
+        .library(name: "ModelAssets", targets: ["ModelAssets"]),
         .library(name: "LinearAlgebra", targets: ["LinearAlgebra"]),
         .library(name: "Retrieval", targets: ["Retrieval"]),
         .executable(name: "embeddings", targets: ["EmbeddingsCLI"]),
@@ -22,6 +24,13 @@ let package = Package(
             pkgConfig: "openblas",
             providers: [.apt(["libopenblas-dev"])]
         ),
+        // zlib, for the DEFLATE streams and CRC-32s of the wheels the asset channel unpacks.
+        .systemLibrary(
+            name: "CZlib",
+            path: "Sources/CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
+        ),
         // Element-wise kernels in C, with an AVX2/FMA copy chosen at run time.
         .target(name: "CKernels"),
         .target(
@@ -30,23 +39,41 @@ let package = Package(
         ),
         .target(name: "Hashing"),
         .target(name: "WordPiece", dependencies: ["Hashing"]),
-        .target(name: "Encoder", dependencies: ["LinearAlgebra"]),
+        .target(name: "BertEncoder", dependencies: ["LinearAlgebra"]),
+        .target(name: "ModelAssets", dependencies: ["CZlib", "Hashing"]),
         .target(name: "VectorIndex", dependencies: ["LinearAlgebra"]),
-        .target(name: "Embeddings", dependencies: ["LinearAlgebra", "WordPiece", "Encoder", "Hashing"]),
+        .target(
+            name: "Embeddings",
+            dependencies: ["LinearAlgebra", "WordPiece", "BertEncoder", "ModelAssets", "VectorIndex"]
+        ),
         .target(name: "Retrieval", dependencies: ["Embeddings", "VectorIndex", "LinearAlgebra", "Hashing"]),
-        .executableTarget(name: "EmbeddingsCLI", dependencies: ["Embeddings", "VectorIndex", "Retrieval", "LinearAlgebra"]),
+        .executableTarget(
+            name: "EmbeddingsCLI",
+            dependencies: ["Embeddings", "ModelAssets", "VectorIndex", "Retrieval", "LinearAlgebra", "WordPiece"]
+        ),
         .executableTarget(
             name: "EmbeddingsBench",
-            dependencies: ["Embeddings", "VectorIndex", "LinearAlgebra", "Retrieval"],
+            dependencies: ["Embeddings", "ModelAssets", "VectorIndex", "LinearAlgebra", "Retrieval", "BertEncoder", "WordPiece"],
             path: "Benchmarks/EmbeddingsBench"
         ),
-        .target(name: "TestSupport", dependencies: ["Embeddings", "LinearAlgebra"], path: "Tests/TestSupport"),
-        .testTarget(name: "LinearAlgebraTests", dependencies: ["LinearAlgebra", "TestSupport"]),
-        .testTarget(name: "WordPieceTests", dependencies: ["WordPiece", "Hashing", "TestSupport"]),
-        .testTarget(name: "EncoderTests", dependencies: ["Encoder", "Embeddings", "TestSupport"]),
-        .testTarget(name: "EmbeddingsTests", dependencies: ["Embeddings", "TestSupport"]),
+        // Helpers every test target may use; no model, no encoder.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // The installed default model, for tests that run the real encoder.
+        .target(name: "ModelTestSupport", dependencies: ["Embeddings", "ModelAssets", "TestSupport"], path: "Tests/ModelTestSupport"),
+        .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
+        .testTarget(name: "LinearAlgebraTests", dependencies: ["LinearAlgebra", "CKernels", "TestSupport"]),
+        .testTarget(name: "WordPieceTests", dependencies: ["WordPiece", "Hashing", "TestSupport", "ModelTestSupport"]),
+        .testTarget(name: "BertEncoderTests", dependencies: ["BertEncoder", "LinearAlgebra", "Embeddings", "TestSupport", "ModelTestSupport"]),
+        .testTarget(name: "ModelAssetsTests", dependencies: ["ModelAssets", "Hashing", "TestSupport"]),
+        .testTarget(
+            name: "EmbeddingsTests",
+            dependencies: ["Embeddings", "ModelAssets", "LinearAlgebra", "WordPiece", "TestSupport", "ModelTestSupport"]
+        ),
         .testTarget(name: "VectorIndexTests", dependencies: ["VectorIndex", "LinearAlgebra", "TestSupport"]),
-        .testTarget(name: "RetrievalTests", dependencies: ["Retrieval", "VectorIndex", "LinearAlgebra", "TestSupport"]),
-        .testTarget(name: "CLITests", dependencies: ["EmbeddingsCLI", "Embeddings", "TestSupport"]),
+        .testTarget(
+            name: "RetrievalTests",
+            dependencies: ["Retrieval", "Embeddings", "VectorIndex", "LinearAlgebra", "TestSupport", "ModelTestSupport"]
+        ),
+        .testTarget(name: "CLITests", dependencies: ["EmbeddingsCLI", "Embeddings", "LinearAlgebra", "TestSupport", "ModelTestSupport"]),
     ]
 )

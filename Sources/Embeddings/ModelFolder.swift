@@ -1,4 +1,4 @@
-import Encoder
+import BertEncoder
 import Foundation
 import WordPiece
 
@@ -100,9 +100,10 @@ public struct ModelFolder: Sendable {
     }
 
     /// The encoder, with its weights read from `model.safetensors`.
-    public func makeModel() throws -> BertModel {
+    /// - Parameter parallelism: threads per `forward` call (see `BertModel.parallelism`).
+    public func makeModel(parallelism: Int = ProcessInfo.processInfo.activeProcessorCount) throws -> BertModel {
         do {
-            return try BertModel(folder: url)
+            return try BertModel(folder: url, parallelism: parallelism)
         } catch let error as EncoderError {
             throw EmbeddingsError.invalidModel(error.description)
         }

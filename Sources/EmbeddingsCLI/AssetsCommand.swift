@@ -1,5 +1,6 @@
 import Embeddings
 import Foundation
+import ModelAssets
 
 /// `embeddings assets status|install`.
 struct AssetsCommand: Command {
@@ -27,30 +28,31 @@ struct AssetsCommand: Command {
     }
 
     func run() throws {
-        let descriptor = ModelAssets.defaultModel
+        let descriptor = ModelCatalog.defaultModel
+        let assets = descriptor.assets
         switch action {
         case "install":
             do {
-                let folder = try ModelAssets.install(descriptor) { Console.note($0) }
+                let folder = try AssetCache.install(assets) { Console.note($0) }
                 print("installed \(descriptor.identifier) at \(folder.path)")
-            } catch let error as EmbeddingsError {
-                throw CLIError.failure(error.description)
+            } catch {
+                throw CLIError.failure("installing \(descriptor.identifier) failed: \(error.description)")
             }
         default:
-            print("model: \(descriptor.identifier) (\(descriptor.package)==\(descriptor.version))")
-            print("cache: \(ModelAssets.cacheFolder(for: descriptor).path)")
-            if let override = ProcessInfo.processInfo.environment[ModelAssets.environmentVariable], !override.isEmpty {
-                print("override: \(ModelAssets.environmentVariable)=\(override)")
+            print("model: \(descriptor.identifier) (\(assets.requirement))")
+            print("cache: \(AssetCache.cacheFolder(for: assets).path)")
+            if let override = ProcessInfo.processInfo.environment[AssetCache.environmentVariable], !override.isEmpty {
+                print("override: \(AssetCache.environmentVariable)=\(override)")
             }
-            let availability = ModelAssets.availability(of: descriptor)
+            let availability = ContextualEmbedding.Availability(AssetCache.status(of: assets))
             switch availability {
-            case .available: print("status: available at \(ModelAssets.locate(descriptor)?.path ?? "?")")
+            case .available: print("status: available at \(AssetCache.locate(assets)?.path ?? "?")")
             case .unavailable(.assetsNotInstalled): print("status: not installed (run `embeddings assets install`)")
             case .unavailable(.installerMissing): print("status: not installed, and python3 is missing to install it")
             case let .unavailable(.assetsCorrupt(problem)): print("status: corrupt (\(problem)); `embeddings assets install` repairs it")
             }
-            if verify, let folder = ModelAssets.locate(descriptor) {
-                if let problem = ModelAssets.verify(folder, descriptor) {
+            if verify, let folder = AssetCache.locate(assets) {
+                if let problem = AssetCache.verify(folder, assets) {
                     throw CLIError.failure("verification failed: \(problem)")
                 }
                 print("verified: every file matches its pinned SHA-256")

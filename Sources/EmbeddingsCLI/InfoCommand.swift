@@ -1,5 +1,6 @@
 import Embeddings
 import Foundation
+import ModelAssets
 @_spi(Diagnostics) import LinearAlgebra
 
 /// `embeddings info`: the CPU, the BLAS library and the kernels it runs, and the model.
@@ -78,7 +79,7 @@ struct InfoCommand: Command {
                          pooling: embedding.poolingStrategy.rawValue, normalizes: embedding.normalizesSentenceVectors,
                          languages: embedding.languages, installed: true, path: url.standardizedFileURL.path, status: "folder \(path)")
         }
-        let descriptor = ModelAssets.defaultModel
+        let descriptor = ModelCatalog.defaultModel
         guard let embedding = ContextualEmbedding(modelIdentifier: descriptor.identifier) else { throw CLIError.failure("the default model is unknown") }
         let status: String
         switch embedding.availability {
@@ -87,7 +88,7 @@ struct InfoCommand: Command {
         case .unavailable(.installerMissing): status = "not installed, and python3 is missing to install it"
         case let .unavailable(.assetsCorrupt(problem)): status = "corrupt (\(problem))"
         }
-        let path = ModelAssets.locate(descriptor)?.path
+        let path = AssetCache.locate(descriptor.assets)?.path
         return Model(identifier: embedding.modelIdentifier, dimension: embedding.dimension, maximumSequenceLength: embedding.maximumSequenceLength,
                      pooling: embedding.poolingStrategy.rawValue, normalizes: embedding.normalizesSentenceVectors,
                      languages: embedding.languages, installed: path != nil, path: path, status: status)

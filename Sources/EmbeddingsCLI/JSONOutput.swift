@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A small JSON writer for streaming output: strings escaped per RFC 8259, floats written with
 /// Swift's shortest round-trip representation (so they parse back to the same `Float`).
@@ -44,18 +45,24 @@ struct JSONWriter {
 }
 
 /// Buffered standard output.
-final class Output {
+final class Output: Sendable {
     static let standard = Output()
-    private var buffer = Data()
+    private let buffer = Mutex(Data())
 
     func write(_ s: String) {
-        buffer.append(contentsOf: s.utf8)
-        if buffer.count > 1 << 16 { flush() }
+        let full = buffer.withLock { buffer in
+            buffer.append(contentsOf: s.utf8)
+            return buffer.count > 1 << 16
+        }
+        if full { flush() }
     }
 
     func flush() {
-        guard !buffer.isEmpty else { return }
-        FileHandle.standardOutput.write(buffer)
-        buffer.removeAll(keepingCapacity: true)
+        let pending = buffer.withLock { buffer in
+            defer { buffer.removeAll(keepingCapacity: true) }
+            return buffer
+        }
+        guard !pending.isEmpty else { return }
+        FileHandle.standardOutput.write(pending)
     }
 }

@@ -1,5 +1,6 @@
 import Embeddings
 import Foundation
+import ModelAssets
 
 /// `--model DIR` or the default model, installed (with progress on stderr) when missing.
 enum ModelOption {
@@ -14,9 +15,10 @@ enum ModelOption {
             }
             return URL(fileURLWithPath: folder)
         }
-        if let found = ModelAssets.locate(ModelAssets.defaultModel) { return found }
-        do { return try ModelAssets.install(ModelAssets.defaultModel) { Console.note($0) } } catch let error as EmbeddingsError {
-            throw CLIError.failure(error.description)
+        let assets = ModelCatalog.defaultModel.assets
+        if let found = AssetCache.locate(assets) { return found }
+        do { return try AssetCache.install(assets) { Console.note($0) } } catch {
+            throw CLIError.failure("installing \(assets.identifier) failed: \(error.description)")
         }
     }
 

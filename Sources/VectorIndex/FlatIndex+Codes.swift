@@ -62,12 +62,12 @@ extension FlatIndex {
     ///   factor below 1; `dimensionMismatch` or `nonFiniteValue` for a bad query.
     /// - Complexity: O(n·D) over bytes (int8) or bits (binary), plus O(k·rescore·D) rescoring.
     public func search(_ query: [Float], k: Int, precision: SearchPrecision, rescore: Int? = nil,
-                       isIncluded: ((String) -> Bool)? = nil) throws -> [SearchHit] {
+                       isIncluded: (@Sendable (String) -> Bool)? = nil) throws -> [SearchHit] {
         try search(query, k: k, precision: precision, rescore: rescore, isIncluded: isIncluded, int8Path: nil, hammingPath: nil)
     }
 
     /// `search(_:k:precision:rescore:isIncluded:)` on chosen kernel paths (tests force each one).
-    func search(_ query: [Float], k: Int, precision: SearchPrecision, rescore: Int?, isIncluded: ((String) -> Bool)?,
+    func search(_ query: [Float], k: Int, precision: SearchPrecision, rescore: Int?, isIncluded: (@Sendable (String) -> Bool)?,
                 int8Path: CodeKernels.Path?, hammingPath: CodeKernels.Path?) throws -> [SearchHit] {
         if precision == .exact { return try search(query, k: k, isIncluded: isIncluded) }
         try validate(query, id: "<query>")
@@ -76,7 +76,7 @@ extension FlatIndex {
         guard precisions.contains(precision) else { throw VectorIndexError.codesMissing(precision) }
         guard k > 0, count > 0 else { return [] }
         let unit = VectorMath.normalized(query)
-        let filter = isIncluded.map { f in { (row: Int) in f(ids[row]) } }
+        let filter: (@Sendable (Int) -> Bool)? = isIncluded.map { f in { @Sendable (row: Int) in f(ids[row]) } }
         let (wanted, overflow) = k.multipliedReportingOverflow(by: factor)
         let rows = candidates(unit: unit, count: overflow ? count : min(count, wanted), precision: precision, filter: filter,
                               int8Path: int8Path, hammingPath: hammingPath)
@@ -95,7 +95,7 @@ extension FlatIndex {
     }
 
     /// The rows the codes rank best for `unit` (at most `count`), unordered.
-    func candidates(unit: [Float], count wanted: Int, precision: SearchPrecision, filter: ((Int) -> Bool)?,
+    func candidates(unit: [Float], count wanted: Int, precision: SearchPrecision, filter: (@Sendable (Int) -> Bool)?,
                     int8Path: CodeKernels.Path?, hammingPath: CodeKernels.Path?) -> [Int] {
         let d = dimension
         switch precision {
@@ -147,7 +147,7 @@ extension FlatIndex {
 
     /// The `wanted` rows of highest rank (unordered): `rank(start, m, ranks)` writes the ranks of
     /// rows `start..<start + m` (blocks of 8,192), called from one worker per core for large indexes.
-    private func bestRows(wanted: Int, filter: ((Int) -> Bool)?, rank: (Int, Int, UnsafeMutablePointer<Float>) -> Void) -> [Int] {
+    private func bestRows(wanted: Int, filter: (@Sendable (Int) -> Bool)?, rank: @Sendable (Int, Int, UnsafeMutablePointer<Float>) -> Void) -> [Int] {
         let n = count
         let parts = n * dimension >= 1 << 21 ? min(ProcessInfo.processInfo.activeProcessorCount, n) : 1
         var heaps = [BoundedHeap](repeating: BoundedHeap(capacity: wanted), count: parts)

@@ -142,11 +142,11 @@ public struct FlatIndex: Sendable {
     /// `k ≤ 0` gives no hits; `k > count` gives `count` hits. `isIncluded`, when given, filters by id.
     /// - Throws: `dimensionMismatch` or `nonFiniteValue` for a bad query.
     /// - Complexity: O(n·D + n log k).
-    public func search(_ query: [Float], k: Int, isIncluded: ((String) -> Bool)? = nil) throws -> [SearchHit] {
+    public func search(_ query: [Float], k: Int, isIncluded: (@Sendable (String) -> Bool)? = nil) throws -> [SearchHit] {
         try validate(query, id: "<query>")
         guard k > 0, count > 0 else { return [] }
         let scores = try scores(for: query)
-        let filter = isIncluded.map { f in { (row: Int) in f(ids[row]) } }
+        let filter: (@Sendable (Int) -> Bool)? = isIncluded.map { f in { @Sendable (row: Int) in f(ids[row]) } }
         return TopK.select(from: scores, k: k, isIncluded: filter).map {
             SearchHit(id: ids[$0.index], score: $0.score, row: $0.index)
         }
@@ -191,14 +191,14 @@ public struct FlatIndex: Sendable {
     /// `search` for many queries at once: matrix-matrix products over blocks of rows, so each
     /// block of the index is read from memory once for all the queries.
     /// - Complexity: O(Q·n·D + Q·n log k).
-    public func search(batch queries: [[Float]], k: Int, isIncluded: ((String) -> Bool)? = nil) throws -> [[SearchHit]] {
+    public func search(batch queries: [[Float]], k: Int, isIncluded: (@Sendable (String) -> Bool)? = nil) throws -> [[SearchHit]] {
         for query in queries { try validate(query, id: "<query>") }
         guard k > 0, count > 0, !queries.isEmpty else { return queries.map { _ in [] } }
         let q = queries.count
         var packed = [Float]()
         packed.reserveCapacity(q * dimension)
         for query in queries { packed.append(contentsOf: VectorMath.normalized(query)) }
-        let filter = isIncluded.map { f in { (row: Int) in f(ids[row]) } }
+        let filter: (@Sendable (Int) -> Bool)? = isIncluded.map { f in { @Sendable (row: Int) in f(ids[row]) } }
         // Large indexes: each core scans its own range of rows into its own heaps; merged below.
         // When BLAS runs its own threads (no model loaded sets it to one), one part uses them all
         // instead: splitting as well would run cores × BLAS threads on the cores.
@@ -229,7 +229,7 @@ public struct FlatIndex: Sendable {
     /// Q × B scores stays in cache while the heaps consume it.
     private static func scanBlocks(
         matrix: UnsafePointer<Float>, rows: Range<Int>, dimension: Int, queries: UnsafePointer<Float>,
-        queryCount q: Int, k: Int, isIncluded: ((Int) -> Bool)?
+        queryCount q: Int, k: Int, isIncluded: (@Sendable (Int) -> Bool)?
     ) -> [BoundedHeap] {
         var heaps = (0..<q).map { _ in BoundedHeap(capacity: k) }
         let blockRows = max(1, min(rows.count, (1 << 18) / max(1, q)))

@@ -245,7 +245,7 @@ struct BinaryTable: Sendable {
 }
 
 /// Runs `body` over contiguous row ranges, one per core for large matrices.
-private func forEachRowRange(rows: Int, dimension: Int, _ body: (Range<Int>) -> Void) {
+private func forEachRowRange(rows: Int, dimension: Int, _ body: @Sendable (Range<Int>) -> Void) {
     let parts = rows * dimension >= 1 << 21 ? min(ProcessInfo.processInfo.activeProcessorCount, rows) : 1
     withoutActuallyEscaping(body) { body in
         DispatchQueue.concurrentPerform(iterations: parts) { part in

@@ -24,7 +24,7 @@ public enum TopK {
     /// - Complexity: O(n log k + k log k) with a bounded min-heap of `k` items.
     public static func select(
         from scores: UnsafeBufferPointer<Float>, k: Int, indexOffset: Int = 0,
-        isIncluded: ((Int) -> Bool)? = nil
+        isIncluded: (@Sendable (Int) -> Bool)? = nil
     ) -> [Element] {
         var heap = BoundedHeap(capacity: k)
         heap.insert(contentsOf: scores, indexOffset: indexOffset, isIncluded: isIncluded)
@@ -32,7 +32,7 @@ public enum TopK {
     }
 
     /// The same as `select(from:k:)` for an array.
-    public static func select(from scores: [Float], k: Int, isIncluded: ((Int) -> Bool)? = nil) -> [Element] {
+    public static func select(from scores: [Float], k: Int, isIncluded: (@Sendable (Int) -> Bool)? = nil) -> [Element] {
         scores.withUnsafeBufferPointer { select(from: $0, k: k, isIncluded: isIncluded) }
     }
 }
@@ -53,7 +53,7 @@ struct BoundedHeap {
         a.score < b.score || (a.score == b.score && a.index > b.index)
     }
 
-    mutating func insert(contentsOf scores: UnsafeBufferPointer<Float>, indexOffset: Int, isIncluded: ((Int) -> Bool)?) {
+    mutating func insert(contentsOf scores: UnsafeBufferPointer<Float>, indexOffset: Int, isIncluded: (@Sendable (Int) -> Bool)?) {
         guard capacity > 0 else { return }
         for i in 0..<scores.count {
             let score = scores[i]
@@ -111,7 +111,7 @@ struct BoundedHeap {
 public enum ReferenceTopK {
     /// The `k` best of `scores`, best first, ties by lower index.
     /// - Complexity: O(n log n).
-    public static func select(from scores: [Float], k: Int, isIncluded: ((Int) -> Bool)? = nil) -> [TopK.Element] {
+    public static func select(from scores: [Float], k: Int, isIncluded: (@Sendable (Int) -> Bool)? = nil) -> [TopK.Element] {
         guard k > 0 else { return [] }
         let candidates = scores.indices.filter { !scores[$0].isNaN && (isIncluded?($0) ?? true) }
         let ordered = candidates.sorted { a, b in

@@ -1,5 +1,6 @@
 import Embeddings
 import Foundation
+import ModelTestSupport
 import TestSupport
 import XCTest
 

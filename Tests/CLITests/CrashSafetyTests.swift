@@ -1,5 +1,6 @@
 import Foundation
 import Retrieval
+import ModelTestSupport
 import TestSupport
 import VectorIndex
 import XCTest
@@ -15,7 +16,7 @@ final class CrashSafetyTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: folder) }
         try Data("# Small\n\nOne page.\n".utf8).write(to: small.appendingPathComponent("a.md"))
         // A large corpus makes the save take long enough to be hit mid-write.
-        let lessons = TestModel.fixtures.appendingPathComponent("corpus/swift-lessons")
+        let lessons = TestFixtures.folder.appendingPathComponent("corpus/swift-lessons")
         for name in try FileManager.default.contentsOfDirectory(atPath: lessons.path) {
             try FileManager.default.copyItem(at: lessons.appendingPathComponent(name), to: large.appendingPathComponent(name))
         }
@@ -86,7 +87,7 @@ final class CrashSafetyTests: XCTestCase {
             try? FileManager.default.removeItem(at: folder)
         }
         try Data("# Small\n\nOne page.\n".utf8).write(to: small.appendingPathComponent("a.md"))
-        let lessons = TestModel.fixtures.appendingPathComponent("corpus/swift-lessons")
+        let lessons = TestFixtures.folder.appendingPathComponent("corpus/swift-lessons")
         for name in try FileManager.default.contentsOfDirectory(atPath: lessons.path) {
             try FileManager.default.copyItem(at: lessons.appendingPathComponent(name), to: large.appendingPathComponent(name))
         }

@@ -1,5 +1,6 @@
 import Embeddings
 import Foundation
+import ModelTestSupport
 import TestSupport
 import XCTest
 
@@ -19,7 +20,7 @@ final class GoldenParityTests: XCTestCase {
     }
 
     static let reference: Reference? = {
-        let url = TestModel.fixtures.appendingPathComponent("golden/reference.json")
+        let url = TestFixtures.folder.appendingPathComponent("golden/reference.json")
         guard let data = try? Data(contentsOf: url) else { return nil }
         return try? JSONDecoder().decode(Reference.self, from: data)
     }()

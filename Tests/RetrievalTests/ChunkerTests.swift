@@ -108,7 +108,7 @@ final class ChunkerTests: XCTestCase {
     }
 
     func testBuiltInCorpusSize() throws {
-        let (chunks, problems) = try chunker.chunks(ofFolder: TestModel.fixtures.appendingPathComponent("corpus/swift-lessons"))
+        let (chunks, problems) = try chunker.chunks(ofFolder: TestFixtures.folder.appendingPathComponent("corpus/swift-lessons"))
         XCTAssertEqual(problems, [])
         XCTAssertGreaterThanOrEqual(Set(chunks.map(\.source)).count, 100)
         XCTAssertGreaterThanOrEqual(chunks.count, 722)

@@ -1,16 +1,17 @@
 import Embeddings
 import Foundation
 import Retrieval
+import ModelTestSupport
 import TestSupport
 import XCTest
 
 /// Recall on the built-in corpus's evaluation set, every mode, with and without late chunking.
 final class EvaluationTests: XCTestCase {
     func testRecallOnTheBuiltInCorpus() async throws {
-        let set = try EvaluationSet(contentsOf: TestModel.fixtures.appendingPathComponent("eval/swift-lessons.json"))
+        let set = try EvaluationSet(contentsOf: TestFixtures.folder.appendingPathComponent("eval/swift-lessons.json"))
         XCTAssertGreaterThanOrEqual(set.cases.count, 70)
         XCTAssertGreaterThanOrEqual(set.cases.filter(\.expected.isEmpty).count, 10)
-        let corpus = TestModel.fixtures.appendingPathComponent("corpus/swift-lessons")
+        let corpus = TestFixtures.folder.appendingPathComponent("corpus/swift-lessons")
         let model = try TestModel.shared()
         var recall4 = [String: Double]()
         for late in [false, true] {

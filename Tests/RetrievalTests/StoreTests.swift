@@ -2,6 +2,7 @@ import Embeddings
 import Foundation
 import LinearAlgebra
 import Retrieval
+import ModelTestSupport
 import TestSupport
 import VectorIndex
 import XCTest
@@ -79,9 +80,10 @@ final class StoreTests: XCTestCase {
     func testConcurrentSearchesWhileDocumentsChange() async throws {
         let store = EmbeddingStore(embedding: try TestModel.shared())
         _ = try await store.replace(with: pages())
+        let changed = pages(true), fewer = [pages()[1]]
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                for i in 0..<6 { _ = try await store.replace(with: i % 2 == 0 ? self.pages(true) : [self.pages()[1]]) }
+                for i in 0..<6 { _ = try await store.replace(with: i % 2 == 0 ? changed : fewer) }
             }
             for _ in 0..<4 {
                 group.addTask {

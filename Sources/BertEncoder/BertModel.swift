@@ -1,5 +1,6 @@
 import Foundation
 import LinearAlgebra
+import Synchronization
 
 /// A BERT encoder (`BertModel` without the pooler) running on BLAS.
 ///
@@ -11,7 +12,7 @@ import LinearAlgebra
 /// let model = try BertModel(folder: modelFolder)
 /// let states = try model.forward(tokenIDs: [[101, 7592, 102]])  // one [3, 384] matrix
 /// ```
-public final class BertModel: @unchecked Sendable {
+public final class BertModel: Sendable {
     /// The architecture.
     public let configuration: BertConfiguration
     let weights: BertWeights
@@ -19,21 +20,23 @@ public final class BertModel: @unchecked Sendable {
 
     /// How many threads one `forward` call spreads its sequences over. Each thread runs its
     /// share with single-threaded BLAS; on 2 cores this measured faster than OpenBLAS's own
-    /// threads at encoder shapes (see Docs/Benchmarks.md). Defaults to the number of cores.
-    public var parallelism: Int = ProcessInfo.processInfo.activeProcessorCount
+    /// threads at encoder shapes (see Docs/Benchmarks.md). Fixed at creation.
+    public let parallelism: Int
 
     /// Reads `config.json` and `model.safetensors` from a model folder.
-    public convenience init(folder: URL) throws {
+    /// - Parameter parallelism: threads per `forward` call (at least 1); defaults to the number of cores.
+    public convenience init(folder: URL, parallelism: Int = ProcessInfo.processInfo.activeProcessorCount) throws {
         let configuration = try BertConfiguration(contentsOf: folder.appendingPathComponent("config.json"))
         let file = try SafetensorsFile(contentsOf: folder.appendingPathComponent("model.safetensors"))
-        try self.init(configuration: configuration, weights: BertWeights(file: file, configuration: configuration))
+        try self.init(configuration: configuration, weights: BertWeights(file: file, configuration: configuration), parallelism: parallelism)
     }
 
     /// A model from weights already read.
-    public init(configuration: BertConfiguration, weights: BertWeights) throws {
+    package init(configuration: BertConfiguration, weights: BertWeights, parallelism: Int = ProcessInfo.processInfo.activeProcessorCount) throws {
         try configuration.validate(path: "configuration")
         self.configuration = configuration
         self.weights = weights
+        self.parallelism = max(1, parallelism)
         self.pool = WorkspacePool(configuration: configuration)
         // The encoder parallelizes across sequences itself; OpenBLAS threads would compete.
         BLAS.threadCount = 1
@@ -67,14 +70,14 @@ public final class BertModel: @unchecked Sendable {
             }
         }
         if start < batch.count { groups.append(start..<batch.count) }
-        var results = [[Matrix]](repeating: [], count: groups.count)
-        results.withUnsafeMutableBufferPointer { slots in
-            let slots = UnsafeSendable(slots)
-            DispatchQueue.concurrentPerform(iterations: groups.count) { g in
-                slots.value[g] = forwardChecked(Array(batch[groups[g]]))
-            }
+        let ranges = groups
+        // A handful of groups, each seconds of work: one lock per result costs nothing.
+        let results = Mutex([[Matrix]](repeating: [], count: ranges.count))
+        DispatchQueue.concurrentPerform(iterations: ranges.count) { g in
+            let states = forwardChecked(Array(batch[ranges[g]]))
+            results.withLock { $0[g] = states }
         }
-        return results.flatMap { $0 }
+        return results.withLock { $0 }.flatMap { $0 }
     }
 
     /// One group of already-checked sequences on the calling thread.
@@ -108,10 +111,4 @@ public final class BertModel: @unchecked Sendable {
 
     /// Frees the idle scratch buffers (they are allocated again on the next call).
     public func releaseWorkspaces() { pool.drain() }
-}
-
-/// Hands a buffer to concurrent workers that each write a distinct slot.
-struct UnsafeSendable<T>: @unchecked Sendable {
-    let value: T
-    init(_ value: T) { self.value = value }
 }

@@ -1,26 +1,28 @@
+import CZlib
 import Foundation
 
-/// A minimal, defensive zip reader (central directory, stored and deflated entries, CRC-32 check),
+/// A minimal, defensive zip reader (central directory, stored and deflated entries through zlib,
+/// CRC-32 check through zlib),
 /// enough to unpack a Python wheel. Entry names are checked: an absolute path, a `..` component,
 /// a backslash or a symbolic link anywhere in the archive makes it invalid.
-struct ZipArchive {
-    struct Entry {
-        var name: String
-        var method: Int
-        var crc32: UInt32
-        var compressedSize: Int
-        var uncompressedSize: Int
-        var localHeaderOffset: Int
-        var isSymbolicLink: Bool
-        var isDirectory: Bool { name.hasSuffix("/") }
+package struct ZipArchive {
+    package struct Entry {
+        package var name: String
+        package var method: Int
+        package var crc32: UInt32
+        package var compressedSize: Int
+        package var uncompressedSize: Int
+        package var localHeaderOffset: Int
+        package var isSymbolicLink: Bool
+        package var isDirectory: Bool { name.hasSuffix("/") }
     }
 
-    struct Failure: Error { let message: String }
+    package struct Failure: Error { package let message: String }
 
     let data: Data
-    let entries: [Entry]
+    package let entries: [Entry]
 
-    init(contentsOf url: URL) throws {
+    package init(contentsOf url: URL) throws {
         do { data = try Data(contentsOf: url, options: .alwaysMapped) } catch {
             throw Failure(message: "cannot read \(url.lastPathComponent): \(error.localizedDescription)")
         }
@@ -80,7 +82,7 @@ struct ZipArchive {
     }
 
     /// The bytes of `entry`, decompressed and checked against its size and CRC-32.
-    func contents(of entry: Entry, limit: Int) throws -> [UInt8] {
+    package func contents(of entry: Entry, limit: Int) throws -> [UInt8] {
         guard entry.uncompressedSize <= limit else { throw Failure(message: "'\(entry.name)' is larger than \(limit) bytes") }
         return try data.withUnsafeBytes { bytes -> [UInt8] in
             let o = entry.localHeaderOffset
@@ -99,7 +101,7 @@ struct ZipArchive {
             switch entry.method {
             case 0: output = Array(raw)
             case 8:
-                do { output = try Inflate.decompress(raw, expectedSize: entry.uncompressedSize, limit: entry.uncompressedSize) } catch let error as Inflate.InflateError {
+                do { output = try RawInflate.decompress(raw, size: entry.uncompressedSize) } catch let error as Failure {
                     throw Failure(message: "'\(entry.name)': \(error.message)")
                 }
             default: throw Failure(message: "'\(entry.name)' uses unsupported compression method \(entry.method)")
@@ -111,19 +113,63 @@ struct ZipArchive {
     }
 }
 
-/// CRC-32 (IEEE 802.3, as zip uses).
-enum CRC32 {
-    private static let table: [UInt32] = (0..<256).map { n -> UInt32 in
-        var c = UInt32(n)
-        for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
-        return c
-    }
-
-    static func checksum(_ bytes: [UInt8]) -> UInt32 {
-        var c: UInt32 = 0xFFFF_FFFF
+/// CRC-32 (IEEE 802.3, as zip uses), computed by zlib.
+package enum CRC32 {
+    package static func checksum(_ bytes: [UInt8]) -> UInt32 {
+        var c: uLong = crc32(0, nil, 0)
         bytes.withUnsafeBufferPointer { buffer in
-            for b in buffer { c = table[Int((c ^ UInt32(b)) & 0xFF)] ^ (c >> 8) }
+            var rest = UnsafeBufferPointer(rebasing: buffer[...])
+            // zlib takes a 32-bit length: feed it in pieces of at most 1 GiB.
+            while !rest.isEmpty {
+                let n = min(rest.count, 1 << 30)
+                c = crc32(c, rest.baseAddress, uInt(n))
+                rest = UnsafeBufferPointer(rebasing: rest[n...])
+            }
         }
-        return c ^ 0xFFFF_FFFF
+        return UInt32(truncatingIfNeeded: c)
+    }
+}
+
+/// Raw DEFLATE (RFC 1951, no zlib or gzip header, as zip stores it), decoded by zlib.
+package enum RawInflate {
+    /// Decodes `input`, which must produce exactly `size` bytes and then end.
+    /// - Throws: `ZipArchive.Failure` for a corrupt stream, a stream that produces more or fewer
+    ///   bytes than `size`, or one that does not end where the input does.
+    package static func decompress(_ input: UnsafeRawBufferPointer, size: Int) throws -> [UInt8] {
+        guard input.count <= Int(UInt32.max), size <= Int(UInt32.max) - 1 else {
+            throw ZipArchive.Failure(message: "entry is too large for this reader")
+        }
+        var stream = z_stream()
+        // windowBits -15: a raw stream with a 32 KiB window.
+        guard inflateInit2_(&stream, -15, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+            throw ZipArchive.Failure(message: "zlib could not start a stream")
+        }
+        defer { inflateEnd(&stream) }
+        // One byte more than expected, so a stream that would go on is caught.
+        var output = [UInt8](repeating: 0, count: size + 1)
+        let status: Int32 = output.withUnsafeMutableBufferPointer { out in
+            stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
+            stream.avail_in = uInt(input.count)
+            stream.next_out = out.baseAddress
+            stream.avail_out = uInt(out.count)
+            return inflate(&stream, Z_FINISH)
+        }
+        let produced = Int(stream.total_out)
+        switch status {
+        case Z_STREAM_END:
+            guard produced == size else { throw ZipArchive.Failure(message: "inflates to \(produced) bytes, expected \(size)") }
+            guard stream.avail_in == 0 else { throw ZipArchive.Failure(message: "data continues after the end of the stream") }
+        case Z_DATA_ERROR:
+            let reason = stream.msg.map { String(cString: $0) } ?? "invalid data"
+            throw ZipArchive.Failure(message: "corrupt DEFLATE stream (\(reason))")
+        case Z_MEM_ERROR:
+            throw ZipArchive.Failure(message: "out of memory while inflating")
+        default:
+            // Z_BUF_ERROR or Z_OK: the output was full (more than `size` bytes) or the input ran out.
+            if produced > size { throw ZipArchive.Failure(message: "inflates to more than \(size) bytes") }
+            throw ZipArchive.Failure(message: "DEFLATE stream is truncated")
+        }
+        output.removeLast()
+        return output
     }
 }

@@ -1,5 +1,6 @@
-import Encoder
+import BertEncoder
 import Foundation
+import ModelTestSupport
 import TestSupport
 import XCTest
 

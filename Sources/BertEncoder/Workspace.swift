@@ -1,8 +1,10 @@
 import Foundation
+import Synchronization
 
 /// Scratch buffers for one forward pass, sized for a number of rows (tokens) and reused across
 /// calls so that encoding allocates nothing per token.
-final class Workspace {
+// @unchecked: it owns raw scratch buffers; WorkspacePool hands each to one forward pass at a time.
+final class Workspace: @unchecked Sendable {
     private(set) var rowCapacity = 0
     private(set) var sequenceCapacity = 0
     /// `[R, H]` the running hidden states.
@@ -63,30 +65,21 @@ final class Workspace {
     }
 }
 
-/// A lock-protected stack of workspaces: each concurrent forward pass takes its own.
-final class WorkspacePool: @unchecked Sendable {
-    private let lock = NSLock()
-    private var free: [Workspace] = []
+/// A stack of idle workspaces: each concurrent forward pass takes its own.
+final class WorkspacePool: Sendable {
+    private let free = Mutex<[Workspace]>([])
     private let configuration: BertConfiguration
 
     init(configuration: BertConfiguration) { self.configuration = configuration }
 
     func withWorkspace<R>(_ body: (Workspace) throws -> R) rethrows -> R {
-        lock.lock()
-        let workspace = free.popLast() ?? Workspace(configuration: configuration)
-        lock.unlock()
-        defer {
-            lock.lock()
-            free.append(workspace)
-            lock.unlock()
-        }
+        let workspace = free.withLock { $0.popLast() } ?? Workspace(configuration: configuration)
+        defer { free.withLock { $0.append(workspace) } }
         return try body(workspace)
     }
 
     /// Frees every idle workspace.
     func drain() {
-        lock.lock()
-        free.removeAll()
-        lock.unlock()
+        free.withLock { $0.removeAll() }
     }
 }

