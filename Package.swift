@@ -53,7 +53,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "EmbeddingsBench",
-            dependencies: ["Embeddings", "ModelAssets", "VectorIndex", "LinearAlgebra", "Retrieval", "BertEncoder", "WordPiece"],
+            dependencies: ["Embeddings", "ModelAssets", "VectorIndex", "LinearAlgebra", "Retrieval"],
             path: "Benchmarks/EmbeddingsBench"
         ),
         // Helpers every test target may use; no model, no encoder.
@@ -61,19 +61,23 @@ let package = Package(
         // The installed default model, for tests that run the real encoder.
         .target(name: "ModelTestSupport", dependencies: ["Embeddings", "ModelAssets", "TestSupport"], path: "Tests/ModelTestSupport"),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
-        .testTarget(name: "LinearAlgebraTests", dependencies: ["LinearAlgebra", "CKernels", "TestSupport"]),
-        .testTarget(name: "WordPieceTests", dependencies: ["WordPiece", "Hashing", "TestSupport", "ModelTestSupport"]),
-        .testTarget(name: "BertEncoderTests", dependencies: ["BertEncoder", "LinearAlgebra", "Embeddings", "TestSupport", "ModelTestSupport"]),
+        .testTarget(name: "LinearAlgebraTests", dependencies: ["LinearAlgebra", "TestSupport"]),
+        .testTarget(name: "WordPieceTests", dependencies: ["WordPiece", "Hashing", "TestSupport"]),
+        .testTarget(name: "BertEncoderTests", dependencies: ["BertEncoder", "TestSupport", "ModelTestSupport"]),
         .testTarget(name: "ModelAssetsTests", dependencies: ["ModelAssets", "Hashing", "TestSupport"]),
         .testTarget(
             name: "EmbeddingsTests",
-            dependencies: ["Embeddings", "ModelAssets", "LinearAlgebra", "WordPiece", "TestSupport", "ModelTestSupport"]
+            dependencies: ["Embeddings", "LinearAlgebra", "TestSupport", "ModelTestSupport"]
         ),
         .testTarget(name: "VectorIndexTests", dependencies: ["VectorIndex", "LinearAlgebra", "TestSupport"]),
         .testTarget(
             name: "RetrievalTests",
             dependencies: ["Retrieval", "Embeddings", "VectorIndex", "LinearAlgebra", "TestSupport", "ModelTestSupport"]
         ),
-        .testTarget(name: "CLITests", dependencies: ["EmbeddingsCLI", "Embeddings", "LinearAlgebra", "TestSupport", "ModelTestSupport"]),
+        // EmbeddingsCLI: the tests run the built `embeddings` executable in child processes.
+        .testTarget(
+            name: "CLITests",
+            dependencies: ["EmbeddingsCLI", "Embeddings", "Retrieval", "VectorIndex", "TestSupport", "ModelTestSupport"]
+        ),
     ]
 )

@@ -1,6 +1,6 @@
 import Embeddings
 import Foundation
-@_spi(Diagnostics) import LinearAlgebra
+import LinearAlgebra
 import Retrieval
 import VectorIndex
 

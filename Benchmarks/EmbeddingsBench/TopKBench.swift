@@ -62,7 +62,7 @@ struct TopKBench {
         return best(2) {
             index.withUnsafeVectors { matrix in
                 packed.withUnsafeBufferPointer { queryMatrix in
-                    let shared = GemmShare(matrix: matrix.baseAddress!, queries: queryMatrix.baseAddress!)
+                    let shared = WorkerShared(GemmShare(matrix: matrix.baseAddress!, queries: queryMatrix.baseAddress!))
                     DispatchQueue.concurrentPerform(iterations: parts) { part in
                         var scores = [Float](repeating: 0, count: q * blockRows)
                         var start = n * part / parts
@@ -70,8 +70,8 @@ struct TopKBench {
                         scores.withUnsafeMutableBufferPointer { s in
                             while start < end {
                                 let m = min(blockRows, end - start)
-                                BLAS.gemm(.none, .transposed, m: q, n: m, k: d, a: shared.queries, lda: d,
-                                          b: shared.matrix + start * d, ldb: d, c: s.baseAddress!, ldc: m)
+                                BLAS.gemm(.none, .transposed, m: q, n: m, k: d, a: shared.value.queries, lda: d,
+                                          b: shared.value.matrix + start * d, ldb: d, c: s.baseAddress!, ldc: m)
                                 start += m
                             }
                         }
@@ -182,7 +182,7 @@ struct TopKBench {
 }
 
 /// The operands of one parallel gemm-only pass.
-private struct GemmShare: @unchecked Sendable {
+private struct GemmShare {
     let matrix: UnsafePointer<Float>
     let queries: UnsafePointer<Float>
 }

@@ -33,6 +33,7 @@ public struct BertConfiguration: Codable, Equatable, Sendable {
         case hiddenActivation = "hidden_act"
     }
 
+    /// A configuration from its fields, unchecked (`validate(path:)` checks it).
     public init(vocabularySize: Int, hiddenSize: Int, layerCount: Int, headCount: Int, intermediateSize: Int,
                 maximumPositions: Int, typeVocabularySize: Int, layerNormEpsilon: Float, hiddenActivation: String = "gelu") {
         self.vocabularySize = vocabularySize
@@ -50,6 +51,8 @@ public struct BertConfiguration: Codable, Equatable, Sendable {
     public var headSize: Int { hiddenSize / headCount }
 
     /// Reads and checks `config.json`.
+    /// - Throws: `invalidConfiguration` with the path when the file cannot be read, is not a
+    ///   BERT configuration, or fails `validate(path:)`.
     public init(contentsOf url: URL) throws {
         let data: Data
         do { data = try Data(contentsOf: url) } catch {
@@ -63,7 +66,8 @@ public struct BertConfiguration: Codable, Equatable, Sendable {
         try validate(path: url.path)
     }
 
-    /// Checks sizes are positive and consistent, and the activation is supported.
+    /// Checks sizes are positive (at most 2²⁴) and consistent, and the activation is supported.
+    /// - Throws: `invalidConfiguration` naming `path` and the offending field.
     public func validate(path: String) throws {
         func fail(_ reason: String) -> EncoderError { .invalidConfiguration(path: path, reason: reason) }
         for (name, value) in [("vocab_size", vocabularySize), ("hidden_size", hiddenSize), ("num_hidden_layers", layerCount),

@@ -24,7 +24,13 @@ public final class BertModel: Sendable {
     public let parallelism: Int
 
     /// Reads `config.json` and `model.safetensors` from a model folder.
-    /// - Parameter parallelism: threads per `forward` call (at least 1); defaults to the number of cores.
+    ///
+    /// Creating a model sets BLAS to one thread per call for the whole process: the model spreads
+    /// its work over threads itself.
+    /// - Parameter parallelism: threads per `forward` call (values below 1 count as 1); defaults to
+    ///   the number of active cores.
+    /// - Throws: `EncoderError` naming the file: `invalidConfiguration`, `io`, `invalidSafetensors`,
+    ///   `missingTensor` or `shapeMismatch`.
     public convenience init(folder: URL, parallelism: Int = ProcessInfo.processInfo.activeProcessorCount) throws {
         let configuration = try BertConfiguration(contentsOf: folder.appendingPathComponent("config.json"))
         let file = try SafetensorsFile(contentsOf: folder.appendingPathComponent("model.safetensors"))

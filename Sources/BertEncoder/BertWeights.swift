@@ -1,47 +1,59 @@
 import Foundation
 
 /// A LayerNorm's parameters. `gamma, beta: [H]`.
-public struct LayerNormWeights: Sendable {
-    public var gamma: [Float]
-    public var beta: [Float]
+package struct LayerNormWeights: Sendable {
+    /// `[H]` the scale (the checkpoint's `LayerNorm.weight`).
+    package var gamma: [Float]
+    /// `[H]` the shift (the checkpoint's `LayerNorm.bias`).
+    package var beta: [Float]
 }
 
 /// A linear layer `y = x·Wᵀ + b` in Hugging Face's layout: `weight: [out, in]`, `bias: [out]`.
-public struct LinearWeights: Sendable {
-    public var weight: [Float]
-    public var bias: [Float]
-    public var inputSize: Int
-    public var outputSize: Int
+package struct LinearWeights: Sendable {
+    /// `[out, in]`, row-major.
+    package var weight: [Float]
+    /// `[out]`
+    package var bias: [Float]
+    /// `in`: the length of an input row.
+    package var inputSize: Int
+    /// `out`: the length of an output row.
+    package var outputSize: Int
 }
 
 /// One `BertLayer`'s weights, with the query, key and value projections fused into one `[3H, H]` matrix.
-public struct BertLayerWeights: Sendable {
+package struct BertLayerWeights: Sendable {
     /// `[3H, H]`: rows 0..<H query, H..<2H key, 2H..<3H value.
-    public var queryKeyValue: LinearWeights
+    package var queryKeyValue: LinearWeights
     /// `BertSelfOutput.dense`: `[H, H]`.
-    public var attentionOutput: LinearWeights
-    public var attentionLayerNorm: LayerNormWeights
+    package var attentionOutput: LinearWeights
+    /// `BertSelfOutput.LayerNorm`: `[H]`.
+    package var attentionLayerNorm: LayerNormWeights
     /// `BertIntermediate.dense`: `[I, H]`.
-    public var intermediate: LinearWeights
+    package var intermediate: LinearWeights
     /// `BertOutput.dense`: `[H, I]`.
-    public var output: LinearWeights
-    public var outputLayerNorm: LayerNormWeights
+    package var output: LinearWeights
+    /// `BertOutput.LayerNorm`: `[H]`.
+    package var outputLayerNorm: LayerNormWeights
 }
 
 /// All the weights of a `BertModel` (no pooler), read from a safetensors checkpoint.
-public struct BertWeights: Sendable {
+package struct BertWeights: Sendable {
     /// `[V, H]`
-    public var wordEmbeddings: [Float]
+    package var wordEmbeddings: [Float]
     /// `[P, H]`
-    public var positionEmbeddings: [Float]
+    package var positionEmbeddings: [Float]
     /// `[types, H]`
-    public var tokenTypeEmbeddings: [Float]
-    public var embeddingsLayerNorm: LayerNormWeights
-    public var layers: [BertLayerWeights]
+    package var tokenTypeEmbeddings: [Float]
+    /// `BertEmbeddings.LayerNorm`: `[H]`.
+    package var embeddingsLayerNorm: LayerNormWeights
+    /// One entry per encoder layer, in order.
+    package var layers: [BertLayerWeights]
 
     /// Reads the tensors named as in Hugging Face checkpoints (with or without a `bert.` prefix),
-    /// checking every shape against `configuration`.
-    public init(file: SafetensorsFile, configuration c: BertConfiguration) throws {
+    /// checking every shape against `configuration`; the three attention projections are fused.
+    /// - Throws: `missingTensor`, `shapeMismatch`, or `invalidSafetensors` for a non-float tensor
+    ///   or one holding NaN or infinity.
+    package init(file: SafetensorsFile, configuration c: BertConfiguration) throws {
         let prefix = file.tensors["embeddings.word_embeddings.weight"] == nil && file.tensors["bert.embeddings.word_embeddings.weight"] != nil ? "bert." : ""
         func tensor(_ name: String, _ shape: [Int]) throws -> [Float] {
             let values = try file.floats(prefix + name, shape: shape)

@@ -7,10 +7,13 @@ import Foundation
 /// a header longer than the file or than 100 MB, a header that is not a JSON object, an unknown
 /// dtype, a shape whose element count does not match the byte range, byte ranges out of the
 /// data section or overlapping.
-public struct SafetensorsFile: @unchecked Sendable {
+public struct SafetensorsFile: Sendable {
     /// The element types this reader understands. Integer tensors are listed but not converted.
     public enum DType: String, Sendable {
-        case f32 = "F32", f16 = "F16", bf16 = "BF16", i64 = "I64", i32 = "I32", u8 = "U8", i8 = "I8", bool = "BOOL", f64 = "F64"
+        /// Float types, which `floats(_:shape:)` converts to `Float`.
+        case f32 = "F32", f16 = "F16", bf16 = "BF16", f64 = "F64"
+        /// Integer and boolean types, listed in `tensors` but not converted.
+        case i64 = "I64", i32 = "I32", u8 = "U8", i8 = "I8", bool = "BOOL"
 
         var size: Int {
             switch self {
@@ -24,13 +27,15 @@ public struct SafetensorsFile: @unchecked Sendable {
 
     /// One tensor's description.
     public struct TensorInfo: Equatable, Sendable {
+        /// The element type.
         public var dtype: DType
+        /// The dimensions, outermost first (empty for a scalar).
         public var shape: [Int]
         /// Byte range within the data section.
         public var range: Range<Int>
     }
 
-    /// The largest header accepted.
+    /// The largest header accepted, in bytes (100 MB).
     public static let maximumHeaderSize = 100_000_000
 
     /// The path it was read from.
@@ -44,6 +49,7 @@ public struct SafetensorsFile: @unchecked Sendable {
     private let dataOffset: Int
 
     /// Maps and validates the file at `url`.
+    /// - Throws: `io` when it cannot be read, `invalidSafetensors` when it is malformed.
     public init(contentsOf url: URL) throws {
         path = url.path
         do { data = try Data(contentsOf: url, options: .alwaysMapped) } catch {
@@ -53,8 +59,10 @@ public struct SafetensorsFile: @unchecked Sendable {
         (tensors, metadata, dataOffset) = try data.withUnsafeBytes { try Self.parse($0, path: path) }
     }
 
-    /// Parses and validates a safetensors byte image (exposed for tests and fuzzing).
-    public static func parse(_ bytes: UnsafeRawBufferPointer, path: String) throws -> (tensors: [String: TensorInfo], metadata: [String: String], dataOffset: Int) {
+    /// Parses and validates a safetensors byte image (for tests and fuzzing): the tensors, the
+    /// metadata and where the data section starts. `bytes` is read only during the call.
+    /// - Throws: `invalidSafetensors` naming the tensor and the problem.
+    package static func parse(_ bytes: UnsafeRawBufferPointer, path: String) throws -> (tensors: [String: TensorInfo], metadata: [String: String], dataOffset: Int) {
         func fail(_ reason: String) -> EncoderError { .invalidSafetensors(path: path, reason: reason) }
         guard bytes.count >= 8 else { throw fail("file has \(bytes.count) bytes, fewer than the 8-byte header length") }
         let declared = UInt64(littleEndian: bytes.loadUnaligned(as: UInt64.self))

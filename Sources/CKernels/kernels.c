@@ -140,8 +140,16 @@ static int detect_avx2(void) {
 static int uses_avx2 = -1;
 
 int ce_uses_avx2(void) {
-    if (uses_avx2 < 0) uses_avx2 = HAVE_AVX2;
-    return uses_avx2;
+    int current = __atomic_load_n(&uses_avx2, __ATOMIC_RELAXED);
+    if (current < 0) {
+        current = HAVE_AVX2;
+        __atomic_store_n(&uses_avx2, current, __ATOMIC_RELAXED);
+    }
+    return current;
+}
+
+void ce_force_generic(int on) {
+    __atomic_store_n(&uses_avx2, on ? 0 : HAVE_AVX2, __ATOMIC_RELAXED);
 }
 
 void ce_exp_finite(float *x, size_t count) {

@@ -69,7 +69,7 @@ extension ContextualEmbedding {
     /// The reference for `lateChunkVectors(for:spans:windowsPerCall:)`: the same windows and
     /// pooling, computed from the whole token list held at once (the implementation before tokens
     /// were streamed). Tests compare the two.
-    public func lateChunkVectorsReference(for text: String, spans: [Range<String.Index>], windowsPerCall: Int = 8) throws -> [[Float]] {
+    package func lateChunkVectorsReference(for text: String, spans: [Range<String.Index>], windowsPerCall: Int = 8) throws -> [[Float]] {
         precondition(windowsPerCall > 0, "windowsPerCall must be positive")
         let tokenizer = try self.tokenizer()
         let tokens = tokenizer.referenceContentTokens(of: text)

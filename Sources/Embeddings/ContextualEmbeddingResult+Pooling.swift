@@ -70,7 +70,7 @@ extension ContextualEmbeddingResult {
     /// an optional running sum of `[Double]` filled from `enumerateTokenVectors`, divided at the end.
     /// Returns `nil` when there is no token to average.
     /// - Complexity: O(T·D), with one array allocation per token.
-    public func meanVectorNaive() -> [Double]? {
+    package func meanVectorNaive() -> [Double]? {
         var sum: [Double]? = nil
         var count = 0
         enumerateTokenVectors(in: string.startIndex..<string.endIndex) { vector, _ in

@@ -127,11 +127,11 @@ enum Console {
 
     static func error(_ message: String) {
         let oneLine = message.replacingOccurrences(of: "\n", with: " ")
-        FileHandle.standardError.write(Data("error: \(oneLine)\n".utf8))
+        try? FileHandle.standardError.write(contentsOf: Data("error: \(oneLine)\n".utf8))
     }
 
     static func note(_ message: String) {
-        FileHandle.standardError.write(Data((message + "\n").utf8))
+        try? FileHandle.standardError.write(contentsOf: Data((message + "\n").utf8))
     }
 }
 
@@ -158,7 +158,7 @@ struct Progress {
             let width = 30
             let filled = min(width, done * width / total)
             let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-            FileHandle.standardError.write(Data("\r\(label) [\(bar)] \(done)/\(total)\(finished ? "\n" : "")".utf8))
+            try? FileHandle.standardError.write(contentsOf: Data("\r\(label) [\(bar)] \(done)/\(total)\(finished ? "\n" : "")".utf8))
         } else if let total {
             Console.note("\(label): \(done)/\(total)")
         } else {

@@ -22,7 +22,7 @@ SUBCOMMANDS:
 func runMain() -> Int32 {
     var arguments = Array(CommandLine.arguments.dropFirst())
     guard let name = arguments.first else {
-        FileHandle.standardError.write(Data(overview.utf8))
+        try? FileHandle.standardError.write(contentsOf: Data(overview.utf8))
         Console.error("missing subcommand")
         return 64
     }

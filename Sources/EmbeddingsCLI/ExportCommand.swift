@@ -74,7 +74,7 @@ struct ExportCommand: Command {
             }
             Console.note("wrote \(n) vectors of \(d) dimensions to \(out)")
         } else {
-            FileHandle.standardOutput.write(data)
+            Output.writeToStandardOutput(data)
         }
     }
 }

@@ -1,5 +1,6 @@
 import Embeddings
 import Foundation
+import Synchronization
 import Retrieval
 import VectorIndex
 
@@ -99,32 +100,30 @@ struct IndexCommand: Command {
 }
 
 /// Progress reported from the embedding task.
-final class ProgressBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var progress: Progress
+final class ProgressBox: Sendable {
+    private let progress: Mutex<Progress>
 
-    init(_ progress: Progress) { self.progress = progress }
+    init(_ progress: Progress) { self.progress = Mutex(progress) }
 
     func update(_ done: Int, _ total: Int) {
-        lock.lock()
-        defer { lock.unlock() }
-        if progress.total != total { progress = Progress(progress.label, total: total) }
-        progress.update(done)
+        progress.withLock { progress in
+            if progress.total != total { progress = Progress(progress.label, total: total) }
+            progress.update(done)
+        }
     }
 }
 
-/// Runs async work from the synchronous command line and waits for it.
-func blockingAwait<T>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+/// Runs async work from the synchronous command line (a thread of its own, see `EmbeddingsMain`)
+/// and waits for it.
+func blockingAwait<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
     let semaphore = DispatchSemaphore(value: 0)
-    let box = ResultBox<T>()
+    let result = Mutex<Result<T, any Error>?>(nil)
     Task {
-        do { box.result = .success(try await body()) } catch { box.result = .failure(error) }
+        let outcome: Result<T, any Error>
+        do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
+        result.withLock { $0 = outcome }
         semaphore.signal()
     }
     semaphore.wait()
-    return try box.result!.get()
-}
-
-private final class ResultBox<T>: @unchecked Sendable {
-    var result: Result<T, Error>?
+    return try result.withLock { $0 }!.get()
 }

@@ -1,7 +1,7 @@
 import Embeddings
 import Foundation
 import ModelAssets
-@_spi(Diagnostics) import LinearAlgebra
+import LinearAlgebra
 
 /// `embeddings info`: the CPU, the BLAS library and the kernels it runs, and the model.
 struct InfoCommand: Command {

@@ -24,6 +24,7 @@ public struct SHA256: Sendable {
         0x748f_82ee, 0x78a5_636f, 0x84c8_7814, 0x8cc7_0208, 0x90be_fffa, 0xa450_6ceb, 0xbef9_a3f7, 0xc671_78f2,
     ]
 
+    /// A hasher over the empty message.
     public init() {}
 
     /// Adds bytes to the message.

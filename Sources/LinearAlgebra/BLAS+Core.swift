@@ -21,29 +21,32 @@ extension BLAS {
     public struct CoreCheck: Sendable, Equatable, Codable {
         /// The core OpenBLAS chose by itself (nil where the library cannot say, as with Accelerate).
         public var coreAtLoad: String?
-        /// The rule's verdict, in words ("kept: the chosen core fits the CPU", "switched Prescott → Cooperlake").
+        /// The rule's verdict, in words ("kept Haswell: the chosen core fits the CPU",
+        /// "switched Prescott → Cooperlake: the CPU out-classes Prescott").
         public var summary: String
         /// The core the check switched to, when it switched and the switch held.
         public var switchedTo: String?
-        /// Largest relative error of the self-check after a switch (nil when nothing was switched).
+        /// Largest relative error of the self-check on the core switched to; nil when no switch
+        /// was tried or OpenBLAS refused it. Above `selfCheckTolerance`, the original core was restored.
         public var selfCheckError: Double?
     }
 
     /// A trial of one core in this process: switch, check results, switch back.
-    public struct CoreTrial: Sendable, Equatable, Codable {
-        public var requested: String
+    package struct CoreTrial: Sendable, Equatable, Codable {
+        /// The core asked for, as this OpenBLAS spells it.
+        package var requested: String
         /// The core OpenBLAS reported while switched.
-        public var reported: String
+        package var reported: String
         /// Largest relative error of sgemm/sgemv/sdot against the reference loops on that core.
-        public var maxRelativeError: Double
+        package var maxRelativeError: Double
         /// Whether results agreed with the reference loops (relative error ≤ `selfCheckTolerance`).
-        public var agreed: Bool
+        package var agreed: Bool
         /// The core in use again afterwards.
-        public var restored: String
+        package var restored: String
     }
 
     /// Why a core trial could not run.
-    public enum CoreError: Error, Equatable, CustomStringConvertible {
+    package enum CoreError: Error, Equatable, CustomStringConvertible {
         /// This BLAS cannot change cores at run time (not OpenBLAS with DYNAMIC_ARCH).
         case cannotSwitchCores(library: String)
         /// No core of that name in this OpenBLAS.
@@ -53,7 +56,7 @@ extension BLAS {
         /// OpenBLAS reported another core after the switch.
         case switchRefused(requested: String, reported: String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case let .cannotSwitchCores(library): return "\(library) cannot switch kernels at run time (needs OpenBLAS built with DYNAMIC_ARCH)"
             case let .unknownCore(name, shipped): return "no OpenBLAS core named '\(name)' (this build ships: \(shipped.joined(separator: ", ")))"
@@ -75,13 +78,15 @@ extension BLAS {
         public var canSwitchCores: Bool
         /// The x86 cores this build ships (empty when it cannot switch).
         public var shippedCores: [String]
-        /// The core OpenBLAS chose at load, and the one in use now.
+        /// The core OpenBLAS chose at load (nil for Accelerate).
         public var coreAtLoad: String?
+        /// The core in use now, after the kernel check (nil for Accelerate).
         public var coreInUse: String?
-        /// What the kernel check decided.
+        /// What the kernel check decided, in words (`CoreCheck.summary`).
         public var check: String
         /// Threads BLAS uses inside one call.
         public var threads: Int
+        /// The processor running this process.
         public var cpu: CPUInfo
 
         /// Whether the core in use differs from the one OpenBLAS chose at load (the check switched it).
@@ -135,7 +140,7 @@ extension BLAS {
 
     /// Whether `cpu` can execute the named core's kernels, for the cores a trial may use: the
     /// vendor-neutral x86 ones (AMD-only cores such as Bulldozer use FMA4/XOP and are excluded).
-    public static func cpuCanRun(core: String, cpu: CPUInfo = .current) -> Bool {
+    package static func cpuCanRun(core: String, cpu: CPUInfo = .current) -> Bool {
         guard cpu.architecture == "x86_64" else { return false }
         switch core.lowercased() {
         case "prescott", "core2", "penryn", "nehalem": return cpu.features.contains(.sse3)
@@ -153,8 +158,7 @@ extension BLAS {
     /// Call it when no other thread is inside BLAS: OpenBLAS's kernel table is process-wide.
     /// - Throws: `CoreError` when the library cannot switch, the core is unknown or the CPU
     ///   cannot run it (checked first: running it would crash), or OpenBLAS refuses the switch.
-    @_spi(Diagnostics)
-    public static func tryCore(_ core: String) throws -> CoreTrial {
+    package static func tryCore(_ core: String) throws -> CoreTrial {
         prepare()
         #if canImport(Accelerate)
         throw CoreError.cannotSwitchCores(library: "Accelerate")
@@ -207,7 +211,7 @@ extension BLAS {
             let back = hooks.activate(chosen)
             let why = error.isFinite ? String(format: "its results differ from the reference loops (relative error %.1e)", error)
                 : "OpenBLAS reported '\(reported)' instead"
-            FileHandle.standardError.write(Data("warning: ContextualEmbeddings kept OpenBLAS core \(back): switching to \(target) failed, \(why)\n".utf8))
+            try? FileHandle.standardError.write(contentsOf: Data("warning: ContextualEmbeddings kept OpenBLAS core \(back): switching to \(target) failed, \(why)\n".utf8))
             return CoreCheck(coreAtLoad: chosen, summary: "kept \(back): switching to \(target) failed, \(why)", switchedTo: nil,
                              selfCheckError: error.isFinite ? error : nil)
         }
@@ -216,7 +220,7 @@ extension BLAS {
 
     /// Largest relative error of sgemm (three transpose cases, odd sizes, alpha and beta), sgemv
     /// and sdot against plain `Double` loops, on whatever core is in use.
-    public static func selfCheck() -> Double {
+    package static func selfCheck() -> Double {
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
         func values(_ count: Int) -> [Float] {
             (0..<count).map { _ in

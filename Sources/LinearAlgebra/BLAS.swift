@@ -5,14 +5,15 @@ import Accelerate
 import CBLAS
 #endif
 
-/// Thin, typed wrappers over the C BLAS routines the package uses.
+/// The BLAS library the package runs on: what it is and which kernels it uses (public), and the
+/// package's thin, typed wrappers over the C routines it calls (package-only).
 ///
 /// All matrices are row-major `Float`. Pointers passed in are only read or written for the
 /// duration of the call. This file and BLAS+Core.swift (the kernel check) are the only ones in the
 /// package that talk to BLAS directly; every wrapper runs the kernel check before its first call.
 public enum BLAS {
     /// Whether a matrix operand is used as stored or transposed.
-    public enum Transpose: Sendable {
+    package enum Transpose: Sendable {
         case none
         case transposed
 
@@ -28,8 +29,7 @@ public enum BLAS {
     ///
     /// `lda`, `ldb` and `ldc` are the row strides of the matrices as stored.
     /// - Complexity: O(M·N·K).
-
-    public static func gemm(
+    package static func gemm(
         _ transA: Transpose, _ transB: Transpose,
         m: Int, n: Int, k: Int,
         alpha: Float = 1,
@@ -49,8 +49,7 @@ public enum BLAS {
 
     /// `y[M] = alpha · op(A) · x + beta · y` for a row-major `A[M, N]` (M and N as stored).
     /// - Complexity: O(M·N).
-
-    public static func gemv(
+    package static func gemv(
         _ trans: Transpose, m: Int, n: Int, alpha: Float = 1,
         a: UnsafePointer<Float>, lda: Int,
         x: UnsafePointer<Float>, beta: Float = 0,
@@ -62,32 +61,29 @@ public enum BLAS {
         cblas_sgemv(CblasRowMajor, trans.cblas, Int32(m), Int32(n), alpha, a, Int32(lda), x, 1, beta, y, 1)
     }
 
-    /// The dot product of two contiguous vectors of `count` elements.
-
-    public static func dot(_ x: UnsafePointer<Float>, _ y: UnsafePointer<Float>, count: Int) -> Float {
+    /// The dot product of two contiguous vectors of `count` elements (0 when `count` is 0).
+    package static func dot(_ x: UnsafePointer<Float>, _ y: UnsafePointer<Float>, count: Int) -> Float {
         guard count > 0 else { return 0 }
         prepare()
         return cblas_sdot(Int32(count), x, 1, y, 1)
     }
 
-    /// The Euclidean norm of a contiguous vector, computed without overflow.
-
-    public static func norm(_ x: UnsafePointer<Float>, count: Int) -> Float {
+    /// The Euclidean norm of a contiguous vector, computed without overflow (0 when `count` is 0).
+    package static func norm(_ x: UnsafePointer<Float>, count: Int) -> Float {
         guard count > 0 else { return 0 }
         prepare()
         return cblas_snrm2(Int32(count), x, 1)
     }
 
-    /// `x *= alpha` in place.
-
-    public static func scale(_ x: UnsafeMutablePointer<Float>, count: Int, by alpha: Float) {
+    /// `x *= alpha` in place over `count` contiguous values.
+    package static func scale(_ x: UnsafeMutablePointer<Float>, count: Int, by alpha: Float) {
         guard count > 0 else { return }
         prepare()
         cblas_sscal(Int32(count), alpha, x, 1)
     }
 
     /// The number of threads BLAS uses inside one call (1 on Apple platforms, where Accelerate decides).
-    public static var threadCount: Int {
+    package static var threadCount: Int {
         get {
             #if canImport(Accelerate)
             return 1

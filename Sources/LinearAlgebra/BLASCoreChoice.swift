@@ -4,13 +4,13 @@
 /// A pure function of its inputs, so every case is unit-tested without touching the library;
 /// `BLAS.coreCheck` applies it once, before the package's first BLAS call.
 extension BLAS {
-    /// Set to `1` (or `true`, `yes`) to keep whatever core OpenBLAS chose: no check, no switch.
+    /// Set to `1` (or `true`, `yes`, `on`) to keep whatever core OpenBLAS chose: no check, no switch.
     public static let keepCoreVariable = "CONTEXTUAL_EMBEDDINGS_KEEP_BLAS_CORE"
     /// OpenBLAS's own variable: when a user sets it, that choice is never overridden.
     public static let coreTypeVariable = "OPENBLAS_CORETYPE"
 
     /// What the kernel check does with the core OpenBLAS chose.
-    public enum CoreDecision: Equatable, Sendable {
+    package enum CoreDecision: Equatable, Sendable {
         /// Leave the library as it is, and why.
         case keep(KeepReason)
         /// Switch to the named OpenBLAS core (a name `OPENBLAS_CORETYPE` accepts).
@@ -18,7 +18,7 @@ extension BLAS {
     }
 
     /// Why the chosen core is kept.
-    public enum KeepReason: Equatable, Sendable, CustomStringConvertible {
+    package enum KeepReason: Equatable, Sendable, CustomStringConvertible {
         /// `OPENBLAS_CORETYPE` is set (to this value): the user's choice stands.
         case userSetCoreType(String)
         /// `CONTEXTUAL_EMBEDDINGS_KEEP_BLAS_CORE` is set.
@@ -29,12 +29,12 @@ extension BLAS {
         case unknownVendor(String)
         /// The CPU has no AVX2 + FMA, so no shipped core clearly beats the chosen one.
         case noAVX2
-        /// The chosen core already uses the CPU's vector width (or is one this check does not rank).
+        /// The chosen core is of the AVX2 class or above (or one this check does not rank).
         case chosenCoreFits
         /// The CPU out-classes the chosen core, but this OpenBLAS ships no better core for it.
         case noBetterCoreShipped
 
-        public var description: String {
+        package var description: String {
             switch self {
             case let .userSetCoreType(value): return "OPENBLAS_CORETYPE=\(value) is set by the user"
             case .optedOut: return "\(BLAS.keepCoreVariable) is set"
@@ -48,7 +48,7 @@ extension BLAS {
     }
 
     /// How much of an x86 CPU's vector hardware an OpenBLAS core uses.
-    public enum CoreClass: Int, Comparable, Sendable {
+    package enum CoreClass: Int, Comparable, Sendable {
         /// SSE-era kernels (Prescott, Nehalem, Core2, Opteron, …).
         case sse = 0
         /// 256-bit AVX without AVX2 (Sandybridge, Bulldozer, Piledriver, Steamroller).
@@ -58,10 +58,11 @@ extension BLAS {
         /// AVX-512 (SkylakeX, Cooperlake, SapphireRapids).
         case avx512 = 3
 
-        public static func < (a: CoreClass, b: CoreClass) -> Bool { a.rawValue < b.rawValue }
+        /// Orders classes from SSE up to AVX-512.
+        package static func < (a: CoreClass, b: CoreClass) -> Bool { a.rawValue < b.rawValue }
 
         /// The class of an x86 core by the name OpenBLAS reports (case-insensitive); nil when unknown.
-        public init?(core: String) {
+        package init?(core: String) {
             switch core.lowercased() {
             case "katmai", "coppermine", "northwood", "prescott", "banias", "atom", "core2", "penryn", "dunnington",
                  "nehalem", "athlon", "opteron", "opteron_sse3", "barcelona", "nano", "bobcat":
@@ -78,7 +79,7 @@ extension BLAS {
     ///
     /// Intel: Cooperlake with AVX512_BF16, then SkylakeX with AVX-512, then Haswell with AVX2+FMA.
     /// AMD and Hygon: Zen, then Haswell (the same AVX2 kernels). Nil when none fits.
-    public static func bestCore(for cpu: CPUInfo, shipped: Set<String>) -> String? {
+    package static func bestCore(for cpu: CPUInfo, shipped: Set<String>) -> String? {
         let lowered = Dictionary(shipped.map { ($0.lowercased(), $0) }, uniquingKeysWith: { a, _ in a })
         var preferences: [String] = []
         switch cpu.vendor {
@@ -99,7 +100,7 @@ extension BLAS {
     /// Switches only when the chosen core is of the SSE or AVX class and the CPU has at least
     /// AVX2 + FMA (and the OS saves those registers), to `bestCore(for:shipped:)`. Never when
     /// `OPENBLAS_CORETYPE` or `CONTEXTUAL_EMBEDDINGS_KEEP_BLAS_CORE` is set.
-    public static func decideCore(cpu: CPUInfo, chosenCore: String, shipped: Set<String>,
+    package static func decideCore(cpu: CPUInfo, chosenCore: String, shipped: Set<String>,
                                   environment: [String: String]) -> CoreDecision {
         if let value = environment[coreTypeVariable], !value.isEmpty { return .keep(.userSetCoreType(value)) }
         if let value = environment[keepCoreVariable], ["1", "true", "yes", "on"].contains(value.lowercased()) {

@@ -4,15 +4,19 @@ import CKernels
 /// What the processor running this process is and can do, read once with `cpuid` on x86.
 ///
 /// Features are listed only when the operating system also saves the registers they use, so a
-/// feature here is one the process can execute. On other architectures `features` is empty and
-/// `vendor` names the architecture.
+/// feature here is one the process can execute. On other architectures `features` and `vendor`
+/// are empty, and `modelName` comes from `/proc/cpuinfo` (else it is the architecture).
 public struct CPUInfo: Sendable, Equatable, Codable {
     /// An instruction-set extension that decides which BLAS kernels can run.
     public enum Feature: String, Sendable, Codable, CaseIterable, Comparable {
+        /// The SSE generations from SSE3 to SSE4.2, and population count.
         case sse3, ssse3, sse4_1 = "sse4.1", sse4_2 = "sse4.2", popcnt
+        /// 256-bit AVX, FMA3, half-precision conversion and AVX2.
         case avx, fma, f16c, avx2
+        /// AVX-512: foundation, byte/word, dword/qword and vector-length, then VNNI and BF16.
         case avx512f, avx512bw, avx512dq, avx512vl, avx512vnni = "avx512_vnni", avx512bf16 = "avx512_bf16"
 
+        /// Orders features as declared, older extensions first (how `summary` lists them).
         public static func < (a: Feature, b: Feature) -> Bool {
             allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
         }
@@ -24,11 +28,15 @@ public struct CPUInfo: Sendable, Equatable, Codable {
     public var vendor: String
     /// The marketing name (cpuid brand string, else `/proc/cpuinfo`'s "model name").
     public var modelName: String
-    /// Display family and model, as `lscpu` prints them (Intel Emerald Rapids: 6 and 207).
+    /// Display family, as `lscpu` prints it (Intel Emerald Rapids: 6); 0 off x86.
     public var family: Int
+    /// Display model, as `lscpu` prints it (Intel Emerald Rapids: 207); 0 off x86.
     public var model: Int
+    /// The extensions the CPU has and the operating system enables.
     public var features: Set<Feature>
 
+    /// A description of some CPU, for tests of the kernel check and for reports; `current` is
+    /// the one running this process.
     public init(architecture: String = "x86_64", vendor: String, modelName: String = "", family: Int = 0, model: Int = 0,
                 features: Set<Feature>) {
         self.architecture = architecture

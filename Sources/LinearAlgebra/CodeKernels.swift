@@ -6,15 +6,15 @@ import CKernels
 /// Each scan has a generic version and vectorized ones — AVX2 (`vpmaddubsw`) and AVX-512 VNNI
 /// (`vpdpbusd`) for int8, hardware `popcnt` for Hamming — chosen at run time. Every path gives
 /// the same exact integers; tests force each one the CPU runs and compare with plain loops.
-public enum CodeKernels {
+package enum CodeKernels {
     /// One implementation of a scan.
-    public enum Path: Int32, CaseIterable, Sendable, CustomStringConvertible {
+    package enum Path: Int32, CaseIterable, Sendable, CustomStringConvertible {
         case generic = 0
         case avx2 = 1
         case avx512VNNI = 2
         case popcnt = 3
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .generic: return "generic"
             case .avx2: return "AVX2"
@@ -26,16 +26,16 @@ public enum CodeKernels {
 
     /// The largest magnitude a query component may have in `int8DotRows` (pairs of products of
     /// a code and a query value must fit 16 bits on the AVX2 path).
-    public static let int8QueryLimit: Int8 = 63
+    package static let int8QueryLimit: Int8 = 63
 
     /// The int8 paths this CPU runs, slowest first.
-    public static var int8Paths: [Path] {
+    package static var int8Paths: [Path] {
         let mask = ce_int8_paths()
         return [.generic, .avx2, .avx512VNNI].filter { mask & (1 << $0.rawValue) != 0 }
     }
 
     /// The Hamming paths this CPU runs, slowest first.
-    public static var hammingPaths: [Path] {
+    package static var hammingPaths: [Path] {
         let mask = ce_hamming_paths()
         return [.generic, .popcnt].filter { mask & (1 << $0.rawValue) != 0 }
     }
@@ -44,7 +44,7 @@ public enum CodeKernels {
     /// in ±`int8QueryLimit`. `path` nil: the fastest this CPU runs.
     /// - Returns: false (nothing written) when `path` is not available on this CPU.
     @discardableResult
-    public static func int8DotRows(
+    package static func int8DotRows(
         codes: UnsafePointer<UInt8>, rows: Int, dimension: Int, query: UnsafePointer<Int8>,
         into out: UnsafeMutablePointer<Int32>, path: Path? = nil
     ) -> Bool {
@@ -55,7 +55,7 @@ public enum CodeKernels {
     /// `out[r] = popcount(codes[r·words …] ⊕ query)`: the Hamming distance of each row's bits.
     /// - Returns: false (nothing written) when `path` is not available on this CPU.
     @discardableResult
-    public static func hammingRows(
+    package static func hammingRows(
         codes: UnsafePointer<UInt64>, rows: Int, words: Int, query: UnsafePointer<UInt64>,
         into out: UnsafeMutablePointer<UInt32>, path: Path? = nil
     ) -> Bool {

@@ -3,12 +3,12 @@ import CKernels
 /// The encoder's element-wise and row-wise kernels on contiguous row-major `Float` buffers.
 ///
 /// Each kernel has a plain-loop twin in `Reference/ReferenceKernels.swift`; tests check they agree.
-public enum Kernels {
+package enum Kernels {
     /// Row-wise layer normalization in place.
     ///
     /// `x: [rows, columns]`, `gamma, beta: [columns]`:
     /// `x[i, j] = (x[i, j] − mean_i) / sqrt(var_i + epsilon) · gamma[j] + beta[j]`.
-    public static func layerNorm(
+    package static func layerNorm(
         _ x: UnsafeMutablePointer<Float>, rows: Int, columns: Int,
         gamma: UnsafePointer<Float>, beta: UnsafePointer<Float>, epsilon: Float
     ) {
@@ -56,14 +56,14 @@ public enum Kernels {
     ///
     /// `erfc(a) = e^(−a²)·R(1/(1 + a/2))` with a degree-10 polynomial `R` fitted by this project;
     /// within 2e-6 relative of libm for x > −5 (see `FastMathTests`). NaN stays NaN.
-    public static func gelu(_ x: UnsafeMutablePointer<Float>, count: Int) {
+    package static func gelu(_ x: UnsafeMutablePointer<Float>, count: Int) {
         precondition(count >= 0, "gelu: negative count")
         ce_gelu(x, count)
     }
 
     /// `e^x` in place for finite inputs ≤ 88 (inputs below −87.3 give about 1e-38): the
     /// vectorized exponential the softmax uses, about 2e-7 relative error.
-    public static func expFinite(_ x: UnsafeMutablePointer<Float>, count: Int) {
+    package static func expFinite(_ x: UnsafeMutablePointer<Float>, count: Int) {
         precondition(count >= 0, "expFinite: negative count")
         ce_exp_finite(x, count)
     }
@@ -71,14 +71,14 @@ public enum Kernels {
     /// Row-wise softmax in place: `x: [rows, columns]`, each row scaled by `scale` first.
     ///
     /// The row maximum is subtracted before exponentiating, so large scores do not overflow.
-    public static func softmaxRows(_ x: UnsafeMutablePointer<Float>, rows: Int, columns: Int, scale: Float = 1) {
+    package static func softmaxRows(_ x: UnsafeMutablePointer<Float>, rows: Int, columns: Int, scale: Float = 1) {
         precondition(rows >= 0 && columns > 0, "softmaxRows: bad shape")
         ce_softmax_rows(x, rows, columns, scale)
     }
 
     /// `out[j] = scale · Σᵢ wᵢ · m[i, j]` over `m: [rows, columns]`; `weights` nil means all ones.
     /// The pooling fast path: one pass over the matrix, vectorized along the columns.
-    public static func weightedColumnSum(
+    package static func weightedColumnSum(
         _ m: UnsafePointer<Float>, rows: Int, columns: Int, weights: UnsafePointer<Float>?, scale: Float,
         into out: UnsafeMutablePointer<Float>
     ) {
@@ -88,7 +88,7 @@ public enum Kernels {
 
     /// `out[i] = m[i, :] · q` for `m: [rows, columns]`: the single-query similarity scan, one
     /// streaming pass over the matrix (16 accumulators per row, vectorized).
-    public static func dotRows(
+    package static func dotRows(
         _ m: UnsafePointer<Float>, rows: Int, columns: Int, query: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>
     ) {
         precondition(rows >= 0 && columns >= 0, "dotRows: bad shape")
@@ -96,10 +96,10 @@ public enum Kernels {
     }
 
     /// Whether the AVX2/FMA versions of the element-wise kernels are in use on this CPU.
-    public static var usesAVX2: Bool { ce_uses_avx2() != 0 }
+    package static var usesAVX2: Bool { ce_uses_avx2() != 0 }
 
     /// `x += y` element-wise over `count` values (residual connections).
-    public static func add(_ y: UnsafePointer<Float>, into x: UnsafeMutablePointer<Float>, count: Int) {
+    package static func add(_ y: UnsafePointer<Float>, into x: UnsafeMutablePointer<Float>, count: Int) {
         for i in 0..<count { x[i] += y[i] }
     }
 }

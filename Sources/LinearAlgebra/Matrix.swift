@@ -32,8 +32,7 @@ public struct Matrix: Equatable, Sendable {
         self.values = values
     }
 
-    /// The element at `row`, `column`.
-
+    /// The element at `row`, `column` (both must be in range).
     public subscript(row: Int, column: Int) -> Float {
         get {
             precondition(row >= 0 && row < rows && column >= 0 && column < columns, "Matrix index out of range")
@@ -52,13 +51,12 @@ public struct Matrix: Equatable, Sendable {
     }
 
     /// Calls `body` with the contiguous elements. The pointer must not escape `body`.
-
     public func withUnsafeBufferPointer<R>(_ body: (UnsafeBufferPointer<Float>) throws -> R) rethrows -> R {
         try values.withUnsafeBufferPointer(body)
     }
 
-    /// Calls `body` with the mutable contiguous elements. The pointer must not escape `body`.
-
+    /// Calls `body` with the mutable contiguous elements. The pointer must not escape `body`,
+    /// and `body` must not replace the buffer.
     public mutating func withUnsafeMutableBufferPointer<R>(_ body: (inout UnsafeMutableBufferPointer<Float>) throws -> R) rethrows -> R {
         try values.withUnsafeMutableBufferPointer(body)
     }

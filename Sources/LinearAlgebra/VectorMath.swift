@@ -48,7 +48,7 @@ public enum VectorMath {
     }
 
     /// Scales `count` values at `x` to unit length in place; a zero vector stays zero.
-    public static func normalize(_ x: UnsafeMutablePointer<Float>, count: Int) {
+    package static func normalize(_ x: UnsafeMutablePointer<Float>, count: Int) {
         let n = BLAS.norm(UnsafePointer(x), count: count)
         guard n > 0, n.isFinite else { return }
         BLAS.scale(x, count: count, by: 1 / n)

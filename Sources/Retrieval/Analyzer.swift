@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Turns text into search terms: lower-case, diacritics folded, split into runs of letters and
 /// digits, stop words dropped, each word stemmed (`EnglishStemmer`).
@@ -7,11 +8,14 @@ import Foundation
 /// Analyzer().terms("How do closures capture values?")  // ["closur", "captur", "valu"]
 /// ```
 public struct Analyzer: Sendable {
+    /// Words dropped after lower-casing and folding, before stemming.
     public var stopWords: Set<String>
+    /// The stemmer applied to each kept word; nil keeps words as they are.
     public var stemmer: EnglishStemmer?
     /// Stems already computed (a corpus repeats a few thousand words many times).
     private let stems = StemCache()
 
+    /// An analyzer dropping `stopWords` and, when `stemming` is true, stemming with `EnglishStemmer`.
     public init(stopWords: Set<String> = Analyzer.englishStopWords, stemming: Bool = true) {
         self.stopWords = stopWords
         self.stemmer = stemming ? EnglishStemmer() : nil
@@ -77,20 +81,17 @@ public struct Analyzer: Sendable {
     ]
 }
 
-/// A lock-protected word → stem table shared by copies of one analyzer.
-private final class StemCache: @unchecked Sendable {
-    private let lock = NSLock()
-    private var table: [String: String] = [:]
+/// A word → stem table shared by copies of one analyzer.
+private final class StemCache: Sendable {
+    private let table = Mutex<[String: String]>([:])
 
     func lookup(_ word: String) -> String? {
-        lock.lock()
-        defer { lock.unlock() }
-        return table[word]
+        table.withLock { $0[word] }
     }
 
     func store(_ word: String, _ stem: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        if table.count < 1 << 20 { table[word] = stem }
+        table.withLock { table in
+            if table.count < 1 << 20 { table[word] = stem }
+        }
     }
 }

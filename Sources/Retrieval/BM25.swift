@@ -5,7 +5,9 @@ import Foundation
 /// `score(q, d) = Σ_t idf(t) · tf·(k1 + 1) / (tf + k1·(1 − b + b·|d|/avgdl))`, with
 /// `idf(t) = ln(1 + (N − df + 0.5)/(df + 0.5))`, over the distinct analyzed terms of the query.
 public struct BM25: Codable, Sendable {
+    /// Term-frequency saturation (default 1.2): the larger, the more repeats of a term keep adding.
     public var k1: Double
+    /// Length normalization (default 0.75): 0 ignores document length, 1 scales fully by `|d|/avgdl`.
     public var b: Double
     /// Per document: term → count.
     private(set) var termCounts: [[String: Int]]
@@ -63,8 +65,8 @@ public struct BM25: Codable, Sendable {
         return scores.map { ($0.key, $0.value) }.sorted { $0.1 > $1.1 || ($0.1 == $1.1 && $0.0 < $1.0) }
     }
 
-    /// The plain-loop reference: scores every document term by term. Tests compare `search` to it.
-    public func referenceScore(_ queryTerms: [String], document d: Int) -> Double {
+    /// The plain-loop reference: scores one document term by term. Tests compare `search` to it.
+    package func referenceScore(_ queryTerms: [String], document d: Int) -> Double {
         var total = 0.0
         let average = max(averageLength, 1e-9)
         for term in Set(queryTerms) {

@@ -7,6 +7,8 @@ public struct ContextBuilder: Sendable {
     /// Tokens kept free for the answer.
     public var answerTokens: Int
 
+    /// A builder with these sizes; `budget` and `windowTokens` must be positive, `answerTokens`
+    /// not negative.
     public init(budget: Int = 1_400, windowTokens: Int = 4_096, answerTokens: Int = 1_200) {
         precondition(budget > 0 && windowTokens > 0 && answerTokens >= 0, "ContextBuilder: bad sizes")
         self.budget = budget
@@ -14,9 +16,10 @@ public struct ContextBuilder: Sendable {
         self.answerTokens = answerTokens
     }
 
-    /// Hits added by rank while they fit the budget (each costs its text plus 4 characters of
-    /// separator). The top hit always gets in, even alone over budget. The returned hits are
-    /// exactly the sources of the context.
+    /// The hits, in rank order, that fit the budget when taken one by one (each costs its text
+    /// plus 4 characters of separator): a hit too long to fit is skipped and shorter ones after it
+    /// may still get in. The top hit always gets in, even alone over budget. The returned hits
+    /// are exactly the sources of the context.
     public func select(_ hits: [RetrievalHit]) -> [RetrievalHit] {
         var included = [RetrievalHit]()
         var used = 0
@@ -36,8 +39,11 @@ public struct ContextBuilder: Sendable {
 
     /// One earlier exchange of the conversation.
     public struct Exchange: Sendable, Equatable {
+        /// What the user asked.
         public var question: String
+        /// What the model answered.
         public var answer: String
+        /// An exchange of `question` and `answer`.
         public init(question: String, answer: String) {
             self.question = question
             self.answer = answer

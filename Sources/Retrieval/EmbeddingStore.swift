@@ -19,8 +19,11 @@ import VectorIndex
 public actor EmbeddingStore {
     /// A page to index: its path relative to the corpus folder, and its Markdown.
     public struct Page: Sendable {
+        /// The path relative to the corpus folder (chunk ids and `Chunk.source` come from it).
         public var source: String
+        /// The page's Markdown, as read.
         public var text: String
+        /// A page from its path and text.
         public init(source: String, text: String) {
             self.source = source
             self.text = text
@@ -29,11 +32,16 @@ public actor EmbeddingStore {
 
     /// What an update did.
     public struct UpdateStatistics: Sendable, Equatable {
+        /// Chunks in the store after the update.
         public var chunks = 0
+        /// Chunks whose vectors were computed by this update.
         public var embedded = 0
+        /// Chunks whose vectors were kept from before (same id, text and model).
         public var reused = 0
+        /// Chunks that were in the store and are gone (their pages changed or disappeared).
         public var removed = 0
-        /// Late chunking only: chunks whose span was not found in their page, embedded alone.
+        /// Late chunking only: chunks without a usable span in their page (or whose span held no
+        /// token), embedded alone instead.
         public var lateChunkingFallbacks = 0
     }
 
@@ -47,11 +55,18 @@ public actor EmbeddingStore {
         var settings: RetrievalSettings
     }
 
+    /// The model that embeds chunks and questions; nil for a lexical-only store.
     public let embedding: ContextualEmbedding?
+    /// How pages are cut into chunks.
     public let chunker: MarkdownChunker
+    /// How text becomes BM25 terms.
     public let analyzer: Analyzer
+    /// Whether chunk vectors are pooled from their page's token vectors (late chunking) rather
+    /// than from each chunk encoded alone. Read from the file when one is loaded.
     public private(set) var lateChunking: Bool
+    /// Hybrid-retrieval settings, saved with the store.
     public var settings = RetrievalSettings()
+    /// The chunks, in corpus order (pages sorted by path, chunks in page order).
     public private(set) var chunks: [Chunk] = []
     private var contentHashes: [String] = []
     private var bm25 = BM25(documents: [])
@@ -213,7 +228,9 @@ public actor EmbeddingStore {
 
     private static func embed(_ chunks: [Chunk], pages: [Page], embedding: ContextualEmbedding, lateChunking: Bool,
                               progress: (@Sendable (Int, Int) -> Void)?) async throws -> (vectors: [[Float]], fallbacks: Int) {
-        try await Task.detached(priority: .userInitiated) {
+        // Encoding blocks for seconds to minutes: it runs on a Dispatch thread, never on a thread
+        // of Swift concurrency's cooperative pool.
+        try await onBlockingThread {
             var vectors = [[Float]](repeating: [], count: chunks.count)
             var fallbacks = 0
             var plain = [Int]()
@@ -224,12 +241,8 @@ public actor EmbeddingStore {
                     var j = i
                     while j + 1 < chunks.count, chunks[j + 1].source == chunks[i].source { j += 1 }
                     let page = pages[i].text
-                    var cursor = page.startIndex
-                    let spans = (i...j).map { k -> Range<String.Index>? in
-                        let span = MarkdownChunker.span(of: chunks[k], in: page, from: cursor)
-                        if let span { cursor = span.lowerBound }
-                        return span
-                    }
+                    // The chunker says where each chunk lies in its page.
+                    let spans = (i...j).map { chunks[$0].range(in: page) }
                     let found = (i...j).filter { spans[$0 - i] != nil }
                     let late = try embedding.lateChunkVectors(for: page, spans: found.map { spans[$0 - i]! })
                     for (k, vector) in zip(found, late) {
@@ -253,7 +266,7 @@ public actor EmbeddingStore {
                 if !lateChunking { progress?(min(start, plain.count), plain.count) }
             }
             return (vectors, fallbacks)
-        }.value
+        }
     }
 
     /// Up to `k` chunks for `question`; see `HybridRetriever`. Semantic and hybrid modes need a model.
@@ -294,15 +307,11 @@ public actor EmbeddingStore {
     }
 }
 
-extension MarkdownChunker {
-    /// Where a chunk's body lies in its page: from its first characters to its last, searched in
-    /// the page text from `lower` on (chunks come in page order). `nil` when either end cannot be found (the body was rejoined differently).
-    public static func span(of chunk: Chunk, in page: String, from lower: String.Index? = nil) -> Range<String.Index>? {
-        guard let split = chunk.text.range(of: "\n\n") else { return nil }
-        let body = chunk.text[split.upperBound...]
-        let head = String(body.prefix(40)), tail = String(body.suffix(40))
-        guard !head.isEmpty, let start = page.range(of: head, range: (lower ?? page.startIndex)..<page.endIndex) else { return nil }
-        guard let end = page.range(of: tail, range: start.lowerBound..<page.endIndex) else { return nil }
-        return start.lowerBound..<end.upperBound
+/// Runs blocking work on a Dispatch thread and resumes the caller with its result.
+func onBlockingThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global(qos: .userInitiated).async {
+            continuation.resume(with: Result { try work() })
+        }
     }
 }

@@ -2,6 +2,7 @@
 /// regions R1/R2, the step 0–5 suffix rules, short-syllable tests and the usual exception words.
 /// It maps inflected forms to a shared stem (`running`, `runs` → `run`; `closures` → `closur`).
 public struct EnglishStemmer: Sendable {
+    /// A stemmer; it holds no state.
     public init() {}
 
     private static let exceptions: [String: String] = [

@@ -1,12 +1,18 @@
 import Foundation
 
-/// An evaluation set (DESIGN §5): questions and the chunk ids (or id prefixes) that answer them.
+/// An evaluation set (see Docs/Retrieval.md): questions and the chunk ids (or id prefixes) that answer them.
 public struct EvaluationSet: Codable, Sendable {
+    /// One question and what should answer it.
     public struct Case: Codable, Sendable, Equatable {
+        /// The question as a user would ask it.
         public var question: String
+        /// Chunk ids, or id prefixes, any one of which answers it; empty for an off-topic question.
         public var expected: [String]
+        /// A label for grouping results (the fixtures use `keyword`, `natural`, `paraphrase`,
+        /// `off-topic`); not used in scoring.
         public var kind: String?
 
+        /// A case from its parts.
         public init(question: String, expected: [String], kind: String? = nil) {
             self.question = question
             self.expected = expected
@@ -14,8 +20,10 @@ public struct EvaluationSet: Codable, Sendable {
         }
     }
 
+    /// The questions, in file order.
     public var cases: [Case]
 
+    /// A set of these cases.
     public init(cases: [Case]) { self.cases = cases }
 
     /// Reads `{"cases": [{"question", "expected"}]}`.

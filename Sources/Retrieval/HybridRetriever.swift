@@ -6,19 +6,23 @@ public enum RetrievalMode: String, Sendable, CaseIterable, Codable {
     case lexical
     /// Cosine similarity of embeddings only.
     case semantic
-    /// Both, fused by weighted reciprocal rank fusion.
+    /// Both, fused as `RetrievalSettings.fusion` says.
     case hybrid
 }
 
-/// One retrieved chunk and its fused score.
+/// One retrieved chunk and its score.
 public struct RetrievalHit: Sendable, Equatable {
+    /// The chunk.
     public var chunk: Chunk
+    /// The score the hits are ranked by: BM25 in lexical mode, cosine similarity in semantic
+    /// mode, the fused score (see `Fusion`) in hybrid mode.
     public var score: Double
     /// The chunk's rank (from 1) in the lexical list, if it was there.
     public var lexicalRank: Int?
     /// The chunk's rank (from 1) in the semantic list, if it was there.
     public var semanticRank: Int?
 
+    /// A hit from its parts.
     public init(chunk: Chunk, score: Double, lexicalRank: Int?, semanticRank: Int?) {
         self.chunk = chunk
         self.score = score
@@ -59,6 +63,7 @@ public struct RetrievalSettings: Sendable, Equatable, Codable {
     /// (Docs/Retrieval.md).
     public var offTopicSimilarity: Float = 0.25
 
+    /// The measured defaults.
     public init() {}
 
     private enum CodingKeys: String, CodingKey {
@@ -79,16 +84,20 @@ public struct RetrievalSettings: Sendable, Equatable, Codable {
     }
 }
 
-/// Hybrid search over chunks: BM25 and embeddings, fused by weighted reciprocal rank fusion.
+/// Hybrid search over chunks: BM25 and embeddings, fused by relative-score fusion or weighted
+/// reciprocal rank fusion (`RetrievalSettings.fusion`; relative scores by default).
 ///
 /// A question that shares no term with the corpus retrieves nothing in lexical and hybrid modes
 /// (the lexical engine gates everything); in hybrid mode, neither does one that no chunk resembles
 /// (`RetrievalSettings.offTopicSimilarity`). Several chunks of one section count once: only the
 /// best of them is returned.
 public struct HybridRetriever: Sendable {
+    /// Fusion, weights and thresholds.
     public var settings: RetrievalSettings
+    /// Turns questions into BM25 terms; it must match the analyzer the BM25 index was built with.
     public let analyzer: Analyzer
 
+    /// A retriever with these settings and analyzer.
     public init(settings: RetrievalSettings = RetrievalSettings(), analyzer: Analyzer = Analyzer()) {
         self.settings = settings
         self.analyzer = analyzer
@@ -111,8 +120,9 @@ public struct HybridRetriever: Sendable {
         return hits.filter { $0.score >= settings.lexicalFloor * best }
     }
 
-    /// Retrieves up to `k` chunks. `semanticScores` gives the cosine similarity of the question to
-    /// chunk i (from the vector index), best first; pass `nil` in lexical mode.
+    /// Retrieves up to `k` chunks, best first, at most one per section (`k ≤ 0` gives none).
+    /// `semantic` lists `(chunk index, cosine similarity to the question)` pairs from the vector
+    /// index, best first; pass `nil` in lexical mode. Ties rank the lower chunk index first.
     public func retrieve(
         _ question: String, chunks: [Chunk], bm25: BM25, semantic: [(document: Int, score: Float)]?,
         mode: RetrievalMode, k: Int

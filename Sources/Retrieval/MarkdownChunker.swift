@@ -1,29 +1,5 @@
 import Foundation
 
-/// Errors from reading a Markdown corpus.
-public enum RetrievalError: Error, Equatable, CustomStringConvertible {
-    /// A file is not valid UTF-8.
-    case invalidUTF8(path: String)
-    /// A file holds no text.
-    case emptyFile(path: String)
-    /// A folder or file could not be read.
-    case unreadable(path: String, reason: String)
-    /// A stored index's retrieval data is missing or malformed.
-    case corruptStore(path: String, reason: String)
-    /// Vectors are required but the store has none, or a dimension disagrees.
-    case invalidArgument(String)
-
-    public var description: String {
-        switch self {
-        case let .invalidUTF8(path): return "\(path): not valid UTF-8"
-        case let .emptyFile(path): return "\(path): empty file"
-        case let .unreadable(path, reason): return "\(path): \(reason)"
-        case let .corruptStore(path, reason): return "\(path): \(reason)"
-        case let .invalidArgument(message): return message
-        }
-    }
-}
-
 /// Cuts Markdown pages into chunks (see `Chunk`): a section per heading of level 1–4, long
 /// sections split at sentence ends, fenced code kept whole, front matter skipped.
 ///
@@ -35,6 +11,7 @@ public struct MarkdownChunker: Sendable {
     /// Sections longer than this many characters are split at sentence ends.
     public var targetLength: Int
 
+    /// A chunker that splits sections longer than `targetLength` characters.
     public init(targetLength: Int = 700) {
         precondition(targetLength > 0, "targetLength must be positive")
         self.targetLength = targetLength
@@ -96,8 +73,10 @@ public struct MarkdownChunker: Sendable {
         var chunks = [Chunk]()
         var used = Set<String>()
         for section in sections {
-            let body = section.lines.joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
+            let joined = section.lines.joined(separator: "\n")
+            let body = joined.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !body.isEmpty else { continue }
+            var locator = SpanLocator(section: section.lines, joined: joined, body: body, page: markdown)
             let headings = section.headings.isEmpty ? [title] : section.headings
             var label = headings.last.map(Self.slug) ?? ""
             if label.isEmpty { label = Self.slug(title) }
@@ -112,7 +91,8 @@ public struct MarkdownChunker: Sendable {
                     k += 1
                 }
                 used.insert(id)
-                chunks.append(Chunk(id: id, source: source, headings: headings, title: title, text: header + "\n\n" + piece))
+                chunks.append(Chunk(id: id, source: source, headings: headings, title: title, text: header + "\n\n" + piece,
+                                    span: locator?.span(of: piece)))
             }
         }
         return chunks
@@ -293,5 +273,68 @@ public struct MarkdownChunker: Sendable {
             i += 1
         }
         return result
+    }
+}
+
+/// Finds where each piece of one section lies in its page, as UTF-8 offsets.
+///
+/// A section body is its lines joined with `\n` and trimmed; each line is a slice of the page,
+/// so a position in the body maps to one in the page line by line (a page's `\r\n` is one
+/// Character, like the `\n` that replaced it). A piece is the body's words in order, rejoined
+/// with single spaces or newlines (and a very long word cut into parts), so its span runs from
+/// its first word to its last, each found in order after the previous piece.
+struct SpanLocator {
+    private let body: [Character]
+    /// For each line: its first Character's offset in the joined text, and the line itself.
+    private let lines: [(joinedStart: Int, line: Substring)]
+    private let leading: Int
+    private let page: String
+    private var cursor = 0
+
+    init?(section: [Substring], joined: String, body: String, page: String) {
+        guard let range = joined.range(of: body) else { return nil }
+        self.leading = joined.distance(from: joined.startIndex, to: range.lowerBound)
+        self.body = Array(body)
+        var start = 0
+        var lines = [(joinedStart: Int, line: Substring)]()
+        for line in section {
+            lines.append((start, line))
+            start += line.count + 1
+        }
+        self.lines = lines
+        self.page = page
+    }
+
+    /// The UTF-8 offsets of `piece` in the page, or `nil` when its words are not found in order.
+    mutating func span(of piece: String) -> Range<Int>? {
+        var position = cursor
+        var start: Int?
+        for word in piece.split(whereSeparator: { $0.isWhitespace }) {
+            guard let found = Self.find(Array(word), in: body, from: position) else { return nil }
+            if start == nil { start = found }
+            position = found + word.count
+        }
+        guard let start, let lower = pageIndex(start), let upper = pageIndex(position - 1).map({ page.index(after: $0) }) else { return nil }
+        cursor = position
+        return page.utf8.distance(from: page.startIndex, to: lower)..<page.utf8.distance(from: page.startIndex, to: upper)
+    }
+
+    /// The page index of the body's Character at `offset`.
+    private func pageIndex(_ offset: Int) -> String.Index? {
+        let joinedOffset = offset + leading
+        guard let line = lines.last(where: { $0.joinedStart <= joinedOffset }) else { return nil }
+        let within = joinedOffset - line.joinedStart
+        guard within < line.line.count else { return nil }  // a separator, never the end of a word
+        return line.line.index(line.line.startIndex, offsetBy: within)
+    }
+
+    private static func find(_ word: [Character], in text: [Character], from start: Int) -> Int? {
+        guard !word.isEmpty, word.count <= text.count else { return nil }
+        var i = start
+        while i + word.count <= text.count {
+            if text[i] == word[0], text[i..<(i + word.count)].elementsEqual(word) { return i }
+            i += 1
+        }
+        return nil
     }
 }

@@ -108,15 +108,15 @@ extension FlatIndex {
             return table.codes.withUnsafeBufferPointer { codes in
                 table.scales.withUnsafeBufferPointer { scales in
                     query.withUnsafeBufferPointer { q in
-                        let shared = CodeOperands(codes: UnsafeRawPointer(codes.baseAddress!), scales: scales.baseAddress,
-                                                  query: UnsafeRawPointer(q.baseAddress!))
+                        let shared = WorkerShared(CodeOperands(codes: UnsafeRawPointer(codes.baseAddress!), scales: scales.baseAddress,
+                                                  query: UnsafeRawPointer(q.baseAddress!)))
                         return bestRows(wanted: wanted, filter: filter) { start, m, ranks in
                             var dots = [Int32](repeating: 0, count: m)
                             dots.withUnsafeMutableBufferPointer { out in
-                                _ = CodeKernels.int8DotRows(codes: shared.codes.assumingMemoryBound(to: UInt8.self) + start * d, rows: m, dimension: d,
-                                                            query: shared.query.assumingMemoryBound(to: Int8.self), into: out.baseAddress!, path: int8Path)
+                                _ = CodeKernels.int8DotRows(codes: shared.value.codes.assumingMemoryBound(to: UInt8.self) + start * d, rows: m, dimension: d,
+                                                            query: shared.value.query.assumingMemoryBound(to: Int8.self), into: out.baseAddress!, path: int8Path)
                             }
-                            if perVector, let scales = shared.scales {
+                            if perVector, let scales = shared.value.scales {
                                 for i in 0..<m { ranks[i] = scales[start + i] * Float(dots[i] - 128 * sum) }
                             } else {
                                 for i in 0..<m { ranks[i] = Float(dots[i]) }
@@ -131,12 +131,12 @@ extension FlatIndex {
             let words = table.words
             return table.codes.withUnsafeBufferPointer { codes in
                 query.withUnsafeBufferPointer { q in
-                    let shared = CodeOperands(codes: UnsafeRawPointer(codes.baseAddress!), scales: nil, query: UnsafeRawPointer(q.baseAddress!))
+                    let shared = WorkerShared(CodeOperands(codes: UnsafeRawPointer(codes.baseAddress!), scales: nil, query: UnsafeRawPointer(q.baseAddress!)))
                     return bestRows(wanted: wanted, filter: filter) { start, m, ranks in
                         var distances = [UInt32](repeating: 0, count: m)
                         distances.withUnsafeMutableBufferPointer { out in
-                            _ = CodeKernels.hammingRows(codes: shared.codes.assumingMemoryBound(to: UInt64.self) + start * words, rows: m, words: words,
-                                                        query: shared.query.assumingMemoryBound(to: UInt64.self), into: out.baseAddress!, path: hammingPath)
+                            _ = CodeKernels.hammingRows(codes: shared.value.codes.assumingMemoryBound(to: UInt64.self) + start * words, rows: m, words: words,
+                                                        query: shared.value.query.assumingMemoryBound(to: UInt64.self), into: out.baseAddress!, path: hammingPath)
                         }
                         for i in 0..<m { ranks[i] = -Float(distances[i]) }
                     }
@@ -154,7 +154,7 @@ extension FlatIndex {
         let block = 8192
         withoutActuallyEscaping(rank) { rank in
             heaps.withUnsafeMutableBufferPointer { slots in
-                let shared = HeapSlots(slots: slots)
+                let shared = WorkerShared(HeapSlots(slots: slots))
                 DispatchQueue.concurrentPerform(iterations: parts) { part in
                     let rows = (n * part / parts)..<(n * (part + 1) / parts)
                     var ranks = [Float](repeating: 0, count: block)
@@ -163,7 +163,7 @@ extension FlatIndex {
                         let m = min(block, rows.upperBound - start)
                         ranks.withUnsafeMutableBufferPointer { r in
                             rank(start, m, r.baseAddress!)
-                            shared.slots[part].insert(contentsOf: UnsafeBufferPointer(rebasing: r[0..<m]), indexOffset: start, isIncluded: filter)
+                            shared.value.slots[part].insert(contentsOf: UnsafeBufferPointer(rebasing: r[0..<m]), indexOffset: start, isIncluded: filter)
                         }
                         start += m
                     }
@@ -179,13 +179,13 @@ extension FlatIndex {
 }
 
 /// The code and query pointers of one scan, shared by its workers (read only).
-private struct CodeOperands: @unchecked Sendable {
+private struct CodeOperands {
     let codes: UnsafeRawPointer
     let scales: UnsafePointer<Float>?
     let query: UnsafeRawPointer
 }
 
 /// One heap per worker; each writes only its own slot.
-private struct HeapSlots: @unchecked Sendable {
+private struct HeapSlots {
     let slots: UnsafeMutableBufferPointer<BoundedHeap>
 }

@@ -4,7 +4,8 @@ import LinearAlgebra
 /// An exact cosine-similarity index: every vector in one contiguous row-major `Float` matrix.
 ///
 /// Vectors are scaled to unit length when added (a zero vector stays zero and scores 0 against
-/// everything), so a search is one BLAS matrix-vector product followed by a bounded heap.
+/// everything), so a search is one vectorized pass of row dot products (split across cores when
+/// the index is large) followed by a bounded heap; batch searches use BLAS matrix products.
 /// Rows keep insertion order; removing a row shifts the later ones up, so equal scores always
 /// rank the earlier insertion first.
 ///
@@ -154,7 +155,7 @@ public struct FlatIndex: Sendable {
 
     /// The cosine similarity of `query` to every stored vector, in row order (no selection).
     /// - Throws: `dimensionMismatch` or `nonFiniteValue` for a bad query.
-    /// - Complexity: O(n·D), one matrix-vector product (split across cores when large).
+    /// - Complexity: O(n·D), one pass of row dot products (split across cores when large).
     public func scores(for query: [Float]) throws -> [Float] {
         try validate(query, id: "<query>")
         var scores = [Float](repeating: 0, count: count)
@@ -180,11 +181,11 @@ public struct FlatIndex: Sendable {
             Kernels.dotRows(matrix, rows: rows, columns: dimension, query: query, into: scores)
             return
         }
-        let pointers = SendablePointers(matrix: matrix, query: query, scores: scores)
+        let pointers = WorkerShared(SendablePointers(matrix: matrix, query: query, scores: scores))
         DispatchQueue.concurrentPerform(iterations: parts) { part in
             let start = rows * part / parts, end = rows * (part + 1) / parts
-            Kernels.dotRows(pointers.matrix + start * dimension, rows: end - start, columns: dimension,
-                            query: pointers.query, into: pointers.scores + start)
+            Kernels.dotRows(pointers.value.matrix + start * dimension, rows: end - start, columns: dimension,
+                            query: pointers.value.query, into: pointers.value.scores + start)
         }
     }
 
@@ -207,11 +208,11 @@ public struct FlatIndex: Sendable {
         storage.withUnsafeBufferPointer { matrix in
             packed.withUnsafeBufferPointer { queryMatrix in
                 partHeaps.withUnsafeMutableBufferPointer { slots in
-                    let shared = SharedBatch(matrix: matrix.baseAddress!, queries: queryMatrix.baseAddress!, slots: slots)
+                    let shared = WorkerShared(SharedBatch(matrix: matrix.baseAddress!, queries: queryMatrix.baseAddress!, slots: slots))
                     DispatchQueue.concurrentPerform(iterations: parts) { part in
                         let start = count * part / parts, end = count * (part + 1) / parts
-                        shared.slots[part] = Self.scanBlocks(matrix: shared.matrix, rows: start..<end, dimension: dimension,
-                                                             queries: shared.queries, queryCount: q, k: k, isIncluded: filter)
+                        shared.value.slots[part] = Self.scanBlocks(matrix: shared.value.matrix, rows: start..<end, dimension: dimension,
+                                                             queries: shared.value.queries, queryCount: q, k: k, isIncluded: filter)
                     }
                 }
             }
@@ -266,15 +267,15 @@ public struct FlatIndex: Sendable {
     }
 }
 
-/// Pointers shared by the workers of one parallel gemv; each writes its own range of `scores`.
-private struct SendablePointers: @unchecked Sendable {
+/// Pointers shared by the workers of one parallel scoring pass; each writes its own range of `scores`.
+private struct SendablePointers {
     let matrix: UnsafePointer<Float>
     let query: UnsafePointer<Float>
     let scores: UnsafeMutablePointer<Float>
 }
 
 /// The inputs and per-part outputs of one parallel batch search; each worker writes its own slot.
-private struct SharedBatch: @unchecked Sendable {
+private struct SharedBatch {
     let matrix: UnsafePointer<Float>
     let queries: UnsafePointer<Float>
     let slots: UnsafeMutableBufferPointer<[BoundedHeap]>

@@ -16,6 +16,7 @@ public struct StoredIndex: Sendable {
     /// Bytes stored alongside (the retrieval layer keeps chunks and BM25 statistics here).
     public var metadata: Data
 
+    /// An index with its fingerprint and, optionally, metadata to store beside it.
     public init(index: FlatIndex, fingerprint: IndexFingerprint, metadata: Data = Data()) {
         self.index = index
         self.fingerprint = fingerprint

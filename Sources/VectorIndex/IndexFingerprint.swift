@@ -11,6 +11,7 @@ public struct IndexFingerprint: Codable, Equatable, Hashable, Sendable, CustomSt
     /// A hash of the tokenizer's vocabulary and settings.
     public var tokenizerHash: String
 
+    /// A fingerprint from its parts.
     public init(modelIdentifier: String, dimension: Int, pooling: String, normalized: Bool, tokenizerHash: String) {
         self.modelIdentifier = modelIdentifier
         self.dimension = dimension
@@ -19,6 +20,7 @@ public struct IndexFingerprint: Codable, Equatable, Hashable, Sendable, CustomSt
         self.tokenizerHash = tokenizerHash
     }
 
+    /// One line for error messages: model, dimension, pooling, normalization and tokenizer hash.
     public var description: String {
         "\(modelIdentifier) (\(dimension)-d, \(pooling) pooling, \(normalized ? "normalized" : "unnormalized"), tokenizer \(tokenizerHash))"
     }

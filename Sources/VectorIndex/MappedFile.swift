@@ -7,15 +7,16 @@ import Darwin
 #endif
 
 /// A whole file mapped read-only into memory; unmapped when the last reference goes away.
-public final class MappedFile: @unchecked Sendable {
+// @unchecked: its only state is set once in init; the mapping is read-only, so any thread may read it.
+package final class MappedFile: @unchecked Sendable {
     /// The file's bytes. Valid for the object's lifetime; do not let pointers outlive it.
-    public let bytes: UnsafeRawBufferPointer
+    package let bytes: UnsafeRawBufferPointer
     /// The path the file was opened from.
-    public let path: String
+    package let path: String
 
     /// Maps the file at `path`.
     /// - Throws: `VectorIndexError.io` when it cannot be opened, inspected or mapped.
-    public init(path: String) throws {
+    package init(path: String) throws {
         self.path = path
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else { throw VectorIndexError.io(path: path, operation: "open", message: Self.lastError()) }

@@ -31,19 +31,26 @@ public enum SearchPrecision: String, Sendable, CaseIterable, Codable {
 ///   `[minimum, minimum + 255·step]` is learned from the data; values outside are clamped.
 /// - `perVector`: each vector is scaled by its own largest magnitude (symmetric), nothing learned.
 public struct Int8Quantizer: Sendable, Equatable {
+    /// How component values map to codes.
     public enum Scheme: String, Sendable, Codable, CaseIterable {
+        /// A range per component, learned from the data.
         case perDimension
+        /// Each vector scaled by its own largest magnitude.
         case perVector
     }
 
+    /// How this quantizer maps values to codes.
     public let scheme: Scheme
+    /// The number of components of the vectors it encodes.
     public let dimension: Int
-    /// Per component (perDimension only; empty for perVector).
+    /// Per component, the value that code 0 stands for (perDimension only; empty for perVector).
     public let minimum: [Float]
+    /// Per component, the value between neighbouring codes (perDimension only; empty for perVector).
     public let step: [Float]
 
     /// A per-dimension quantizer with these ranges.
-    /// - Throws: `invalidCodes` when the arrays differ in length or hold non-finite or negative steps.
+    /// - Throws: `invalidCodes` when the arrays are empty or differ in length, or hold non-finite
+    ///   values or negative steps.
     public init(minimum: [Float], step: [Float]) throws {
         guard !minimum.isEmpty, minimum.count == step.count else {
             throw VectorIndexError.invalidCodes("int8 ranges need one minimum and one step per dimension")
@@ -71,9 +78,10 @@ public struct Int8Quantizer: Sendable, Equatable {
         step = []
     }
 
-    /// Learns the ranges from `rows` row-major vectors (perDimension); an empty matrix gives the
-    /// range of unit vectors, [−1, 1].
-    public static func train(_ scheme: Scheme, vectors: UnsafeBufferPointer<Float>, dimension: Int) -> Int8Quantizer {
+    /// Learns the ranges from the row-major vectors in `vectors` (`dimension` values each;
+    /// perDimension); an empty matrix gives the range of unit vectors, [−1, 1]. The buffer is read
+    /// only during the call.
+    package static func train(_ scheme: Scheme, vectors: UnsafeBufferPointer<Float>, dimension: Int) -> Int8Quantizer {
         if scheme == .perVector { return Int8Quantizer(perVectorDimension: dimension) }
         let rows = vectors.count / dimension
         var low = [Float](repeating: rows == 0 ? -1 : .infinity, count: dimension)
@@ -152,11 +160,11 @@ struct Int8Table: Sendable {
         let perVector = quantizer.scheme == .perVector
         codes.withUnsafeMutableBufferPointer { c in
             scales.withUnsafeMutableBufferPointer { s in
-                let shared = EncodeTargets(vectors: vectors, codes: c.baseAddress, scales: s.baseAddress)
+                let shared = WorkerShared(EncodeTargets(vectors: vectors, codes: c.baseAddress, scales: s.baseAddress))
                 forEachRowRange(rows: rows, dimension: d) { range in
                     for r in range {
-                        let scale = quantizer.encode(shared.vectors.baseAddress! + r * d, into: shared.codes! + r * d)
-                        if perVector { shared.scales![r] = scale }
+                        let scale = quantizer.encode(shared.value.vectors.baseAddress! + r * d, into: shared.value.codes! + r * d)
+                        if perVector { shared.value.scales![r] = scale }
                     }
                 }
             }
@@ -208,10 +216,10 @@ struct BinaryTable: Sendable {
         var codes = [UInt64](repeating: 0, count: rows * words)
         let words = self.words
         codes.withUnsafeMutableBufferPointer { c in
-            let shared = EncodeTargets(vectors: vectors, bits: c.baseAddress)
+            let shared = WorkerShared(EncodeTargets(vectors: vectors, bits: c.baseAddress))
             forEachRowRange(rows: rows, dimension: dimension) { range in
                 for r in range {
-                    Self.encode(shared.vectors.baseAddress! + r * dimension, count: dimension, into: shared.bits! + r * words)
+                    Self.encode(shared.value.vectors.baseAddress! + r * dimension, count: dimension, into: shared.value.bits! + r * words)
                 }
             }
         }
@@ -255,7 +263,7 @@ private func forEachRowRange(rows: Int, dimension: Int, _ body: @Sendable (Range
 }
 
 /// Where the encoders of one table write; each worker writes only its own rows.
-private struct EncodeTargets: @unchecked Sendable {
+private struct EncodeTargets {
     let vectors: UnsafeBufferPointer<Float>
     var codes: UnsafeMutablePointer<UInt8>? = nil
     var scales: UnsafeMutablePointer<Float>? = nil

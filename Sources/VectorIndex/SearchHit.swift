@@ -7,6 +7,7 @@ public struct SearchHit: Equatable, Sendable {
     /// The vector's row in the index at the time of the search.
     public var row: Int
 
+    /// A hit for the vector stored under `id` at `row`, scoring `score`.
     public init(id: String, score: Float, row: Int) {
         self.id = id
         self.score = score

@@ -1,6 +1,6 @@
 /// Elements owned in an array, or read-only in a memory-mapped file (copied on the first change):
 /// how an index holds its float vectors and its codes.
-enum StoredArray<Element: BitwiseCopyable>: @unchecked Sendable {
+enum StoredArray<Element: BitwiseCopyable & Sendable>: Sendable {
     case owned([Element])
     /// `count` elements at `offset` bytes into a mapped file (the loader checked alignment and bounds).
     case mapped(MappedFile, offset: Int, count: Int)

@@ -6,8 +6,11 @@
 public enum TopK {
     /// One selected item: its position in the scored collection and its score.
     public struct Element: Equatable, Sendable {
+        /// The item's position among the scores (plus any index offset).
         public var index: Int
+        /// The item's score.
         public var score: Float
+        /// An element for the item at `index` with `score`.
         public init(index: Int, score: Float) {
             self.index = index
             self.score = score
@@ -22,18 +25,19 @@ public enum TopK {
     /// TopK.select(from: [0.1, 0.9, 0.5], k: 2)  // [(1, 0.9), (2, 0.5)]
     /// ```
     /// - Complexity: O(n log k + k log k) with a bounded min-heap of `k` items.
-    public static func select(
+    public static func select(from scores: [Float], k: Int, isIncluded: (@Sendable (Int) -> Bool)? = nil) -> [Element] {
+        scores.withUnsafeBufferPointer { select(from: $0, k: k, isIncluded: isIncluded) }
+    }
+
+    /// `select(from:k:isIncluded:)` over a buffer, whose element `i` is reported (and filtered)
+    /// as index `indexOffset + i`. The buffer is read only during the call.
+    package static func select(
         from scores: UnsafeBufferPointer<Float>, k: Int, indexOffset: Int = 0,
         isIncluded: (@Sendable (Int) -> Bool)? = nil
     ) -> [Element] {
         var heap = BoundedHeap(capacity: k)
         heap.insert(contentsOf: scores, indexOffset: indexOffset, isIncluded: isIncluded)
         return heap.sortedElements()
-    }
-
-    /// The same as `select(from:k:)` for an array.
-    public static func select(from scores: [Float], k: Int, isIncluded: (@Sendable (Int) -> Bool)? = nil) -> [Element] {
-        scores.withUnsafeBufferPointer { select(from: $0, k: k, isIncluded: isIncluded) }
     }
 }
 
@@ -108,10 +112,10 @@ struct BoundedHeap {
 }
 
 /// The obvious top-k: a stable sort of every score, then the first `k`. Used by tests and benchmarks.
-public enum ReferenceTopK {
-    /// The `k` best of `scores`, best first, ties by lower index.
+package enum ReferenceTopK {
+    /// The `k` best of `scores`, best first, ties by lower index; NaN scores are skipped.
     /// - Complexity: O(n log n).
-    public static func select(from scores: [Float], k: Int, isIncluded: (@Sendable (Int) -> Bool)? = nil) -> [TopK.Element] {
+    package static func select(from scores: [Float], k: Int, isIncluded: (@Sendable (Int) -> Bool)? = nil) -> [TopK.Element] {
         guard k > 0 else { return [] }
         let candidates = scores.indices.filter { !scores[$0].isNaN && (isIncluded?($0) ?? true) }
         let ordered = candidates.sorted { a, b in

@@ -160,6 +160,7 @@ public struct BertTokenizer: Sendable {
             self.position = text.startIndex
         }
 
+        /// The next token, reading and tokenizing the next block of text when the current one is used up.
         public mutating func next() -> Token? {
             while cursor == block.count {
                 guard position < text.unicodeScalars.endIndex else { return nil }
@@ -192,7 +193,7 @@ public struct BertTokenizer: Sendable {
 
     /// The reference: the whole text's scalars, normalized and split at once (the implementation
     /// before texts were read in blocks). Tests compare `contentTokens(of:)` to it.
-    public func referenceContentTokens(of text: String) -> [Token] {
+    package func referenceContentTokens(of text: String) -> [Token] {
         var indices = [String.Index]()
         var scalars = [Unicode.Scalar]()
         let view = text.unicodeScalars

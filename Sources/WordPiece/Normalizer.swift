@@ -23,6 +23,7 @@ public struct BertNormalizer: Sendable {
     /// Lower-case every scalar.
     public var lowercase: Bool
 
+    /// A normalizer with Hugging Face's defaults unless told otherwise.
     public init(cleanText: Bool = true, handleChineseCharacters: Bool = true, stripAccents: Bool? = nil, lowercase: Bool = true) {
         self.cleanText = cleanText
         self.handleChineseCharacters = handleChineseCharacters

@@ -1,6 +1,7 @@
 /// Hugging Face's `BertPreTokenizer`: splits normalized text into words at white space (dropped)
 /// and around every punctuation character (kept as a word of its own).
 public struct BertPreTokenizer: Sendable {
+    /// A pre-tokenizer; it has no settings.
     public init() {}
 
     /// Word boundaries as half-open ranges into `text`.

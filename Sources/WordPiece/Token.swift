@@ -9,6 +9,7 @@ public struct Token: Equatable, Sendable {
     /// Whether the tokenizer added this token (`[CLS]`, `[SEP]`) rather than reading it from the text.
     public var isSpecial: Bool
 
+    /// A token from its parts; `range` must index the string the token is reported against.
     public init(id: Int, text: String, range: Range<String.Index>, isSpecial: Bool) {
         self.id = id
         self.text = text

@@ -18,21 +18,30 @@ final class CLITests: XCTestCase {
         return products.appendingPathComponent("embeddings")
     }
 
-    func run(_ arguments: [String], input: String = "") throws -> Run {
+    /// Runs `executable` with `arguments` to completion: its status and everything it printed.
+    /// `environment` nil keeps this process's; `input` is written to its standard input.
+    static func launch(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil, input: Data? = nil) throws -> Run {
         let process = Process()
-        process.executableURL = Self.executable
+        process.executableURL = executable
         process.arguments = arguments
+        if let environment { process.environment = environment }
         let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-        process.standardInput = stdin
+        process.standardInput = input == nil ? FileHandle.nullDevice : stdin
         process.standardOutput = stdout
         process.standardError = stderr
         try process.run()
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
+        if let input {
+            stdin.fileHandleForWriting.write(input)
+            try stdin.fileHandleForWriting.close()
+        }
         let out = stdout.fileHandleForReading.readDataToEndOfFile()
         let err = stderr.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return Run(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
+    }
+
+    func run(_ arguments: [String], input: String = "") throws -> Run {
+        try Self.launch(Self.executable, arguments, input: Data(input.utf8))
     }
 
     override func setUpWithError() throws {
@@ -64,6 +73,35 @@ final class CLITests: XCTestCase {
           -h, --help        Show help information.
 
         """)
+    }
+
+    /// Runs `script` with bash (arguments as $0, $1, …) and returns what it printed.
+    func bash(_ script: String, _ arguments: [String]) throws -> Run {
+        try Self.launch(URL(fileURLWithPath: "/bin/bash"), ["-c", script] + arguments)
+    }
+
+    /// A reader that goes away early (`| head`) stops the command quietly: SIGPIPE's status 141
+    /// or 0, nothing on stderr, no backtrace. Stderr going to the same closed pipe is no crash either.
+    func testClosedPipeStopsQuietly() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pipes-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // 400 texts: far more output (token vectors) than a pipe buffers.
+        let input = (0..<400).map { #"{"id": "t\#($0)", "text": "Text number \#($0) about closures, optionals and protocols."}"# }.joined(separator: "\n") + "\n"
+        try Data(input.utf8).write(to: folder.appendingPathComponent("in.jsonl"))
+        let errors = folder.appendingPathComponent("stderr.txt").path
+        for (label, script) in [
+            ("embed | head -1", #""$0" embed --token-vectors < "$1/in.jsonl" 2>"$2" | head -1 >/dev/null; echo "status=${PIPESTATUS[0]}""#),
+            ("embed | head -c 600", #""$0" embed --token-vectors < "$1/in.jsonl" 2>"$2" | head -c 600 >/dev/null; echo "status=${PIPESTATUS[0]}""#),
+            ("embed 2>&1 | head -c 10", #""$0" embed --token-vectors < "$1/in.jsonl" 2>&1 | head -c 10 >/dev/null; echo "status=${PIPESTATUS[0]}"; : > "$2""#),
+        ] {
+            let r = try bash(script, [Self.executable.path, folder.path, errors])
+            let status = r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            XCTAssertTrue(status == "status=141" || status == "status=0", "\(label): \(status) \(r.stderr)")
+            let stderr = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+            XCTAssertEqual(stderr, "", "\(label): nothing on stderr")
+        }
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted(), ["in.jsonl", "stderr.txt"], "no temporary files")
     }
 
     func testUsageErrorsExit64() throws {

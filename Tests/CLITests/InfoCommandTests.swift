@@ -16,22 +16,11 @@ final class InfoCommandTests: XCTestCase {
     let userCore = ProcessInfo.processInfo.environment["OPENBLAS_CORETYPE"].flatMap { $0.isEmpty ? nil : $0 }
 
     func run(_ arguments: [String], environment extra: [String: String] = [:]) throws -> Run {
-        let process = Process()
-        process.executableURL = CLITests.executable
-        process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment.removeValue(forKey: "CONTEXTUAL_EMBEDDINGS_KEEP_BLAS_CORE")
         for (key, value) in extra { environment[key] = value }
-        process.environment = environment
-        let stdout = Pipe(), stderr = Pipe()
-        process.standardOutput = stdout
-        process.standardError = stderr
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let out = stdout.fileHandleForReading.readDataToEndOfFile()
-        let err = stderr.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
+        let r = try CLITests.launch(CLITests.executable, arguments, environment: environment)
+        return Run(status: r.status, stdout: r.stdout, stderr: r.stderr)
     }
 
     func testInfoDescribesCPUBLASAndModel() throws {

@@ -56,9 +56,4 @@ final class FastMathTests: XCTestCase {
         XCTAssertEqual(x[3], 0, accuracy: 1e-30)
         XCTAssertEqual(Double(x[4]), 0.5 * (1 + Foundation.erf(1 / 2.0.squareRoot())), accuracy: 1e-6)
     }
-
-    func testReportsWhichPathRuns() {
-        // Informational: both paths compute the same function; this records which one ran.
-        print("element-wise kernels use AVX2/FMA: \(Kernels.usesAVX2)")
-    }
 }

@@ -116,4 +116,53 @@ final class ChunkerTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(mean, 350)
         XCTAssertEqual(Set(chunks.map(\.id)).count, chunks.count)
     }
+
+    /// The words of a chunk after its "title — section" header.
+    func bodyWords(_ chunk: Chunk) -> [Substring] {
+        let text = chunk.text
+        let body = text.range(of: "\n\n").map { text[$0.upperBound...] } ?? text[...]
+        return body.split(whereSeparator: { $0.isWhitespace })
+    }
+
+    func testEveryChunkOfTheCorpusCarriesItsSpan() throws {
+        let folder = TestFixtures.folder.appendingPathComponent("corpus/swift-lessons")
+        var checked = 0
+        for (url, relative) in try MarkdownChunker.markdownFiles(in: folder) {
+            let page = try MarkdownChunker.readText(url)
+            var previous = 0
+            for chunk in chunker.chunks(of: page, source: relative) {
+                let span = try XCTUnwrap(chunk.span, chunk.id)
+                let range = try XCTUnwrap(chunk.range(in: page), chunk.id)
+                XCTAssertEqual(page[range].split(whereSeparator: { $0.isWhitespace }), bodyWords(chunk), chunk.id)
+                XCTAssertGreaterThanOrEqual(span.lowerBound, previous, "\(chunk.id): spans come in page order")
+                previous = span.upperBound
+                checked += 1
+            }
+        }
+        XCTAssertGreaterThanOrEqual(checked, 722)
+    }
+
+    func testSpansSurviveCRLFFrontMatterAndLongSections() throws {
+        let sentence = "Ünïcödé words and emoji 🧪 repeat here, many times over. "
+        let page = "---\r\ntitle: x\r\n---\r\n# Title\r\n\r\nFirst  line\twith   gaps.\r\nSecond line.\r\n\r\n## Long\r\n\r\n"
+            + String(repeating: sentence, count: 40) + "\r\n\r\n```swift\r\nlet x = 1\r\n```\r\n"
+        let chunks = chunker.chunks(of: page, source: "p.md")
+        XCTAssertGreaterThan(chunks.count, 3, "the long section is split")
+        var previous = 0
+        for chunk in chunks {
+            let range = try XCTUnwrap(chunk.range(in: page), chunk.id)
+            XCTAssertEqual(page[range].split(whereSeparator: { $0.isWhitespace }), bodyWords(chunk), chunk.id)
+            XCTAssertGreaterThanOrEqual(chunk.span?.lowerBound ?? -1, previous, chunk.id)
+            previous = chunk.span?.upperBound ?? 0
+        }
+        XCTAssertTrue(page[try XCTUnwrap(chunks.first?.range(in: page))].hasPrefix("First  line"))
+    }
+
+    func testASpanThatDoesNotFitThePageGivesNoRange() {
+        let chunk = Chunk(id: "a", source: "a.md", headings: [], title: "a", text: "a", span: 2..<5)
+        XCTAssertNil(chunk.range(in: "abc"))
+        XCTAssertNil(Chunk(id: "a", source: "a.md", headings: [], title: "a", text: "a", span: 1..<2).range(in: "é"), "inside a scalar")
+        XCTAssertNil(Chunk(id: "a", source: "a.md", headings: [], title: "a", text: "a").range(in: "abc"))
+        XCTAssertEqual(Chunk(id: "a", source: "a.md", headings: [], title: "a", text: "a", span: 1..<3).range(in: "abc").map { String("abc"[$0]) }, "bc")
+    }
 }

@@ -125,6 +125,40 @@ final class LexicalTests: XCTestCase {
         }
     }
 
+    func testReciprocalRankFusionScoresAndOrder() {
+        let chunks = [
+            Chunk(id: "a#one", source: "a.md", headings: [], title: "a", text: "alpha beta"),
+            Chunk(id: "b#two", source: "b.md", headings: [], title: "b", text: "alpha"),
+            Chunk(id: "c#three", source: "c.md", headings: [], title: "c", text: "gamma delta"),
+            Chunk(id: "d#four", source: "d.md", headings: [], title: "d", text: "epsilon"),
+        ]
+        let analyzer = Analyzer()
+        let bm25 = BM25(documents: chunks.map { analyzer.terms($0.text) })
+        var settings = RetrievalSettings()
+        settings.fusion = .reciprocalRank
+        settings.lexicalFloor = 0
+        settings.offTopicSimilarity = 0
+        settings.rrfK = 10
+        // Lexical order for "alpha beta": a (both words), then b. Semantic order: c, b, a.
+        let hits = HybridRetriever(settings: settings).retrieve("alpha beta", chunks: chunks, bm25: bm25,
+                                                                semantic: [(2, 0.9), (1, 0.8), (0, 0.7)], mode: .hybrid, k: 4)
+        func rrf(_ lexical: Int?, _ semantic: Int?) -> Double {
+            (lexical.map { settings.lexicalWeight / (settings.rrfK + Double($0)) } ?? 0)
+                + (semantic.map { settings.semanticWeight / (settings.rrfK + Double($0)) } ?? 0)
+        }
+        // b: lexical 2, semantic 2 → 0.4/12 + 0.6/12 = 0.0833; a: 1 and 3 → 0.4/11 + 0.6/13 = 0.0825;
+        // c: semantic 1 only → 0.6/11 = 0.0545. d is in neither list.
+        XCTAssertEqual(hits.map(\.chunk.id), ["b#two", "a#one", "c#three"])
+        XCTAssertEqual(hits.map(\.lexicalRank), [2, 1, nil])
+        XCTAssertEqual(hits.map(\.semanticRank), [2, 3, 1])
+        for hit in hits { XCTAssertEqual(hit.score, rrf(hit.lexicalRank, hit.semanticRank), accuracy: 1e-12, hit.chunk.id) }
+        // Relative-score fusion orders the same lists differently: it is a different branch.
+        settings.fusion = .relativeScore
+        let relative = HybridRetriever(settings: settings).retrieve("alpha beta", chunks: chunks, bm25: bm25,
+                                                                    semantic: [(2, 0.9), (1, 0.8), (0, 0.7)], mode: .hybrid, k: 4)
+        XCTAssertNotEqual(relative.map(\.score), hits.map(\.score))
+    }
+
     func testContextBudgetKeepsTopHitAndOnlyWhatFits() {
         func hit(_ id: String, _ length: Int) -> RetrievalHit {
             RetrievalHit(chunk: Chunk(id: id, source: "s", headings: [], title: "t", text: String(repeating: "x", count: length)), score: 1, lexicalRank: 1, semanticRank: nil)

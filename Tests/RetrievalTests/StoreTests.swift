@@ -97,6 +97,13 @@ final class StoreTests: XCTestCase {
         }
     }
 
+    func testLateChunkingStoreTakesEverySpanFromTheChunker() async throws {
+        let store = EmbeddingStore(embedding: try TestModel.shared(), lateChunking: true)
+        let statistics = try await store.replace(with: pages())
+        XCTAssertGreaterThan(statistics.embedded, 0)
+        XCTAssertEqual(statistics.lateChunkingFallbacks, 0, "every chunk pooled over its own span")
+    }
+
     func testLateChunkingVectorsAreUnitAndDifferFromPlainOnes() throws {
         let model = try TestModel.shared()
         let page = "# Banks\n\n## River\n\nWe walked along the bank of the river.\n\n## Money\n\nShe deposited cash at the bank."

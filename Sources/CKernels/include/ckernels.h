@@ -27,4 +27,7 @@ void ce_dot_rows(const float *m, size_t rows, size_t columns, const float *q, fl
 /// 1 when the AVX2/FMA versions are in use.
 int ce_uses_avx2(void);
 
+/// on ≠ 0: run the portable versions from now on; 0: the best this CPU runs (for tests).
+void ce_force_generic(int on);
+
 #endif

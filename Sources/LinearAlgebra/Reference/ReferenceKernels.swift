@@ -3,9 +3,9 @@ import Foundation
 /// Plain-loop versions of the fast kernels, written for obviousness, not speed.
 ///
 /// Tests compare the fast paths against these; benchmarks time both.
-public enum ReferenceKernels {
+package enum ReferenceKernels {
     /// `C[M, N] = A[M, K] · B[K, N]` by the textbook triple loop, accumulating in `Double`.
-    public static func matmul(_ a: [Float], _ b: [Float], m: Int, n: Int, k: Int) -> [Float] {
+    package static func matmul(_ a: [Float], _ b: [Float], m: Int, n: Int, k: Int) -> [Float] {
         precondition(a.count == m * k && b.count == k * n, "matmul: shape mismatch")
         var c = [Float](repeating: 0, count: m * n)
         for i in 0..<m {
@@ -19,7 +19,7 @@ public enum ReferenceKernels {
     }
 
     /// `Σⱼ codes[j] · query[j]` for one row of unsigned 8-bit codes, by the plain loop.
-    public static func int8Dot(_ codes: [UInt8], _ query: [Int8]) -> Int32 {
+    package static func int8Dot(_ codes: [UInt8], _ query: [Int8]) -> Int32 {
         precondition(codes.count == query.count, "int8Dot: length mismatch")
         var sum: Int32 = 0
         for j in codes.indices { sum += Int32(codes[j]) * Int32(query[j]) }
@@ -27,7 +27,7 @@ public enum ReferenceKernels {
     }
 
     /// The number of differing bits between two rows of 64-bit words, one bit at a time.
-    public static func hamming(_ a: [UInt64], _ b: [UInt64]) -> UInt32 {
+    package static func hamming(_ a: [UInt64], _ b: [UInt64]) -> UInt32 {
         precondition(a.count == b.count, "hamming: length mismatch")
         var count: UInt32 = 0
         for w in a.indices {
@@ -41,7 +41,7 @@ public enum ReferenceKernels {
     }
 
     /// Layer normalization of each row, in `Double`.
-    public static func layerNorm(_ x: [Float], rows: Int, columns: Int, gamma: [Float], beta: [Float], epsilon: Float) -> [Float] {
+    package static func layerNorm(_ x: [Float], rows: Int, columns: Int, gamma: [Float], beta: [Float], epsilon: Float) -> [Float] {
         var out = x
         for i in 0..<rows {
             let row = (0..<columns).map { Double(x[i * columns + $0]) }
@@ -56,13 +56,13 @@ public enum ReferenceKernels {
     }
 
     /// GELU with libm's `erf`, in `Double`.
-    public static func gelu(_ x: Float) -> Float {
+    package static func gelu(_ x: Float) -> Float {
         let d = Double(x)
         return Float(0.5 * d * (1 + Foundation.erf(d / 2.0.squareRoot())))
     }
 
     /// Softmax of each row after scaling, with libm's `exp`, in `Double`.
-    public static func softmaxRows(_ x: [Float], rows: Int, columns: Int, scale: Float = 1) -> [Float] {
+    package static func softmaxRows(_ x: [Float], rows: Int, columns: Int, scale: Float = 1) -> [Float] {
         var out = x
         for i in 0..<rows {
             let row = (0..<columns).map { Double(x[i * columns + $0]) * Double(scale) }
@@ -75,7 +75,7 @@ public enum ReferenceKernels {
     }
 
     /// The dot product by a plain loop, in `Double`.
-    public static func dot(_ x: [Float], _ y: [Float]) -> Double {
+    package static func dot(_ x: [Float], _ y: [Float]) -> Double {
         precondition(x.count == y.count, "dot: length mismatch")
         var s = 0.0
         for i in x.indices { s += Double(x[i]) * Double(y[i]) }
