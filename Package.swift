@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "ModelAssets", targets: ["ModelAssets"]),
         .library(name: "LinearAlgebra", targets: ["LinearAlgebra"]),
         .library(name: "Retrieval", targets: ["Retrieval"]),
+        .library(name: "PostgresStorage", targets: ["PostgresStorage"]),
         .executable(name: "embeddings", targets: ["EmbeddingsCLI"]),
         .executable(name: "embeddings-bench", targets: ["EmbeddingsBench"]),
     ],
@@ -31,6 +32,13 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
         ),
+        // libpq, PostgreSQL's C client, for the PostgreSQL + pgvector store.
+        .systemLibrary(
+            name: "CPostgres",
+            path: "Sources/CPostgres",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+        ),
         // Element-wise kernels in C, with an AVX2/FMA copy chosen at run time.
         .target(name: "CKernels"),
         .target(
@@ -47,13 +55,14 @@ let package = Package(
             dependencies: ["LinearAlgebra", "WordPiece", "BertEncoder", "ModelAssets", "VectorIndex"]
         ),
         .target(name: "Retrieval", dependencies: ["Embeddings", "VectorIndex", "LinearAlgebra", "Hashing"]),
+        .target(name: "PostgresStorage", dependencies: ["CPostgres", "Retrieval", "Embeddings", "VectorIndex"]),
         .executableTarget(
             name: "EmbeddingsCLI",
-            dependencies: ["Embeddings", "ModelAssets", "VectorIndex", "Retrieval", "LinearAlgebra", "WordPiece"]
+            dependencies: ["Embeddings", "ModelAssets", "VectorIndex", "Retrieval", "PostgresStorage", "LinearAlgebra", "WordPiece"]
         ),
         .executableTarget(
             name: "EmbeddingsBench",
-            dependencies: ["Embeddings", "ModelAssets", "VectorIndex", "LinearAlgebra", "Retrieval"],
+            dependencies: ["Embeddings", "ModelAssets", "VectorIndex", "LinearAlgebra", "Retrieval", "PostgresStorage"],
             path: "Benchmarks/EmbeddingsBench"
         ),
         // Helpers every test target may use; no model, no encoder.
@@ -68,6 +77,10 @@ let package = Package(
         .testTarget(
             name: "EmbeddingsTests",
             dependencies: ["Embeddings", "LinearAlgebra", "TestSupport", "ModelTestSupport"]
+        ),
+        .testTarget(
+            name: "PostgresStorageTests",
+            dependencies: ["PostgresStorage", "Retrieval", "Embeddings", "TestSupport", "ModelTestSupport"]
         ),
         .testTarget(name: "VectorIndexTests", dependencies: ["VectorIndex", "LinearAlgebra", "TestSupport"]),
         .testTarget(

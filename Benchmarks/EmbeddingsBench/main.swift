@@ -15,6 +15,7 @@ USAGE: embeddings-bench [--quick] [--json <file>] [--corpus <dir>]
        embeddings-bench topk [--vectors <n>] [--json <file>]
        embeddings-bench quantization [--corpus <dir>]...
        embeddings-bench probe sgemm|topk [vectors]|encoder [chunks] [--quick] [--corpus <dir>]
+       embeddings-bench stores --store <url> [--copies <n>]
 
 OPTIONS:
   --quick          A reduced run (about a minute) that checks fast and naive results agree.
@@ -29,6 +30,10 @@ topk runs Table 3 alone (default 1,000,000 vectors) and writes {"rows": [{"vecto
 "ms_per_query", "recall_at_10"}]} with methods exact, int8, binary and batch32 to --json.
 quantization measures recall@10 of int8 and binary codes with rescoring on real embeddings
 (default corpora: the built-in lessons and, when present, /usr/share/doc/nodejs/api).
+stores compares the index file with PostgreSQL + pgvector (exact and HNSW): indexing time and
+hybrid query latency p50/p90 on the built-in corpus (real encoder), then on it copied --copies
+times (default 112: 100,688 chunks; each distinct text embedded once, vectors reused by content
+hash, so the copied run measures the stores), and HNSW recall@10 against exact.
 The probe subcommand runs one measurement and prints it as one JSON line; the full run starts it
 in child processes with OPENBLAS_CORETYPE set, to measure other OpenBLAS cores side by side.
 
@@ -102,6 +107,35 @@ if arguments.first == "probe" {
         exit(0)
     } catch {
         fail("\(error)", code: 64)
+    }
+}
+
+if arguments.first == "stores" {
+    var url: String? = nil
+    var copies = 112
+    var j = 1
+    while j < arguments.count {
+        switch arguments[j] {
+        case "--store":
+            guard j + 1 < arguments.count else { fail("--store needs a URL", code: 64) }
+            url = arguments[j + 1]; j += 1
+        case "--copies":
+            guard j + 1 < arguments.count, let n = Int(arguments[j + 1]), n >= 1, n <= 10_000 else { fail("--copies needs a count from 1 to 10,000", code: 64) }
+            copies = n; j += 1
+        default: fail("unknown argument '\(arguments[j])'", code: 64)
+        }
+        j += 1
+    }
+    guard let url else { fail("stores needs --store <url> (scripts/postgres.sh start prints one)", code: 64) }
+    let embedding = loadModel()
+    let evalFile = defaultCorpus().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("eval/swift-lessons.json")
+    do {
+        let evaluation = try EvaluationSet(contentsOf: evalFile)
+        print("## embeddings-bench stores\n\n\(Machine.current().markdown)\n")
+        print(try StoreBench.run(url: url, copies: copies, embedding: embedding, corpus: defaultCorpus(), evaluation: evaluation))
+        exit(0)
+    } catch {
+        fail("\(error)", code: 1)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A command-line failure and the exit code it maps to (sysexits.h).
 enum CLIError: Error {
@@ -10,6 +11,10 @@ enum CLIError: Error {
     case noInput(String)
     /// Anything else: exit 1.
     case failure(String)
+    /// A service (the PostgreSQL server, pgvector) cannot be used: exit 69.
+    case unavailable(String)
+    /// Not allowed (database permissions): exit 77.
+    case permission(String)
 
     var exitCode: Int32 {
         switch self {
@@ -17,12 +22,14 @@ enum CLIError: Error {
         case .data: return 65
         case .noInput: return 66
         case .failure: return 1
+        case .unavailable: return 69
+        case .permission: return 77
         }
     }
 
     var message: String {
         switch self {
-        case let .usage(m), let .data(m), let .noInput(m), let .failure(m): return m
+        case let .usage(m), let .data(m), let .noInput(m), let .failure(m), let .unavailable(m), let .permission(m): return m
         }
     }
 }
@@ -121,48 +128,107 @@ struct ParsedArguments {
     }
 }
 
-/// Standard error output: messages, and progress (a bar on a terminal, plain lines otherwise).
+/// Standard error output: errors, warnings, notes and progress. `--quiet` silences notes and
+/// progress for the rest of the process; warnings and errors always print.
 enum Console {
     static let stderrIsTerminal = isatty(2) != 0
+    static let stdoutIsTerminal = isatty(1) != 0
+    private static let quiet = Atomic<Bool>(false)
+
+    /// The `--quiet` help row of the commands that take the flag.
+    static let quietHelp = ("--quiet", "No progress or notes on standard error (warnings and errors still print).")
+
+    /// Whether notes and progress are silenced.
+    static var isQuiet: Bool { quiet.load(ordering: .relaxed) }
+
+    /// Applies the command's `--quiet` flag, before it prints anything.
+    static func configure(_ parsed: ParsedArguments) {
+        quiet.store(parsed.flags.contains("quiet"), ordering: .relaxed)
+    }
 
     static func error(_ message: String) {
         let oneLine = message.replacingOccurrences(of: "\n", with: " ")
-        try? FileHandle.standardError.write(contentsOf: Data("error: \(oneLine)\n".utf8))
+        write("error: \(oneLine)\n")
     }
 
+    /// Something the user should know even under `--quiet` (a file skipped).
+    static func warning(_ message: String) {
+        write("warning: \(message)\n")
+    }
+
+    /// Information: what was done, where it went.
     static func note(_ message: String) {
-        try? FileHandle.standardError.write(contentsOf: Data((message + "\n").utf8))
+        guard !isQuiet else { return }
+        write(message + "\n")
+    }
+
+    static func write(_ text: String) {
+        try? FileHandle.standardError.write(contentsOf: Data(text.utf8))
     }
 }
 
-/// Progress of a long job on standard error.
+/// Progress of a long job on standard error. On a terminal, a bar (a count when the total is
+/// unknown) redrawn in place; otherwise a plain line such as `embedding: 320/722`. Either way at
+/// most once a second (ten times on a terminal), starting a second in, so quick jobs show only
+/// the final report from `finish()`. Nothing under `--quiet`.
 struct Progress {
     let label: String
-    let total: Int?
-    private var lastReported = Date.distantPast
-    private var lastCount = -1
+    private(set) var total: Int?
+    /// False while the command's own output goes to the terminal: reports would break into it.
+    private let shown: Bool
+    private var done = 0
+    private var lastReported = Date()
+    private var reportedCount: Int?
+    private var finished = false
 
-    init(_ label: String, total: Int?) {
+    /// `writesToStandardOutput`: the command's output goes to standard output (and so, when that
+    /// is a terminal, no progress is shown, as curl does).
+    init(_ label: String, total: Int?, writesToStandardOutput: Bool = false) {
         self.label = label
         self.total = total
+        shown = !(writesToStandardOutput && Console.stdoutIsTerminal)
     }
 
-    mutating func update(_ done: Int, force: Bool = false) {
+    /// Records `done` items of work, reporting them when the last report is old enough.
+    mutating func update(_ done: Int) {
+        self.done = done
         let now = Date()
-        let finished = total.map { done >= $0 } ?? false
-        guard force || finished || now.timeIntervalSince(lastReported) >= (Console.stderrIsTerminal ? 0.1 : 2) else { return }
-        guard done != lastCount else { return }
+        guard !finished, now.timeIntervalSince(lastReported) >= (Console.stderrIsTerminal ? 0.1 : 1) else { return }
         lastReported = now
-        lastCount = done
-        if Console.stderrIsTerminal, let total, total > 0 {
-            let width = 30
-            let filled = min(width, done * width / total)
-            let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-            try? FileHandle.standardError.write(contentsOf: Data("\r\(label) [\(bar)] \(done)/\(total)\(finished ? "\n" : "")".utf8))
-        } else if let total {
-            Console.note("\(label): \(done)/\(total)")
+        report(final: false)
+    }
+
+    /// Records `done` of a total that became known (or changed) once the work started.
+    mutating func update(_ done: Int, of total: Int) {
+        self.total = total
+        update(done)
+    }
+
+    /// Reports the count reached and ends the terminal line; nothing when no work was done.
+    /// Later calls do nothing.
+    mutating func finish() {
+        guard !finished else { return }
+        finished = true
+        guard done > 0 || reportedCount != nil else { return }
+        guard reportedCount == done else { return report(final: true) }
+        // Already reported: a plain line would say it twice; a bar only needs its line ended.
+        if Console.stderrIsTerminal, shown, !Console.isQuiet { Console.write("\n") }
+    }
+
+    private mutating func report(final: Bool) {
+        reportedCount = done
+        guard shown, !Console.isQuiet else { return }
+        let count = total.map { "\(done)/\($0)" } ?? "\(done)"
+        if Console.stderrIsTerminal {
+            var line = "\(label): \(count)"
+            if let total, total > 0 {
+                let width = 30
+                let filled = min(width, done * width / total)
+                line = "\(label) [" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "] \(count)"
+            }
+            Console.write("\r" + line + (final ? "\n" : ""))
         } else {
-            Console.note("\(label): \(done)")
+            Console.write("\(label): \(count)\n")
         }
     }
 }

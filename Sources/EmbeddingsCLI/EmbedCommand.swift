@@ -5,7 +5,7 @@ import Foundation
 struct EmbedCommand: Command {
     static let name = "embed"
     static let abstract = "Embed texts read as JSON Lines from standard input."
-    static let usage = "embed [--model <dir>] [--pooling mean|max|cls] [--no-normalize] [--tokens] [--token-vectors]"
+    static let usage = "embed [--model <dir>] [--pooling mean|max|cls] [--no-normalize] [--tokens] [--token-vectors] [--batch-size <n>] [--quiet]"
     static let options: [(String, String)] = [
         ModelOption.help,
         ("--pooling <mode>", "mean, max or cls (default: the model's own pooling)."),
@@ -13,9 +13,10 @@ struct EmbedCommand: Command {
         ("--tokens", "Also write each token: id, text and UTF-8 byte offsets [start, end]."),
         ("--token-vectors", "Also write the T×D token vectors before pooling."),
         ("--batch-size <n>", "Texts encoded together (default 16)."),
+        Console.quietHelp,
     ]
     static let valueOptions: Set<String> = ["model", "pooling", "batch-size"]
-    static let flagOptions: Set<String> = ["no-normalize", "tokens", "token-vectors"]
+    static let flagOptions: Set<String> = ["no-normalize", "tokens", "token-vectors", "quiet"]
 
     let parsed: ParsedArguments
     let pooling: PoolingStrategy?
@@ -32,11 +33,13 @@ struct EmbedCommand: Command {
     }
 
     func run() throws {
+        Console.configure(parsed)
         let embedding = try ModelOption.load(parsed)
         let strategy = pooling ?? embedding.poolingStrategy
         let normalize = !parsed.flags.contains("no-normalize")
         var reader = JSONLinesReader(handle: .standardInput)
-        var progress = Progress("embedded", total: nil)
+        // Standard input is a stream: progress counts the texts embedded so far, without a total.
+        var progress = Progress("embedded", total: nil, writesToStandardOutput: true)
         var done = 0
         var pending: [JSONLinesReader.Record] = []
         func flush() throws {
@@ -75,9 +78,10 @@ struct EmbedCommand: Command {
         } catch {
             // Whatever was read before the bad line has been written: nothing is lost.
             try? flush()
+            progress.finish()
             throw error
         }
-        progress.update(done, force: true)
+        progress.finish()
     }
 }
 

@@ -2,79 +2,278 @@ import Foundation
 import Retrieval
 import VectorIndex
 
-/// `embeddings export`: the index's vectors as .npy, .fvecs or JSON Lines.
+/// `embeddings export`: an index's chunks and vectors as .npy, .fvecs, JSON Lines or a SQL script
+/// for PostgreSQL with pgvector.
 struct ExportCommand: Command {
     static let name = "export"
-    static let abstract = "Write an index's vectors as npy, fvecs or JSON Lines (for FAISS, pgvector, …)."
-    static let usage = "export --index <file> --format npy|fvecs|jsonl [--out <file>]"
+    static let abstract = "Write an index's vectors as npy, fvecs, JSON Lines or a pgvector SQL script."
+    static let usage = "export --index <file> --format npy|fvecs|jsonl|pgvector [--table <name>] [--out <file>] [--quiet]"
     static let options: [(String, String)] = [
         ("--index <file>", "An index file written by 'embeddings index'."),
-        ("--format <f>", "npy (float32 [n, d] NumPy array), fvecs (FAISS/TEXMEX: int32 d then d float32 per row) or jsonl ({\"id\", \"source\", \"vector\"} per line)."),
-        ("--out <file>", "Where to write (default: standard output). Ids for npy/fvecs go to <file>.ids.txt."),
+        ("--format <f>", "npy (float32 [n, d] NumPy array), fvecs (FAISS/TEXMEX: int32 d then d float32 per row), jsonl ({\"id\", \"source\", \"headings\", \"title\", \"text\", \"vector\"} per line) or pgvector (a script for 'psql -f': table, COPY, HNSW index)."),
+        ("--table <name>", "With --format pgvector: the table to create (default chunks; a letter or _, then letters, digits or _)."),
+        ("--out <file>", "Where to write, atomically (default: standard output). Ids for npy/fvecs go to <file>.ids.txt."),
+        Console.quietHelp,
     ]
-    static let valueOptions: Set<String> = ["index", "format", "out"]
-    static let flagOptions: Set<String> = []
+    static let valueOptions: Set<String> = ["index", "format", "out", "table"]
+    static let flagOptions: Set<String> = ["quiet"]
 
-    enum Format: String { case npy, fvecs, jsonl }
+    enum Format: String {
+        case npy, fvecs, jsonl, pgvector
+    }
 
     let parsed: ParsedArguments
     let format: Format
+    /// The pgvector table, folded to lower case as PostgreSQL folds an unquoted name.
+    let table: String
 
     init(parsed: ParsedArguments) throws {
         self.parsed = parsed
         guard parsed.positionals.isEmpty else { throw CLIError.usage("unexpected argument '\(parsed.positionals[0])'") }
-        guard let format: Format = try parsed.choice("format", default: nil) else { throw CLIError.usage("missing --format npy|fvecs|jsonl") }
+        guard let format: Format = try parsed.choice("format", default: nil) else { throw CLIError.usage("missing --format npy|fvecs|jsonl|pgvector") }
         self.format = format
+        if let name = parsed.values["table"] {
+            guard format == .pgvector else { throw CLIError.usage("--table goes with --format pgvector") }
+            guard Self.isPlainIdentifier(name) else {
+                throw CLIError.usage("--table takes a plain SQL name (a letter or _, then letters, digits or _; at most 63), got '\(name)'")
+            }
+        }
+        table = (parsed.values["table"] ?? "chunks").lowercased()
         guard parsed.values["index"] != nil else { throw CLIError.usage("missing --index <file>") }
     }
 
+    /// `[A-Za-z_][A-Za-z0-9_]*`, at most 63 bytes (PostgreSQL cuts longer names short).
+    static func isPlainIdentifier(_ name: String) -> Bool {
+        func isLetter(_ c: Unicode.Scalar) -> Bool { c == "_" || ("a"..."z").contains(c) || ("A"..."Z").contains(c) }
+        guard let first = name.unicodeScalars.first, isLetter(first), name.utf8.count <= 63 else { return false }
+        return name.unicodeScalars.allSatisfy { isLetter($0) || ("0"..."9").contains($0) }
+    }
+
     func run() throws {
+        Console.configure(parsed)
         let store = try StoreOption.open(parsed, mode: .lexical)
-        guard let index = try blockingAwait({ await store.vectors() }) else { throw CLIError.data("the index holds no vectors") }
-        let chunks = try blockingAwait { await store.chunks }
-        var data = Data()
-        let n = index.count, d = index.dimension
+        let path = parsed.values["index"] ?? ""
+        // The store does not say whether it was built without a model; the file's fingerprint does.
+        // Its vectors are mapped, not read again.
+        let fingerprint: IndexFingerprint
+        do { fingerprint = try IndexFile.read(from: URL(fileURLWithPath: path), verification: .skippingVectors).fingerprint } catch {
+            throw CLIError.data("\(error)")
+        }
+        // A store without a model is saved with this fingerprint and zero vectors that only keep
+        // the ids in line (EmbeddingStore.save): there are no vectors to export.
+        let lexicalOnly = fingerprint.modelIdentifier == "none"
+        let vectors = lexicalOnly ? nil : try blockingAwait { await store.vectors() }
+        if vectors == nil {
+            guard format == .jsonl else {
+                throw CLIError.data("'\(path)' is a lexical-only index (built with --lexical-only): it has no vectors to write as \(format.rawValue)")
+            }
+            Console.note("note: '\(path)' is a lexical-only index: the rows carry no \"vector\"")
+        }
+        let exporter = Exporter(format: format, table: table, chunks: try blockingAwait { await store.chunks }, vectors: vectors,
+                                modelIdentifier: fingerprint.modelIdentifier)
+        var progress = Progress("exporting", total: exporter.chunks.count, writesToStandardOutput: parsed.values["out"] == nil)
+        guard let out = parsed.values["out"] else {
+            // A reader that goes away ends the process here, by SIGPIPE, before the final progress line.
+            try exporter.write(progress: &progress) { Output.writeToStandardOutput($0) }
+            progress.finish()
+            return
+        }
+        do {
+            try AtomicFile.write(to: URL(fileURLWithPath: out)) { sink in
+                try exporter.write(progress: &progress) { piece in try piece.withUnsafeBytes(sink) }
+            }
+            if let vectors, format == .npy || format == .fvecs {
+                try AtomicFile.write(to: URL(fileURLWithPath: out + ".ids.txt")) { sink in
+                    try Data(vectors.ids.map { $0 + "\n" }.joined().utf8).withUnsafeBytes(sink)
+                }
+            }
+        } catch let error as VectorIndexError {
+            throw CLIError.failure("cannot write \(out): \(error.description)")
+        }
+        progress.finish()
+        if let vectors {
+            Console.note("wrote \(vectors.count) vectors of \(vectors.dimension) dimensions to \(out)")
+        } else {
+            Console.note("wrote \(exporter.chunks.count) chunks to \(out)")
+        }
+    }
+}
+
+/// One export: a header, a piece per chunk (in index order), a trailer.
+struct Exporter {
+    let format: ExportCommand.Format
+    let table: String
+    let chunks: [Chunk]
+    /// The vectors, row i for chunk i; nil for a lexical-only index (jsonl only).
+    let vectors: FlatIndex?
+    let modelIdentifier: String
+
+    /// pgvector's HNSW index takes vectors of at most this many dimensions.
+    static let hnswDimensionLimit = 2_000
+
+    /// Hands the whole export to `deliver` in pieces of about 1 MiB: neither a file nor a pipe
+    /// waits for all of it to be made, and it is never all in memory.
+    func write(progress: inout Progress, to deliver: (Data) throws -> Void) throws {
+        precondition(format == .jsonl || vectors?.count == chunks.count, "every row of a vector format needs a vector")
+        var piece = header()
+        for row in chunks.indices {
+            append(row, to: &piece)
+            if piece.count >= 1 << 20 {
+                try deliver(piece)
+                piece.removeAll(keepingCapacity: true)
+            }
+            progress.update(row + 1)
+        }
+        piece.append(trailer())
+        try deliver(piece)
+    }
+
+    private var dimension: Int { vectors?.dimension ?? 0 }
+
+    /// Calls `body` with row `row`'s vector (empty without vectors). The buffer must not escape.
+    private func withVector<R>(_ row: Int, _ body: (UnsafeBufferPointer<Float>) -> R) -> R {
+        guard let vectors else { return body(UnsafeBufferPointer(start: nil, count: 0)) }
+        return vectors.withUnsafeVectors { all in
+            body(UnsafeBufferPointer(rebasing: all[(row * dimension)..<((row + 1) * dimension)]))
+        }
+    }
+
+    private func header() -> Data {
         switch format {
         case .npy:
-            var header = "{'descr': '<f4', 'fortran_order': False, 'shape': (\(n), \(d)), }"
+            var header = "{'descr': '<f4', 'fortran_order': False, 'shape': (\(chunks.count), \(dimension)), }"
             while (10 + header.utf8.count + 1) % 64 != 0 { header += " " }
             header += "\n"
-            data.append(contentsOf: [0x93] + Array("NUMPY".utf8) + [1, 0])
+            var data = Data([0x93] + Array("NUMPY".utf8) + [1, 0])
             data.append(contentsOf: [UInt8(header.utf8.count & 0xFF), UInt8(header.utf8.count >> 8)])
             data.append(contentsOf: Array(header.utf8))
-            index.withUnsafeVectors { data.append(UnsafeBufferPointer(start: $0.baseAddress, count: $0.count)) }
+            return data
+        case .fvecs, .jsonl:
+            return Data()
+        case .pgvector:
+            let name = PGCopy.quotedIdentifier(table)
+            return Data("""
+            -- Chunks and vectors of an index made by 'embeddings index', written by 'embeddings export --format pgvector'.
+            -- Load into a database with pgvector available: psql -f FILE (this script stops at the first error).
+            -- \(chunks.count) rows; \(dimension)-dimensional vectors from \(PGCopy.commentSafe(modelIdentifier)):
+            -- embed questions with that model and rank by cosine distance, ORDER BY embedding <=> $1.
+            \\set ON_ERROR_STOP on
+            SET client_encoding = 'UTF8';
+            BEGIN;
+            CREATE EXTENSION IF NOT EXISTS vector;
+            CREATE TABLE \(name) (
+                id text PRIMARY KEY,
+                source text NOT NULL,
+                headings text[] NOT NULL,
+                title text NOT NULL,
+                text text NOT NULL,
+                embedding vector(\(dimension)) NOT NULL
+            );
+            COPY \(name) (id, source, headings, title, text, embedding) FROM stdin;
+
+            """.utf8)
+        }
+    }
+
+    private func append(_ row: Int, to data: inout Data) {
+        let chunk = chunks[row]
+        switch format {
+        case .npy:
+            // Both formats are little-endian, as every platform Swift runs on is.
+            withVector(row) { data.append($0) }
         case .fvecs:
-            index.withUnsafeVectors { values in
-                for row in 0..<n {
-                    withUnsafeBytes(of: Int32(d).littleEndian) { data.append(contentsOf: $0) }
-                    data.append(UnsafeBufferPointer(start: values.baseAddress! + row * d, count: d))
-                }
-            }
+            withUnsafeBytes(of: Int32(dimension).littleEndian) { data.append(contentsOf: $0) }
+            withVector(row) { data.append($0) }
         case .jsonl:
-            index.withUnsafeVectors { values in
-                for row in 0..<n {
-                    var json = JSONWriter()
-                    json.raw("{\"id\":"); json.string(index.ids[row])
-                    json.raw(",\"source\":"); json.string(row < chunks.count ? chunks[row].source : "")
-                    json.raw(",\"vector\":")
-                    json.floats(Array(values[(row * d)..<((row + 1) * d)]))
-                    json.raw("}\n")
-                    data.append(contentsOf: Array(json.text.utf8))
-                }
+            var json = JSONWriter()
+            json.raw("{\"id\":"); json.string(chunk.id)
+            json.raw(",\"source\":"); json.string(chunk.source)
+            json.raw(",\"headings\":"); json.strings(chunk.headings)
+            json.raw(",\"title\":"); json.string(chunk.title)
+            json.raw(",\"text\":"); json.string(chunk.text)
+            if vectors != nil {
+                json.raw(",\"vector\":")
+                withVector(row) { json.floats(Array($0)) }
+            }
+            json.raw("}\n")
+            data.append(contentsOf: json.text.utf8)
+        case .pgvector:
+            var line = PGCopy.field(chunk.id)
+            line += "\t" + PGCopy.field(chunk.source)
+            line += "\t" + PGCopy.field(PGCopy.arrayLiteral(chunk.headings))
+            line += "\t" + PGCopy.field(chunk.title)
+            line += "\t" + PGCopy.field(chunk.text)
+            line += "\t" + withVector(row) { PGCopy.vectorLiteral($0) } + "\n"
+            data.append(contentsOf: line.utf8)
+        }
+    }
+
+    private func trailer() -> Data {
+        guard format == .pgvector else { return Data() }
+        let name = PGCopy.quotedIdentifier(table)
+        let index = dimension <= Self.hnswDimensionLimit
+            ? "CREATE INDEX ON \(name) USING hnsw (embedding vector_cosine_ops);"
+            : "-- No HNSW index: pgvector indexes vectors of at most \(Self.hnswDimensionLimit) dimensions; searches scan the table."
+        return Data("""
+        \\.
+        \(index)
+        ANALYZE \(name);
+        COMMIT;
+
+        """.utf8)
+    }
+}
+
+/// PostgreSQL's text formats: `COPY … FROM stdin` fields, array and pgvector literals.
+enum PGCopy {
+    /// A field of COPY's text format: backslash, tab, newline and carriage return escaped.
+    /// NUL (U+0000) is dropped: PostgreSQL text cannot hold it.
+    static func field(_ s: String) -> String {
+        var out = ""
+        out.unicodeScalars.reserveCapacity(s.unicodeScalars.count)
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\\": out += "\\\\"
+            case "\t": out += "\\t"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\u{0}": continue
+            default: out.unicodeScalars.append(scalar)
             }
         }
-        if let out = parsed.values["out"] {
-            do {
-                try data.write(to: URL(fileURLWithPath: out), options: .atomic)
-                if format != .jsonl {
-                    try Data((index.ids.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: out + ".ids.txt"), options: .atomic)
+        return out
+    }
+
+    /// A `text[]` literal, `{"a","b"}`: every element quoted, `"` and `\` escaped inside, NUL
+    /// dropped. Quoting keeps commas, braces, spaces and the word NULL plain text.
+    static func arrayLiteral(_ elements: [String]) -> String {
+        let quoted = elements.map { element -> String in
+            var out = "\""
+            for scalar in element.unicodeScalars {
+                switch scalar {
+                case "\"": out += "\\\""
+                case "\\": out += "\\\\"
+                case "\u{0}": continue
+                default: out.unicodeScalars.append(scalar)
                 }
-            } catch {
-                throw CLIError.failure("cannot write \(out): \(error.localizedDescription)")
             }
-            Console.note("wrote \(n) vectors of \(d) dimensions to \(out)")
-        } else {
-            Output.writeToStandardOutput(data)
+            return out + "\""
         }
+        return "{" + quoted.joined(separator: ",") + "}"
+    }
+
+    /// A pgvector literal, `[0.1,-0.2,…]`, each component in Swift's shortest round-trip form,
+    /// so PostgreSQL stores the very same `Float`s.
+    static func vectorLiteral(_ components: UnsafeBufferPointer<Float>) -> String {
+        "[" + components.map { "\($0)" }.joined(separator: ",") + "]"
+    }
+
+    /// A name checked by `ExportCommand.isPlainIdentifier`, quoted so that reserved words
+    /// (`user`, `order`) work too.
+    static func quotedIdentifier(_ name: String) -> String { "\"" + name + "\"" }
+
+    /// Text for a `--` comment: control characters (a newline would end it) become spaces.
+    static func commentSafe(_ s: String) -> String {
+        String(String.UnicodeScalarView(s.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 }))
     }
 }

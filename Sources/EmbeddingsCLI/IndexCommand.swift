@@ -4,11 +4,11 @@ import Synchronization
 import Retrieval
 import VectorIndex
 
-/// `embeddings index DIR... --out FILE`: chunk, embed and store a Markdown corpus.
+/// `embeddings index DIR... --out FILE | --store URL`: chunk, embed and store a Markdown corpus.
 struct IndexCommand: Command {
     static let name = "index"
     static let abstract = "Chunk every *.md below the folders, embed the chunks and write one index file."
-    static let usage = "index <dir> ... --out <file> [--model <dir>] [--late-chunking] [--lexical-only] [--codes int8,binary|none]"
+    static let usage = "index <dir> ... (--out <file> | --store <url>) [--model <dir>] [--late-chunking] [--lexical-only] [--codes int8,binary|none] [--hnsw] [--quiet]"
     static let arguments: [(String, String)] = [("<dir>", "A folder of Markdown files (several allowed; sources are relative to each).")]
     static let options: [(String, String)] = [
         ("--out <file>", "The index file to write (atomically). An existing one is reused: unchanged chunks are not re-embedded."),
@@ -16,13 +16,16 @@ struct IndexCommand: Command {
         ("--late-chunking", "Encode each page once and pool each chunk's own token span (chunks carry page context)."),
         ("--lexical-only", "Skip embeddings: BM25 only (no model needed)."),
         ("--codes <list>", "Also store int8 and/or binary codes for 'search --precision' (comma-separated, or none; default: as the existing file)."),
+    ] + PostgresOption.help + [
+        ("--hnsw", "With --store: also build pgvector's HNSW index, for 'search --precision hnsw'."),
+        Console.quietHelp,
     ]
-    static let valueOptions: Set<String> = ["out", "model", "codes"]
-    static let flagOptions: Set<String> = ["late-chunking", "lexical-only"]
+    static let valueOptions: Set<String> = ["out", "model", "codes", "store", "table-prefix"]
+    static let flagOptions: Set<String> = ["late-chunking", "lexical-only", "hnsw", "quiet"]
 
     let parsed: ParsedArguments
     let folders: [URL]
-    let output: URL
+    let output: URL?
     let codes: Set<SearchPrecision>?
 
     init(parsed: ParsedArguments) throws {
@@ -41,32 +44,18 @@ struct IndexCommand: Command {
             codes = nil
         }
         guard !parsed.positionals.isEmpty else { throw CLIError.usage("expected at least one folder to index") }
-        guard let out = parsed.values["out"] else { throw CLIError.usage("missing --out <file>") }
+        try PostgresOption.checkIndexArguments(parsed)
+        let out = parsed.values["out"]
+        if out == nil, parsed.values["store"] == nil { throw CLIError.usage("missing --out <file> (or --store <url>)") }
         if parsed.flags.contains("lexical-only"), parsed.flags.contains("late-chunking") {
             throw CLIError.usage("--late-chunking needs embeddings; it cannot go with --lexical-only")
         }
         folders = parsed.positionals.map { URL(fileURLWithPath: $0) }
-        output = URL(fileURLWithPath: out)
+        output = out.map { URL(fileURLWithPath: $0) }
     }
 
-    func run() throws {
-        for folder in folders {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-                throw CLIError.noInput("folder '\(folder.path)' does not exist")
-            }
-        }
-        // Fail now, not after minutes of embedding, when the index cannot be written there.
-        do { try AtomicFile.checkWritable(output) } catch let error as VectorIndexError {
-            throw CLIError.failure(error.description)
-        }
-        let embedding = parsed.flags.contains("lexical-only") ? nil : try ModelOption.load(parsed)
-        let store = EmbeddingStore(embedding: embedding, lateChunking: parsed.flags.contains("late-chunking"))
-        if FileManager.default.fileExists(atPath: output.path) {
-            do { try blockingAwait { try await store.load(from: self.output) } } catch {
-                Console.note("note: not reusing \(output.path) (\(error)); indexing from scratch")
-            }
-        }
+    /// The pages below every folder (unreadable files are reported and skipped).
+    func readPages() throws -> [EmbeddingStore.Page] {
         var pages = [EmbeddingStore.Page]()
         for folder in folders {
             let files: [(url: URL, relative: String)]
@@ -75,11 +64,40 @@ struct IndexCommand: Command {
             }
             for (url, relative) in files {
                 do { pages.append(.init(source: relative, text: try MarkdownChunker.readText(url))) } catch let error as RetrievalError {
-                    Console.note("warning: skipped \(error)")
+                    Console.warning("skipped \(error)")
                 }
             }
         }
         guard !pages.isEmpty else { throw CLIError.data("no readable Markdown files found") }
+        return pages
+    }
+
+    /// Every folder exists, or a missing-input error.
+    func checkFolders() throws {
+        for folder in folders {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw CLIError.noInput("folder '\(folder.path)' does not exist")
+            }
+        }
+    }
+
+    func run() throws {
+        Console.configure(parsed)
+        try checkFolders()
+        guard let output else { return try runOnPostgres() }
+        // Fail now, not after minutes of embedding, when the index cannot be written there.
+        do { try AtomicFile.checkWritable(output) } catch let error as VectorIndexError {
+            throw CLIError.failure(error.description)
+        }
+        let embedding = parsed.flags.contains("lexical-only") ? nil : try ModelOption.load(parsed)
+        let store = EmbeddingStore(embedding: embedding, lateChunking: parsed.flags.contains("late-chunking"))
+        if FileManager.default.fileExists(atPath: output.path) {
+            do { try blockingAwait { try await store.load(from: output) } } catch {
+                Console.note("note: not reusing \(output.path) (\(error)); indexing from scratch")
+            }
+        }
+        let pages = try readPages()
         let start = Date()
         let progressBox = ProgressBox(Progress("embedding", total: nil))
         let allPages = pages
@@ -87,8 +105,9 @@ struct IndexCommand: Command {
         let stats = try blockingAwait {
             try await store.replace(with: allPages) { done, total in progressBox.update(done, total) }
         }
+        progressBox.finish()
         let seconds = Date().timeIntervalSince(start)
-        do { try blockingAwait { try await store.save(to: self.output) } } catch let error as VectorIndexError {
+        do { try blockingAwait { try await store.save(to: output) } } catch let error as VectorIndexError {
             throw CLIError.failure(error.description)
         }
         let rate = seconds > 0 ? Double(stats.embedded) / seconds : 0
@@ -99,18 +118,22 @@ struct IndexCommand: Command {
     }
 }
 
-/// Progress reported from the embedding task.
+/// Progress reported from the embedding task, whose total is known once it starts.
 final class ProgressBox: Sendable {
     private let progress: Mutex<Progress>
 
     init(_ progress: Progress) { self.progress = Mutex(progress) }
 
+    /// Reaching the total finishes the report.
     func update(_ done: Int, _ total: Int) {
         progress.withLock { progress in
-            if progress.total != total { progress = Progress(progress.label, total: total) }
-            progress.update(done)
+            progress.update(done, of: total)
+            if done >= total { progress.finish() }
         }
     }
+
+    /// Ends the report (when the work stopped short of the total).
+    func finish() { progress.withLock { $0.finish() } }
 }
 
 /// Runs async work from the synchronous command line (a thread of its own, see `EmbeddingsMain`)

@@ -39,16 +39,16 @@ enum StoreOption {
 struct SearchCommand: Command {
     static let name = "search"
     static let abstract = "Search an index file; print the hits and the context for a language model."
-    static let usage = "search --index <file> [--k <n>] [--mode hybrid|lexical|semantic] [--precision exact|int8|binary] [--rescore <n>] [--budget <chars>] [--json] <question>"
+    static let usage = "search (--index <file> | --store <url>) [--k <n>] [--mode hybrid|lexical|semantic] [--precision exact|int8|binary|hnsw] [--rescore <n>] [--budget <chars>] [--json] <question>"
     static let arguments: [(String, String)] = [("<question>", "The question (words are joined with spaces).")]
     static let options: [(String, String)] = [
-        ("--index <file>", "An index file written by 'embeddings index'."),
+        ("--index <file>", "An index file written by 'embeddings index --out'."),
         ("--k <n>", "How many chunks to retrieve (default 4)."),
         ("--mode <mode>", "hybrid (default), lexical or semantic. Hybrid returns nothing for a question no chunk resembles."),
         ("--budget <chars>", "Characters of chunk text allowed in the context (default 1400)."),
         ("--json", "Print {\"query\", \"hits\": [...], \"context\"} as JSON."),
-    ] + StoreOption.precisionHelp + [ModelOption.help]
-    static let valueOptions: Set<String> = ["index", "k", "mode", "model", "budget", "precision", "rescore"]
+    ] + StoreOption.precisionHelp + PostgresOption.searchHelp + [ModelOption.help]
+    static let valueOptions: Set<String> = ["index", "k", "mode", "model", "budget", "precision", "rescore", "store", "table-prefix", "ef-search"]
     static let flagOptions: Set<String> = ["json"]
 
     let parsed: ParsedArguments
@@ -64,12 +64,12 @@ struct SearchCommand: Command {
         k = try parsed.integer("k", default: 4, range: 0...10_000)
         mode = try StoreOption.mode(parsed)
         budget = try parsed.integer("budget", default: 1_400, range: 1...10_000_000)
-        guard parsed.values["index"] != nil else { throw CLIError.usage("missing --index <file>") }
+        guard parsed.values["index"] != nil || parsed.values["store"] != nil else { throw CLIError.usage("missing --index <file> (or --store <url>)") }
     }
 
     func run() throws {
-        let store = try StoreOption.open(parsed, mode: mode)
-        let hits = try blockingAwait { [question, mode, k] in try await store.search(question, mode: mode, k: k) }
+        let search = try PostgresOption.searcher(parsed, mode: mode)
+        let hits = try search(question, mode, k)
         let builder = ContextBuilder(budget: budget)
         let included = builder.select(hits)
         let context = builder.context(for: included)
@@ -107,14 +107,14 @@ struct SearchCommand: Command {
 struct EvalCommand: Command {
     static let name = "eval"
     static let abstract = "Measure recall@k of an index on questions with expected chunk ids."
-    static let usage = "eval --index <file> <cases.json> [--k <n>] [--mode hybrid|lexical|semantic] [--precision exact|int8|binary] [--rescore <n>]"
+    static let usage = "eval (--index <file> | --store <url>) <cases.json> [--k <n>] [--mode hybrid|lexical|semantic] [--precision exact|int8|binary|hnsw] [--rescore <n>]"
     static let arguments: [(String, String)] = [("<cases.json>", "{\"cases\": [{\"question\", \"expected\": [id prefixes]}]}")]
     static let options: [(String, String)] = [
-        ("--index <file>", "An index file written by 'embeddings index'."),
+        ("--index <file>", "An index file written by 'embeddings index --out'."),
         ("--k <n>", "Report recall@1…k (default 4)."),
         ("--mode <mode>", "hybrid (default), lexical or semantic."),
-    ] + StoreOption.precisionHelp + [ModelOption.help]
-    static let valueOptions: Set<String> = ["index", "k", "mode", "model", "precision", "rescore"]
+    ] + StoreOption.precisionHelp + PostgresOption.searchHelp + [ModelOption.help]
+    static let valueOptions: Set<String> = ["index", "k", "mode", "model", "precision", "rescore", "store", "table-prefix", "ef-search"]
     static let flagOptions: Set<String> = []
 
     let parsed: ParsedArguments
@@ -128,16 +128,16 @@ struct EvalCommand: Command {
         cases = URL(fileURLWithPath: parsed.positionals[0])
         k = try parsed.integer("k", default: 4, range: 1...1000)
         mode = try StoreOption.mode(parsed)
-        guard parsed.values["index"] != nil else { throw CLIError.usage("missing --index <file>") }
+        guard parsed.values["index"] != nil || parsed.values["store"] != nil else { throw CLIError.usage("missing --index <file> (or --store <url>)") }
     }
 
     func run() throws {
         guard FileManager.default.fileExists(atPath: cases.path) else { throw CLIError.noInput("cases file '\(cases.path)' does not exist") }
         let set: EvaluationSet
         do { set = try EvaluationSet(contentsOf: cases) } catch let error as RetrievalError { throw CLIError.data(error.description) }
-        let store = try StoreOption.open(parsed, mode: mode)
+        let search = try PostgresOption.searcher(parsed, mode: mode)
         let (recall, failures) = try set.recall(ks: Array(1...k)) { [mode, k] question in
-            try blockingAwait { try await store.search(question, mode: mode, k: k).map(\.chunk.id) }
+            try search(question, mode, k).map(\.chunk.id)
         }
         print("\(set.cases.count) cases, mode \(mode.rawValue)")
         for i in 1...k { print(String(format: "recall@%d: %.3f", i, recall[i] ?? 0)) }

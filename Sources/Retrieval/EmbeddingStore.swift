@@ -43,6 +43,9 @@ public actor EmbeddingStore {
         /// Late chunking only: chunks without a usable span in their page (or whose span held no
         /// token), embedded alone instead.
         public var lateChunkingFallbacks = 0
+
+        /// Statistics of an update that did nothing yet.
+        public init() {}
     }
 
     /// What is stored in the index file's metadata next to the vectors.
@@ -78,6 +81,12 @@ public actor EmbeddingStore {
     public private(set) var searchPrecision: SearchPrecision = .exact
     /// The rescore factor of int8 and binary searches (nil: the precision's default).
     public private(set) var rescore: Int?
+    /// Vectors by chunk id that `replace` uses instead of encoding (the benchmark's large copied
+    /// corpora). Counted as embedded.
+    package var precomputedVectors: [String: [Float]] = [:]
+
+    /// Sets `precomputedVectors`.
+    package func setPrecomputedVectors(_ vectors: [String: [Float]]) { precomputedVectors = vectors }
 
     /// A store embedding with `embedding` (nil: lexical search only).
     public init(embedding: ContextualEmbedding?, lateChunking: Bool = false, chunker: MarkdownChunker = MarkdownChunker(), analyzer: Analyzer = Analyzer()) {
@@ -199,6 +208,9 @@ public actor EmbeddingStore {
             }
         }
         statistics.reused = vectors.filter { $0 != nil }.count
+        if fingerprint != nil, !precomputedVectors.isEmpty {
+            for i in vectors.indices where vectors[i] == nil { vectors[i] = precomputedVectors[newChunks[i].id] }
+        }
         if let embedding {
             let missing = vectors.indices.filter { vectors[$0] == nil }
             statistics.embedded = missing.count
@@ -302,7 +314,8 @@ public actor EmbeddingStore {
     /// The stored vectors (for export), in chunk order; nil for a lexical-only store.
     public func vectors() -> FlatIndex? { index }
 
-    static func hash(_ text: String) -> String {
+    /// The content hash that decides whether a chunk's vector can be reused (shared by the stores).
+    package static func hash(_ text: String) -> String {
         String(SHA256.hex(of: Array(text.utf8)).prefix(24))
     }
 }

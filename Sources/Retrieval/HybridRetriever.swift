@@ -115,7 +115,12 @@ public struct HybridRetriever: Sendable {
 
     /// BM25 hits after the relative floor: `(chunk index, score)`, best first.
     public func lexicalHits(_ question: String, bm25: BM25) -> [(document: Int, score: Double)] {
-        let hits = bm25.search(analyzer.terms(question))
+        applyingLexicalFloor(bm25.search(analyzer.terms(question)))
+    }
+
+    /// BM25 hits (best first, from any engine that scores like `BM25`) without those under
+    /// `RetrievalSettings.lexicalFloor` of the best; none when the best scores 0.
+    public func applyingLexicalFloor(_ hits: [(document: Int, score: Double)]) -> [(document: Int, score: Double)] {
         guard let best = hits.first?.score, best > 0 else { return [] }
         return hits.filter { $0.score >= settings.lexicalFloor * best }
     }
@@ -129,6 +134,18 @@ public struct HybridRetriever: Sendable {
     ) -> [RetrievalHit] {
         guard k > 0, !chunks.isEmpty else { return [] }
         let lexical = mode == .semantic ? [] : lexicalHits(question, bm25: bm25)
+        return fuse(lexical: lexical, semantic: semantic, mode: mode, k: k) { chunks.indices.contains($0) ? chunks[$0] : nil }
+    }
+
+    /// The fusion step of `retrieve` over lists computed elsewhere (a database, say): `lexical`
+    /// after `applyingLexicalFloor`, `semantic` as in `retrieve`, and `chunk` giving the chunk of
+    /// a document number in either list. Documents are numbered in corpus order, as chunk indexes
+    /// are, so ties break the same way.
+    public func fuse(
+        lexical: [(document: Int, score: Double)], semantic: [(document: Int, score: Float)]?, mode: RetrievalMode, k: Int,
+        chunk: (Int) -> Chunk?
+    ) -> [RetrievalHit] {
+        guard k > 0 else { return [] }
         if mode != .semantic, lexical.isEmpty { return [] }
         if mode == .hybrid, let best = semantic?.first?.score, best < settings.offTopicSimilarity { return [] }
         var fused = [Int: (score: Double, lexical: Int?, semantic: Int?)]()
@@ -167,7 +184,7 @@ public struct HybridRetriever: Sendable {
         var seenSections = Set<String>()
         var hits = [RetrievalHit]()
         for (document, value) in ordered {
-            let chunk = chunks[document]
+            guard let chunk = chunk(document) else { continue }
             guard seenSections.insert(Self.sectionID(of: chunk.id)).inserted else { continue }
             hits.append(RetrievalHit(chunk: chunk, score: value.score, lexicalRank: value.lexical, semanticRank: value.semantic))
             if hits.count == k { break }

@@ -61,7 +61,7 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(r.stdout, """
         OVERVIEW: Embed texts read as JSON Lines from standard input.
 
-        USAGE: embeddings embed [--model <dir>] [--pooling mean|max|cls] [--no-normalize] [--tokens] [--token-vectors]
+        USAGE: embeddings embed [--model <dir>] [--pooling mean|max|cls] [--no-normalize] [--tokens] [--token-vectors] [--batch-size <n>] [--quiet]
 
         OPTIONS:
           --model <dir>     A sentence-transformers model folder (default: all-MiniLM-L6-v2, installed on first use).
@@ -70,6 +70,7 @@ final class CLITests: XCTestCase {
           --tokens          Also write each token: id, text and UTF-8 byte offsets [start, end].
           --token-vectors   Also write the T×D token vectors before pooling.
           --batch-size <n>  Texts encoded together (default 16).
+          --quiet           No progress or notes on standard error (warnings and errors still print).
           -h, --help        Show help information.
 
         """)

@@ -1,0 +1,507 @@
+import Embeddings
+import Foundation
+import Retrieval
+import Synchronization
+import VectorIndex
+
+/// Chunks, their vectors and BM25 statistics in PostgreSQL with pgvector: the store for a
+/// corpus that outgrows one machine's index file, with the same operations and the same
+/// retrieval as `EmbeddingStore`.
+///
+/// Three tables, named from `tablePrefix` (default `embeddings`):
+/// - `<prefix>_meta`: the model fingerprint (a mismatch is an error, never mixed vectors) and
+///   the retrieval settings;
+/// - `<prefix>_chunks`: one row per chunk, in corpus order (`position`), with its text, content
+///   hash and `embedding vector(D)` (NULL in a lexical-only store);
+/// - `<prefix>_terms`: the BM25 statistics, one row per (term, chunk) with its count, so BM25 is
+///   computed in the database with exactly `BM25`'s formula.
+///
+/// Semantic search is pgvector's `<=>` (cosine distance) over the normalized vectors: exact by a
+/// scan, or approximate through an optional HNSW index. One indexing run is one transaction,
+/// serialized with others by an advisory lock: a second run waits for the first and then reuses
+/// its vectors; a killed run leaves the previous state whole. Every value is a query parameter.
+///
+/// All methods block while the server works: call them from a thread that may block.
+public final class PostgresStore: Sendable {
+    /// How semantic search reads the vectors.
+    public enum VectorSearch: Sendable, Equatable {
+        /// A scan of every vector: the exact top-k, the same as the file store's.
+        case exact
+        /// The HNSW index (`buildHNSWIndex()`), with `efSearch` candidates per query (pgvector's
+        /// `hnsw.ef_search`; more is slower and closer to exact).
+        case hnsw(efSearch: Int)
+    }
+
+    /// The model that embeds chunks and questions; nil for a lexical-only store.
+    public let embedding: ContextualEmbedding?
+    /// How pages are cut into chunks (as `EmbeddingStore` does).
+    public let chunker: MarkdownChunker
+    /// How text becomes BM25 terms.
+    public let analyzer: Analyzer
+    /// The tables' name prefix.
+    public let tablePrefix: String
+    private let connection: Mutex<PostgresConnection>
+    private let state = Mutex(State())
+
+    private struct State {
+        var settings = RetrievalSettings()
+        var vectorSearch = VectorSearch.exact
+        var precomputed: [String: [Float]] = [:]
+    }
+
+    /// Vectors by chunk id that `replace` uses instead of encoding (the benchmark's copied
+    /// corpora). Counted as embedded.
+    package var precomputedVectors: [String: [Float]] {
+        get { state.withLock { $0.precomputed } }
+        set { state.withLock { $0.precomputed = newValue } }
+    }
+
+    /// Hybrid-retrieval settings (saved in the store by `index`).
+    public var settings: RetrievalSettings {
+        get { state.withLock { $0.settings } }
+        set { state.withLock { $0.settings = newValue } }
+    }
+
+    /// How semantic search reads the vectors (`.exact` by default).
+    public var vectorSearch: VectorSearch {
+        get { state.withLock { $0.vectorSearch } }
+        set { state.withLock { $0.vectorSearch = newValue } }
+    }
+
+    private var meta: String { tablePrefix + "_meta" }
+    private var chunksTable: String { tablePrefix + "_chunks" }
+    private var terms: String { tablePrefix + "_terms" }
+
+    /// Connects to the database (a libpq URI such as `postgresql://user@host/db` or
+    /// `postgresql:///db?host=/socket/dir`, a `key=value` string, or "" for the standard
+    /// environment `PGHOST`, `PGDATABASE`, `PGUSER`, …) and makes sure pgvector is there.
+    /// - Throws: `PostgresStoreError.cannotConnect`, `.vectorExtensionMissing`, `.invalidTablePrefix`.
+    public init(connection conninfo: String, embedding: ContextualEmbedding?, tablePrefix: String = "embeddings",
+                chunker: MarkdownChunker = MarkdownChunker(), analyzer: Analyzer = Analyzer()) throws {
+        guard Self.isPlainIdentifier(tablePrefix) else { throw PostgresStoreError.invalidTablePrefix(tablePrefix) }
+        let connection = try PostgresConnection(conninfo)
+        let installed = try connection.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+        if installed.values.isEmpty {
+            do { try connection.execute("CREATE EXTENSION IF NOT EXISTS vector") } catch let error as PostgresStoreError {
+                switch error {
+                case let .queryFailed(_, message), let .permissionDenied(message), let .vectorExtensionMissing(message):
+                    throw PostgresStoreError.vectorExtensionMissing(message)
+                default: throw error
+                }
+            }
+        }
+        self.connection = Mutex(connection)
+        self.embedding = embedding
+        self.tablePrefix = tablePrefix
+        self.chunker = chunker
+        self.analyzer = analyzer
+    }
+
+    static func isPlainIdentifier(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, name.unicodeScalars.count <= 40 else { return false }
+        return (first == "_" || ("a"..."z").contains(first))
+            && name.unicodeScalars.allSatisfy { $0 == "_" || ("a"..."z").contains($0) || ("0"..."9").contains($0) }
+    }
+
+    private func withConnection<R>(_ body: (PostgresConnection) throws -> R) throws -> R {
+        try connection.withLock { try body($0) }
+    }
+
+    // MARK: Schema
+
+    private func createTables(_ c: PostgresConnection, dimension: Int?) throws {
+        let vectorType = dimension.map { "vector(\($0))" } ?? "vector"
+        try c.execute("CREATE TABLE IF NOT EXISTS \(meta) (key text PRIMARY KEY, value text NOT NULL)")
+        try c.execute("""
+            CREATE TABLE IF NOT EXISTS \(chunksTable) (
+                id text PRIMARY KEY,
+                position integer NOT NULL,
+                source text NOT NULL,
+                headings text[] NOT NULL,
+                title text NOT NULL,
+                text text NOT NULL,
+                span_start integer,
+                span_end integer,
+                content_hash text NOT NULL,
+                length integer NOT NULL,
+                embedding \(vectorType)
+            )
+            """)
+        try c.execute("CREATE INDEX IF NOT EXISTS \(chunksTable)_position ON \(chunksTable) (position)")
+        try c.execute("""
+            CREATE TABLE IF NOT EXISTS \(terms) (
+                term text NOT NULL,
+                chunk_id text NOT NULL REFERENCES \(chunksTable) (id) ON DELETE CASCADE,
+                count integer NOT NULL,
+                length integer NOT NULL,
+                PRIMARY KEY (term, chunk_id)
+            )
+            """)
+        try c.execute("CREATE INDEX IF NOT EXISTS \(terms)_chunk ON \(terms) (chunk_id)")
+    }
+
+    private func tablesExist(_ c: PostgresConnection) throws -> Bool {
+        try c.execute("SELECT to_regclass($1) IS NOT NULL AS present", [chunksTable]).values.first?.first == "t"
+    }
+
+    private func storedFingerprint(_ c: PostgresConnection) throws -> IndexFingerprint? {
+        guard try c.execute("SELECT to_regclass($1) IS NOT NULL", [meta]).values.first?.first == "t" else { return nil }
+        guard let json = try c.execute("SELECT value FROM \(meta) WHERE key = 'fingerprint'").values.first?.first ?? nil else { return nil }
+        guard let fingerprint = try? JSONDecoder().decode(IndexFingerprint.self, from: Data(json.utf8)) else {
+            throw PostgresStoreError.corruptStore("\(meta) holds an unreadable fingerprint")
+        }
+        return fingerprint
+    }
+
+    /// The fingerprint of the vectors the store holds, or nil for a lexical-only or empty store.
+    public func fingerprint() throws -> IndexFingerprint? {
+        try withConnection { try storedFingerprint($0) }
+    }
+
+    /// The number of chunks stored (0 when the tables do not exist yet).
+    public func count() throws -> Int {
+        try withConnection { c in
+            guard try tablesExist(c) else { return 0 }
+            let value = try c.execute("SELECT count(*) FROM \(chunksTable)").values.first?.first ?? nil
+            return value.flatMap { Int($0) } ?? 0
+        }
+    }
+
+    // MARK: Indexing
+
+    /// Indexes every `*.md` below `folder`, replacing what the store held (see `replace(with:progress:)`).
+    public func index(folder: URL, progress: (@Sendable (Int, Int) -> Void)? = nil) throws -> (EmbeddingStore.UpdateStatistics, [RetrievalError]) {
+        var pages = [EmbeddingStore.Page]()
+        var problems = [RetrievalError]()
+        for (url, relative) in try MarkdownChunker.markdownFiles(in: folder) {
+            do { pages.append(EmbeddingStore.Page(source: relative, text: try MarkdownChunker.readText(url))) } catch let error as RetrievalError {
+                problems.append(error)
+            }
+        }
+        return (try replace(with: pages, progress: progress), problems)
+    }
+
+    /// Makes the store hold exactly `pages` in one transaction: chunks whose id and content hash
+    /// are unchanged keep their vectors (nothing is re-embedded), changed and new ones are
+    /// embedded, chunks of removed pages disappear. Concurrent runs on the same tables wait for
+    /// each other. The model must match the store's fingerprint.
+    /// - Throws: `PostgresStoreError.fingerprintMismatch` before anything changes; server errors
+    ///   (the transaction is then rolled back); `EmbeddingsError` from the encoder.
+    public func replace(with pages: [EmbeddingStore.Page], progress: (@Sendable (Int, Int) -> Void)? = nil) throws -> EmbeddingStore.UpdateStatistics {
+        var chunks = [Chunk]()
+        var hashes = [String]()
+        for page in pages {
+            for chunk in chunker.chunks(of: page.text, source: page.source) {
+                chunks.append(chunk)
+                hashes.append(EmbeddingStore.hash(chunk.text))
+            }
+        }
+        let fingerprint = try modelFingerprint()
+        let settings = self.settings
+        let precomputed = precomputedVectors
+        return try withConnection { c in
+            try c.transaction {
+                // One indexing run at a time per table prefix, across processes.
+                try c.execute("SELECT pg_advisory_xact_lock(hashtext($1))", [chunksTable])
+                let stored = try storedFingerprint(c)
+                if let fingerprint, let stored, stored != fingerprint {
+                    throw PostgresStoreError.fingerprintMismatch(stored: stored, model: fingerprint)
+                }
+                try createTables(c, dimension: fingerprint?.dimension ?? stored?.dimension)
+                var statistics = EmbeddingStore.UpdateStatistics()
+                statistics.chunks = chunks.count
+                // What is there: id → content hash, and whether it has a vector.
+                var existing = [String: (hash: String, hasVector: Bool)]()
+                for row in try c.execute("SELECT id, content_hash, embedding IS NOT NULL AS has_vector FROM \(chunksTable)").values {
+                    if let id = row[0], let hash = row[1] { existing[id] = (hash, row[2] == "t") }
+                }
+                let newIDs = Set(chunks.map(\.id))
+                let gone = existing.keys.filter { !newIDs.contains($0) }
+                statistics.removed = gone.count
+                let needsVectors = fingerprint != nil
+                var unchanged = Set<String>()
+                for (chunk, hash) in zip(chunks, hashes) {
+                    if let old = existing[chunk.id], old.hash == hash, !needsVectors || old.hasVector { unchanged.insert(chunk.id) }
+                }
+                statistics.reused = needsVectors ? unchanged.count : 0
+                // Removed and changed chunks go (their terms with them); unchanged ones only move.
+                let stale = existing.keys.filter { !unchanged.contains($0) }
+                for batch in Self.batches(stale, of: 1000) {
+                    try c.execute("DELETE FROM \(chunksTable) WHERE id = ANY($1::text[])", [SQLText.array(batch)])
+                }
+                let fresh = chunks.indices.filter { !unchanged.contains(chunks[$0].id) }
+                statistics.embedded = needsVectors ? fresh.count : 0
+                var done = 0
+                for batch in Self.batches(fresh, of: precomputed.isEmpty ? 64 : 1000) {
+                    let known = batch.compactMap { precomputed[chunks[$0].id] }
+                    let vectors: [[Float]]? = try embedding.map { model in
+                        known.count == batch.count ? known : try model.sentenceVectors(for: batch.map { chunks[$0].text }, batchSize: 32)
+                    }
+                    try insert(batch.map { chunks[$0] }, positions: Array(batch), hashes: batch.map { hashes[$0] }, vectors: vectors, into: c)
+                    done += batch.count
+                    progress?(done, fresh.count)
+                }
+                // Every kept row takes its new position in the corpus.
+                let kept = chunks.indices.filter { unchanged.contains(chunks[$0].id) }
+                for batch in Self.batches(kept, of: 5000) {
+                    try c.execute("""
+                        UPDATE \(chunksTable) AS c SET position = u.position
+                        FROM unnest($1::text[], $2::integer[]) AS u(id, position) WHERE c.id = u.id
+                        """, [SQLText.array(batch.map { chunks[$0].id }), SQLText.array(batch.map(String.init))])
+                }
+                if let fingerprint {
+                    try c.execute("INSERT INTO \(meta) (key, value) VALUES ('fingerprint', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                                  [String(decoding: try JSONEncoder().encode(fingerprint), as: UTF8.self)])
+                }
+                try c.execute("INSERT INTO \(meta) (key, value) VALUES ('settings', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                              [String(decoding: try JSONEncoder().encode(settings), as: UTF8.self)])
+                try c.execute("ANALYZE \(chunksTable)")
+                try c.execute("ANALYZE \(terms)")
+                return statistics
+            }
+        }
+    }
+
+    private func modelFingerprint() throws -> IndexFingerprint? {
+        guard let embedding else { return nil }
+        let f = try embedding.fingerprintDescription()
+        return IndexFingerprint(modelIdentifier: f.identifier, dimension: f.dimension, pooling: f.pooling, normalized: f.normalized, tokenizerHash: f.tokenizerHash)
+    }
+
+    /// Rows for `chunks` (and their BM25 terms), through array parameters: one round trip per batch.
+    private func insert(_ chunks: [Chunk], positions: [Int], hashes: [String], vectors: [[Float]]?, into c: PostgresConnection) throws {
+        let analyzed = chunks.map { analyzer.terms($0.text) }
+        let vectorTexts: [String?] = vectors.map { $0.map { SQLText.vector($0) } } ?? Array(repeating: nil, count: chunks.count)
+        try c.execute("""
+            INSERT INTO \(chunksTable) (id, position, source, headings, title, text, span_start, span_end, content_hash, length, embedding)
+            SELECT u.id, u.position, u.source, (SELECT coalesce(array_agg(h), '{}') FROM json_array_elements_text(u.headings::json) AS h),
+                   u.title, u.text, u.span_start, u.span_end, u.content_hash, u.length, u.embedding::vector
+            FROM unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::text[], $6::text[], $7::integer[], $8::integer[],
+                        $9::text[], $10::integer[], $11::text[])
+                 AS u(id, position, source, headings, title, text, span_start, span_end, content_hash, length, embedding)
+            """, [
+                SQLText.array(chunks.map(\.id)),
+                SQLText.array(positions.map(String.init)),
+                SQLText.array(chunks.map(\.source)),
+                SQLText.array(chunks.map { SQLText.jsonArray($0.headings) }),
+                SQLText.array(chunks.map(\.title)),
+                SQLText.array(chunks.map(\.text)),
+                SQLText.array(chunks.map { $0.span.map { String($0.lowerBound) } }),
+                SQLText.array(chunks.map { $0.span.map { String($0.upperBound) } }),
+                SQLText.array(hashes),
+                SQLText.array(analyzed.map { String($0.count) }),
+                SQLText.array(vectorTexts),
+            ])
+        var termIDs = [String](), termTexts = [String](), counts = [String](), lengths = [String]()
+        for (chunk, words) in zip(chunks, analyzed) {
+            for (term, count) in words.reduce(into: [String: Int](), { $0[$1, default: 0] += 1 }) {
+                termIDs.append(chunk.id)
+                termTexts.append(term)
+                counts.append(String(count))
+                lengths.append(String(words.count))
+            }
+        }
+        guard !termIDs.isEmpty else { return }
+        // The chunk's length rides along with each of its terms, so BM25 needs no join to score.
+        try c.execute("""
+            INSERT INTO \(terms) (chunk_id, term, count, length)
+            SELECT * FROM unnest($1::text[], $2::text[], $3::integer[], $4::integer[])
+            """, [SQLText.array(termIDs), SQLText.array(termTexts), SQLText.array(counts), SQLText.array(lengths)])
+    }
+
+    /// Creates pgvector's HNSW index on the vectors (cosine), if it is not there yet.
+    /// - Parameters: `m` and `efConstruction` as pgvector names them (its defaults: 16 and 64).
+    public func buildHNSWIndex(m: Int = 16, efConstruction: Int = 64) throws {
+        try withConnection { c in
+            guard try tablesExist(c) else { throw PostgresStoreError.noVectors("the store is empty: index a corpus first") }
+            try c.execute("""
+                CREATE INDEX IF NOT EXISTS \(chunksTable)_hnsw ON \(chunksTable)
+                USING hnsw (embedding vector_cosine_ops) WITH (m = \(max(2, min(m, 100))), ef_construction = \(max(4, min(efConstruction, 1000))))
+                """)
+        }
+    }
+
+    /// Removes the HNSW index (searches scan again).
+    public func dropHNSWIndex() throws {
+        _ = try withConnection { c in try c.execute("DROP INDEX IF EXISTS \(chunksTable)_hnsw") }
+    }
+
+    /// Drops the store's tables.
+    public func drop() throws {
+        try withConnection { c in
+            try c.execute("DROP TABLE IF EXISTS \(terms)")
+            try c.execute("DROP TABLE IF EXISTS \(chunksTable)")
+            try c.execute("DROP TABLE IF EXISTS \(meta)")
+        }
+    }
+
+    // MARK: Search
+
+    /// Reads the retrieval settings saved by `index` (the defaults when none were saved).
+    public func loadSettings() throws {
+        let saved: RetrievalSettings? = try withConnection { c in
+            guard try c.execute("SELECT to_regclass($1) IS NOT NULL", [meta]).values.first?.first == "t",
+                  let json = try c.execute("SELECT value FROM \(meta) WHERE key = 'settings'").values.first?.first ?? nil else { return nil }
+            return try? JSONDecoder().decode(RetrievalSettings.self, from: Data(json.utf8))
+        }
+        if let saved { settings = saved }
+    }
+
+    /// Up to `k` chunks for `question`, with the file store's fusion and settings. Semantic and
+    /// hybrid modes need the model the store was built with.
+    public func search(_ question: String, mode: RetrievalMode = .hybrid, k: Int = 4) throws -> [RetrievalHit] {
+        guard k > 0 else { return [] }
+        let settings = self.settings
+        let retriever = HybridRetriever(settings: settings, analyzer: analyzer)
+        let semantic = mode == .lexical ? nil : try semanticCandidates(question, count: max(settings.semanticCandidates, k))
+        let lexical = mode == .semantic ? [] : retriever.applyingLexicalFloor(try lexicalCandidates(question, floor: settings.lexicalFloor))
+        let documents = Set(lexical.map(\.document)).union((semantic ?? []).map(\.document))
+        let chunks = try chunks(at: Array(documents))
+        return retriever.fuse(lexical: lexical, semantic: semantic, mode: mode, k: k) { chunks[$0] }
+    }
+
+    /// The `count` chunks nearest to the question's embedding: `(position, cosine)`, best first
+    /// (ties: lower position first).
+    public func semanticCandidates(_ question: String, count: Int) throws -> [(document: Int, score: Float)] {
+        guard let embedding else { throw PostgresStoreError.noVectors("semantic search needs the model the store was built with") }
+        let query = try embedding.sentenceVector(for: question)
+        return try nearest(to: query, count: count)
+    }
+
+    /// The `count` stored vectors nearest to `query` by cosine: `(position, cosine)`, best first.
+    public func nearest(to query: [Float], count: Int) throws -> [(document: Int, score: Float)] {
+        guard count > 0 else { return [] }
+        guard query.allSatisfy(\.isFinite) else { throw PostgresStoreError.noVectors("the query vector has non-finite values") }
+        let search = vectorSearch
+        let model = try modelFingerprint()
+        return try withConnection { c in
+            guard try tablesExist(c) else { return [] }
+            if let stored = try storedFingerprint(c) {
+                if let model, model != stored { throw PostgresStoreError.fingerprintMismatch(stored: stored, model: model) }
+                guard stored.dimension == query.count else {
+                    throw PostgresStoreError.noVectors("the query has \(query.count) dimensions, the store \(stored.dimension)")
+                }
+            } else {
+                throw PostgresStoreError.noVectors("the store holds no vectors (it was indexed lexical-only)")
+            }
+            return try c.transaction {
+                switch search {
+                case .exact:
+                    // A scan, whatever indexes exist: the exact ranking.
+                    try c.execute("SET LOCAL enable_indexscan = off")
+                case let .hnsw(efSearch):
+                    try c.execute("SELECT set_config('hnsw.ef_search', $1, true)", [String(max(1, min(efSearch, 1000)))])
+                }
+                let sql: String
+                switch search {
+                case .exact:
+                    sql = """
+                        SELECT position, 1 - (embedding <=> $1::vector) AS score FROM \(chunksTable)
+                        WHERE embedding IS NOT NULL ORDER BY embedding <=> $1::vector, position LIMIT $2
+                        """
+                case .hnsw:
+                    // The index serves ORDER BY distance alone; ties are left to it.
+                    sql = """
+                        SELECT position, 1 - (embedding <=> $1::vector) AS score FROM \(chunksTable)
+                        ORDER BY embedding <=> $1::vector LIMIT $2
+                        """
+                }
+                return try c.execute(sql, [SQLText.vector(query), String(count)]).values.compactMap { row in
+                    guard let p = row[0].flatMap({ Int($0) }), let s = row[1].flatMap({ Float($0) }) else { return nil }
+                    return (p, s)
+                }
+            }
+        }
+    }
+
+    /// BM25 over the stored statistics, in the database: `(position, score)`, best first (ties:
+    /// lower position first), the chunks sharing a term with the question that score at least
+    /// `floor` × the best. The same formula and constants as `BM25` (k1 1.2, b 0.75,
+    /// idf ln(1 + (N − df + 0.5)/(df + 0.5)), distinct terms).
+    public func lexicalCandidates(_ question: String, floor: Double = 0, k1: Double = 1.2, b: Double = 0.75) throws -> [(document: Int, score: Double)] {
+        let words = Array(Set(analyzer.terms(question))).sorted()
+        guard !words.isEmpty else { return [] }
+        return try withConnection { c in
+            guard try tablesExist(c) else { return [] }
+            // Scores from the terms table alone; only the chunks past the floor meet the chunks table.
+            let rows = try c.execute("""
+                WITH stats AS (SELECT count(*)::float8 AS n, coalesce(avg(length), 0)::float8 AS avgdl FROM \(chunksTable)),
+                     q AS (SELECT DISTINCT unnest($1::text[]) AS term),
+                     df AS (SELECT t.term, count(*)::float8 AS df FROM \(terms) t JOIN q USING (term) GROUP BY t.term),
+                     scored AS (
+                         SELECT t.chunk_id,
+                                sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * t.count * ($2::float8 + 1)
+                                    / (t.count + $2::float8 * (1 - $3::float8 + $3::float8 * t.length / nullif(s.avgdl, 0)))) AS score
+                         FROM \(terms) t JOIN df USING (term) CROSS JOIN stats s
+                         GROUP BY t.chunk_id),
+                     kept AS (SELECT chunk_id, score FROM scored WHERE score >= $4::float8 * (SELECT max(score) FROM scored))
+                SELECT c.position, k.score FROM kept k JOIN \(chunksTable) c ON c.id = k.chunk_id
+                ORDER BY k.score DESC, c.position
+                """, [SQLText.array(words), String(k1), String(b), String(max(0, floor))])
+            return rows.values.compactMap { row in
+                guard let p = row[0].flatMap({ Int($0) }), let s = row[1].flatMap({ Double($0) }) else { return nil }
+                return (p, s)
+            }
+        }
+    }
+
+    /// PostgreSQL's own full-text search as the lexical engine, for comparison with the stored
+    /// BM25 (`embeddings-bench stores` measures both): `ts_rank_cd` of the `english` text search
+    /// configuration, any of the question's words matching, `(position, rank)`, best first.
+    package func fullTextCandidates(_ question: String) throws -> [(document: Int, score: Double)] {
+        let words = question.lowercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber }).map(String.init)
+        guard !words.isEmpty else { return [] }
+        return try withConnection { c in
+            guard try tablesExist(c) else { return [] }
+            let rows = try c.execute("""
+                WITH q AS (SELECT to_tsquery('english', array_to_string(ARRAY(SELECT quote_literal(w) FROM unnest($1::text[]) AS w), ' | ')) AS query)
+                SELECT c.position, ts_rank_cd(to_tsvector('english', c.text), q.query) AS score
+                FROM \(chunksTable) c CROSS JOIN q WHERE to_tsvector('english', c.text) @@ q.query
+                ORDER BY score DESC, c.position
+                """, [SQLText.array(words)])
+            return rows.values.compactMap { row in
+                guard let p = row[0].flatMap({ Int($0) }), let s = row[1].flatMap({ Double($0) }) else { return nil }
+                return (p, s)
+            }
+        }
+    }
+
+    /// `search` with `fullTextCandidates` as the lexical list (for the benchmark's comparison).
+    package func searchWithFullText(_ question: String, mode: RetrievalMode, k: Int) throws -> [RetrievalHit] {
+        let retriever = HybridRetriever(settings: settings, analyzer: analyzer)
+        let semantic = mode == .lexical ? nil : try semanticCandidates(question, count: max(settings.semanticCandidates, k))
+        let lexical = mode == .semantic ? [] : retriever.applyingLexicalFloor(try fullTextCandidates(question))
+        let chunks = try chunks(at: Array(Set(lexical.map(\.document)).union((semantic ?? []).map(\.document))))
+        return retriever.fuse(lexical: lexical, semantic: semantic, mode: mode, k: k) { chunks[$0] }
+    }
+
+    /// The chunks at these corpus positions.
+    public func chunks(at positions: [Int]) throws -> [Int: Chunk] {
+        guard !positions.isEmpty else { return [:] }
+        return try withConnection { c in
+            var out = [Int: Chunk]()
+            for row in try c.execute("""
+                SELECT position, id, source, array_to_json(headings) AS headings, title, text, span_start, span_end
+                FROM \(chunksTable) WHERE position = ANY($1::integer[])
+                """, [SQLText.array(positions.map(String.init))]).values {
+                guard let p = row[0].flatMap({ Int($0) }), let id = row[1], let source = row[2], let headings = row[3],
+                      let title = row[4], let text = row[5],
+                      let list = try? JSONDecoder().decode([String].self, from: Data(headings.utf8)) else {
+                    throw PostgresStoreError.corruptStore("a row of \(chunksTable) is incomplete")
+                }
+                let span = zip(row[6].flatMap { Int($0) }, row[7].flatMap { Int($0) }).map { $0..<max($0, $1) }
+                out[p] = Chunk(id: id, source: source, headings: list, title: title, text: text, span: span)
+            }
+            return out
+        }
+    }
+
+    private static func batches<T>(_ items: [T], of size: Int) -> [ArraySlice<T>] {
+        stride(from: 0, to: items.count, by: size).map { items[$0..<min(items.count, $0 + size)] }
+    }
+}
+
+private func zip<A, B>(_ a: A?, _ b: B?) -> (A, B)? {
+    guard let a, let b else { return nil }
+    return (a, b)
+}

@@ -1,0 +1,42 @@
+import Foundation
+import VectorIndex
+
+/// Why a PostgreSQL store operation failed. Each case says what to do about it.
+public enum PostgresStoreError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The server cannot be reached or refused the login (libpq's message).
+    case cannotConnect(String)
+    /// The database has no pgvector (`CREATE EXTENSION vector` failed or is not allowed).
+    case vectorExtensionMissing(String)
+    /// The store was built with another model: its vectors and this model's cannot be mixed.
+    case fingerprintMismatch(stored: IndexFingerprint, model: IndexFingerprint)
+    /// The store holds no vectors (it was indexed lexical-only) or no model was given.
+    case noVectors(String)
+    /// The user may not create, read or write the store's tables.
+    case permissionDenied(String)
+    /// A table prefix that is not a plain SQL identifier.
+    case invalidTablePrefix(String)
+    /// The store's tables exist but do not hold what this version writes.
+    case corruptStore(String)
+    /// Any other server error, with its SQLSTATE code.
+    case queryFailed(state: String, message: String)
+
+    public var description: String {
+        switch self {
+        case let .cannotConnect(message): return "cannot connect to PostgreSQL: \(message)"
+        case let .vectorExtensionMissing(message):
+            return "the database has no pgvector extension (CREATE EXTENSION vector needs it installed on the server): \(message)"
+        case let .fingerprintMismatch(stored, model):
+            return "the store was built with \(stored), not \(model); index it again with that model or use another table prefix"
+        case let .noVectors(message): return message
+        case let .permissionDenied(message): return "permission denied: \(message)"
+        case let .invalidTablePrefix(prefix):
+            return "table prefix '\(prefix)' must be a plain SQL identifier ([a-z_][a-z0-9_]*, at most 40 characters)"
+        case let .corruptStore(message): return "the store's tables are not usable: \(message)"
+        case let .queryFailed(state, message): return "PostgreSQL error \(state): \(message)"
+        }
+    }
+}
+
+extension PostgresStoreError: LocalizedError {
+    public var errorDescription: String? { description }
+}

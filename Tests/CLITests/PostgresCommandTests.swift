@@ -1,0 +1,101 @@
+import Foundation
+import ModelTestSupport
+import TestSupport
+import XCTest
+
+/// `index`, `search` and `eval` with `--store` against a real PostgreSQL + pgvector server
+/// (see `TestServer`): results, documented errors, and a killed index run.
+final class PostgresCommandTests: XCTestCase {
+    var folder: URL!
+
+    override class func tearDown() {
+        TestServer.stopIfStarted()
+        super.tearDown()
+    }
+
+    override func setUpWithError() throws {
+        _ = try TestModel.shared()
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("pg-cli-\(UUID())")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("small"), withIntermediateDirectories: true)
+        try Data("# Alpha\n\nClosures capture the values they use.".utf8).write(to: folder.appendingPathComponent("small/a.md"))
+        try Data("# Beta\n\nStructs are value types; classes are reference types.".utf8).write(to: folder.appendingPathComponent("small/b.md"))
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    func embeddings(_ arguments: [String]) throws -> CLITests.Run {
+        try CLITests.launch(CLITests.executable, arguments)
+    }
+
+    func testIndexSearchAndEvalThroughTheStore() throws {
+        let url = try TestServer.url()
+        var r = try embeddings(["index", folder.appendingPathComponent("small").path, "--store", url, "--table-prefix", "cli_small", "--hnsw"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("2 chunks: 2 embedded"), r.stderr)
+        r = try embeddings(["index", folder.appendingPathComponent("small").path, "--store", url, "--table-prefix", "cli_small"])
+        XCTAssertTrue(r.stderr.contains("0 embedded, 2 reused"), r.stderr)
+        for precision in ["exact", "hnsw"] {
+            r = try embeddings(["search", "--store", url, "--table-prefix", "cli_small", "--precision", precision, "--json", "What do closures capture?"])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+            let hits = try XCTUnwrap(json["hits"] as? [[String: Any]])
+            XCTAssertEqual(hits.first?["id"] as? String, "a#alpha", precision)
+            XCTAssertEqual(hits.first?["source"] as? String, "a.md")
+        }
+        let cases = folder.appendingPathComponent("cases.json")
+        try Data(#"{"cases": [{"question": "What do closures capture?", "expected": ["a#alpha"]}, {"question": "Are structs values?", "expected": ["b#beta"]}]}"#.utf8).write(to: cases)
+        r = try embeddings(["eval", "--store", url, "--table-prefix", "cli_small", cases.path, "--k", "1"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.contains("recall@1: 1.000"), r.stdout)
+    }
+
+    func testErrorsAreOneLineWithTheDocumentedStatus() throws {
+        func check(_ r: CLITests.Run, _ status: Int32, _ mentions: String, file: StaticString = #filePath, line: UInt = #line) {
+            XCTAssertEqual(r.status, status, r.stderr, file: file, line: line)
+            let errors = r.stderr.split(separator: "\n").filter { $0.hasPrefix("error: ") }
+            XCTAssertEqual(errors.count, 1, r.stderr, file: file, line: line)
+            XCTAssertTrue(errors.first?.contains(mentions) ?? false, r.stderr, file: file, line: line)
+        }
+        let small = folder.appendingPathComponent("small").path
+        check(try embeddings(["index", small, "--store", "postgresql:///x?host=/nonexistent-socket-dir"]), 69, "cannot connect")
+        check(try embeddings(["search", "--store", "postgresql:///x?host=/nonexistent-socket-dir", "q"]), 69, "cannot connect")
+        let url = try TestServer.url()
+        check(try embeddings(["index", small, "--store", url, "--late-chunking"]), 64, "--late-chunking")
+        check(try embeddings(["index", small, "--store", url, "--out", "x.index"]), 64, "exclude")
+        check(try embeddings(["search", "--store", url, "--index", "x.index", "q"]), 64, "exclude")
+        check(try embeddings(["search", "--store", url, "--precision", "int8", "q"]), 64, "exact or hnsw")
+        check(try embeddings(["index", small, "--store", url, "--table-prefix", "Robert'); DROP TABLE students;--"]), 64, "plain SQL identifier")
+        // A lexical-only store has no vectors for semantic search: bad data, 65.
+        XCTAssertEqual(try embeddings(["index", small, "--store", url, "--table-prefix", "cli_lexical", "--lexical-only"]).status, 0)
+        check(try embeddings(["search", "--store", url, "--table-prefix", "cli_lexical", "--mode", "semantic", "q"]), 65, "no vectors")
+        XCTAssertEqual(try embeddings(["search", "--store", url, "--table-prefix", "cli_lexical", "--mode", "lexical", "closures"]).status, 0)
+    }
+
+    /// A run killed while embedding leaves the previous state whole, and the next run is not
+    /// blocked by it (the server drops the dead connection's transaction and lock).
+    func testKilledIndexRunLeavesThePreviousState() throws {
+        let url = try TestServer.url()
+        let small = folder.appendingPathComponent("small").path
+        XCTAssertEqual(try embeddings(["index", small, "--store", url, "--table-prefix", "cli_killed"]).status, 0)
+        let process = Process()
+        process.executableURL = CLITests.executable
+        process.arguments = ["index", TestFixtures.folder.appendingPathComponent("corpus/swift-lessons").path, "--store", url, "--table-prefix", "cli_killed"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        Thread.sleep(forTimeInterval: 4)  // inside the transaction, embedding 722 chunks
+        XCTAssertTrue(process.isRunning, "the big run should still be embedding")
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let r = try embeddings(["search", "--store", url, "--table-prefix", "cli_killed", "--mode", "lexical", "--k", "50", "--json", "closures structs values"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let sources = Set((json["hits"] as? [[String: Any]] ?? []).compactMap { $0["source"] as? String })
+        XCTAssertEqual(sources, ["a.md", "b.md"], "only the previous run's chunks")
+        let again = try embeddings(["index", small, "--store", url, "--table-prefix", "cli_killed"])
+        XCTAssertEqual(again.status, 0, again.stderr)
+        XCTAssertTrue(again.stderr.contains("0 embedded, 2 reused, 0 removed"), again.stderr)
+    }
+}

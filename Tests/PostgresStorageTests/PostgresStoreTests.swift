@@ -1,0 +1,239 @@
+import Embeddings
+import Foundation
+import ModelTestSupport
+@testable import PostgresStorage
+import Retrieval
+import Synchronization
+import TestSupport
+import XCTest
+
+extension TestServer {
+    /// Runs raw SQL (test set-up only: roles, tampering) over libpq.
+    @discardableResult
+    static func sql(_ statement: String, _ parameters: [String?] = [], url: String? = nil) throws -> [[String?]] {
+        try PostgresConnection(url ?? self.url()).execute(statement, parameters).values
+    }
+
+    /// The server's URL with another user name.
+    static func url(asUser user: String) throws -> String {
+        let base = try url()
+        guard var components = URLComponents(string: base) else { return base }
+        var items = (components.queryItems ?? []).filter { $0.name != "user" }
+        items.append(URLQueryItem(name: "user", value: user))
+        components.queryItems = items
+        return components.string ?? base
+    }
+}
+
+/// The PostgreSQL store against the file store on the built-in corpus, and against hostile input.
+final class PostgresStoreTests: XCTestCase {
+    static let corpus = TestFixtures.folder.appendingPathComponent("corpus/swift-lessons")
+
+    override class func tearDown() {
+        TestServer.stopIfStarted()
+        super.tearDown()
+    }
+
+    /// A store on fresh tables named `prefix`.
+    func freshStore(_ prefix: String, embedding: ContextualEmbedding? = nil) throws -> PostgresStore {
+        let store = try PostgresStore(connection: try TestServer.url(), embedding: embedding, tablePrefix: prefix)
+        try store.drop()
+        return store
+    }
+
+    /// The file store and the PostgreSQL store, each indexed once from the built-in corpus.
+    private static let built = Mutex<(EmbeddingStore, PostgresStore)?>(nil)
+
+    func builtInStores() async throws -> (EmbeddingStore, PostgresStore) {
+        if let stores = Self.built.withLock({ $0 }) { return stores }
+        let model = try TestModel.shared()
+        let file = EmbeddingStore(embedding: model)
+        _ = try await file.index(folder: Self.corpus)
+        let postgres = try freshStore("parity", embedding: model)
+        let (statistics, problems) = try postgres.index(folder: Self.corpus)
+        XCTAssertEqual(problems, [])
+        let fileCount = await file.count
+        XCTAssertEqual(statistics.chunks, fileCount)
+        XCTAssertEqual(statistics.embedded, statistics.chunks)
+        Self.built.withLock { $0 = (file, postgres) }
+        return (file, postgres)
+    }
+
+    func testExactSemanticTopKEqualsTheFileIndex() async throws {
+        let (file, postgres) = try await builtInStores()
+        let fileCount = await file.count
+        XCTAssertEqual(try postgres.count(), fileCount)
+        let set = try EvaluationSet(contentsOf: TestFixtures.folder.appendingPathComponent("eval/swift-lessons.json"))
+        var compared = 0
+        for c in set.cases {
+            let ours = try await file.semanticCandidates(c.question, count: 10)
+            let theirs = try postgres.semanticCandidates(c.question, count: 10)
+            XCTAssertEqual(theirs.count, 10)
+            for (a, b) in zip(ours, theirs) where a.document != b.document {
+                // Ties aside: a swapped pair must score the same to float precision.
+                XCTAssertEqual(a.score, b.score, accuracy: 1e-6, "\(c.question): \(a) vs \(b)")
+            }
+            for (a, b) in zip(ours, theirs) { XCTAssertEqual(a.score, b.score, accuracy: 1e-5, c.question) }
+            compared += 1
+        }
+        XCTAssertGreaterThanOrEqual(compared, 70)
+    }
+
+    func testLexicalBM25InTheDatabaseEqualsTheFileStore() async throws {
+        let (file, postgres) = try await builtInStores()
+        for question in ["How do I unwrap an optional safely?", "closures capture values", "protocol extension default implementation", "zebra"] {
+            let expected = HybridRetriever().applyingLexicalFloor(try await file.search(question, mode: .lexical, k: 50).enumerated().map { ($0.offset, $0.element.score) })
+            let hits = try postgres.search(question, mode: .lexical, k: 50)
+            let fileHits = try await file.search(question, mode: .lexical, k: 50)
+            XCTAssertEqual(hits.map(\.chunk.id), fileHits.map(\.chunk.id), question)
+            for (a, b) in zip(hits, fileHits) { XCTAssertEqual(a.score, b.score, accuracy: 1e-9 * max(1, b.score), question) }
+            XCTAssertEqual(hits.count, expected.count > 0 ? fileHits.count : 0)
+        }
+    }
+
+    func testHybridRecallMatchesTheFileStore() async throws {
+        let (file, postgres) = try await builtInStores()
+        let set = try EvaluationSet(contentsOf: TestFixtures.folder.appendingPathComponent("eval/swift-lessons.json"))
+        var fileResults = [[String]]()
+        for c in set.cases { fileResults.append(try await file.search(c.question, mode: .hybrid, k: 4).map(\.chunk.id)) }
+        var i = 0
+        let fileRecall = set.recall(ks: [4]) { _ in defer { i += 1 }; return fileResults[i] }.recall[4] ?? 0
+        let postgresRecall = try set.recall(ks: [4]) { try postgres.search($0, mode: .hybrid, k: 4).map(\.chunk.id) }.recall[4] ?? 0
+        print(String(format: "hybrid recall@4: file %.3f, PostgreSQL %.3f", fileRecall, postgresRecall))
+        XCTAssertEqual(postgresRecall, fileRecall, accuracy: 0.01)
+        XCTAssertGreaterThanOrEqual(postgresRecall, 0.90)
+    }
+
+    func testHNSWRecallAgainstExact() async throws {
+        let (_, postgres) = try await builtInStores()
+        try postgres.buildHNSWIndex()
+        defer { try? postgres.dropHNSWIndex() }
+        let set = try EvaluationSet(contentsOf: TestFixtures.folder.appendingPathComponent("eval/swift-lessons.json"))
+        var found = 0, wanted = 0
+        for c in set.cases {
+            postgres.vectorSearch = .exact
+            let exact = Set(try postgres.semanticCandidates(c.question, count: 10).map(\.document))
+            postgres.vectorSearch = .hnsw(efSearch: 40)
+            let approximate = Set(try postgres.semanticCandidates(c.question, count: 10).map(\.document))
+            found += exact.intersection(approximate).count
+            wanted += exact.count
+        }
+        postgres.vectorSearch = .exact
+        let recall = Double(found) / Double(wanted)
+        print(String(format: "pgvector HNSW recall@10 against exact: %.4f over %d questions", recall, set.cases.count))
+        XCTAssertGreaterThanOrEqual(recall, 0.98)
+    }
+
+    func pages(_ variant: Int) -> [EmbeddingStore.Page] {
+        var pages = [
+            EmbeddingStore.Page(source: "a.md", text: "# Alpha\n\nClosures capture the values they use.\n\n## Escaping\n\nAn escaping closure outlives the call."),
+            EmbeddingStore.Page(source: "b.md", text: "# Beta\n\nStructs are value types; classes are reference types."),
+            EmbeddingStore.Page(source: "c.md", text: "# Gamma\n\nActors protect their mutable state from data races."),
+        ]
+        if variant == 1 {
+            pages[1].text = "# Beta\n\nStructs are copied on assignment; classes are shared."
+            pages.remove(at: 2)
+        }
+        return pages
+    }
+
+    func testIncrementalIndexingReusesRemovesAndNeverMixesModels() throws {
+        let model = try TestModel.shared()
+        let store = try freshStore("incremental", embedding: model)
+        let first = try store.replace(with: pages(0))
+        XCTAssertEqual(first.chunks, 4)
+        XCTAssertEqual(first.embedded, 4)
+        let again = try store.replace(with: pages(0))
+        XCTAssertEqual(again.embedded, 0, "an unchanged corpus embeds nothing")
+        XCTAssertEqual(again.reused, 4)
+        let changed = try store.replace(with: pages(1))
+        XCTAssertEqual(changed.chunks, 3)
+        XCTAssertEqual(changed.embedded, 1, "only the edited chunk")
+        XCTAssertEqual(changed.reused, 2)
+        XCTAssertEqual(changed.removed, 1)
+        XCTAssertEqual(try store.count(), 3)
+        XCTAssertEqual(try TestServer.sql("SELECT count(*) FROM incremental_terms WHERE chunk_id LIKE 'c#%'").first?.first, "0", "terms of a removed page go too")
+        XCTAssertEqual(try store.search("mutable state data races", mode: .hybrid, k: 2).map(\.chunk.id), [], "the removed page is not found")
+        XCTAssertEqual(try store.search("copied on assignment", mode: .hybrid, k: 1).first?.chunk.id, "b#beta")
+
+        // Another model's fingerprint: a typed error, and nothing changes.
+        try TestServer.sql("UPDATE incremental_meta SET value = replace(value, 'all-MiniLM-L6-v2', 'other-model') WHERE key = 'fingerprint'")
+        XCTAssertThrowsError(try store.replace(with: pages(0))) {
+            guard case PostgresStoreError.fingerprintMismatch = $0 else { return XCTFail("\($0)") }
+        }
+        XCTAssertThrowsError(try store.search("closures", mode: .semantic, k: 1)) {
+            guard case PostgresStoreError.fingerprintMismatch = $0 else { return XCTFail("\($0)") }
+        }
+        XCTAssertEqual(try store.count(), 3)
+        XCTAssertEqual(try store.search("copied on assignment", mode: .lexical, k: 1).first?.chunk.id, "b#beta", "lexical search needs no model")
+    }
+
+    func testHostileIdsAndTextsAreStoredAsTheyAre() throws {
+        let model = try TestModel.shared()
+        let store = try freshStore("hostile", embedding: model)
+        let injection = "'); DROP TABLE hostile_chunks; --"
+        let megabyte = String(repeating: "Long text about vectors and quotes ' \" \\ here. ", count: 22_000)
+        let hostile = [
+            EmbeddingStore.Page(source: "quote's \"dir\"/page'; --.md", text: "# It's \"quoted\" \(injection)\n\nA body with 'single' and \"double\" quotes, backslashes \\ \\\\ and a tab\t."),
+            EmbeddingStore.Page(source: "nul.md", text: "# Nul\n\nBefore\u{0}after the NUL byte, still searchable."),
+            EmbeddingStore.Page(source: "unicode.md", text: "# Ünïcödé 🧪\n\nΣίσυφος, 日本語, עברית — \u{202E}reversed\u{202C}."),
+        ]
+        _ = try store.replace(with: hostile)
+        XCTAssertEqual(try TestServer.sql("SELECT to_regclass('hostile_chunks') IS NOT NULL").first?.first, "t", "the table is still there")
+        let quoted = try XCTUnwrap(try store.search("single and double quotes backslashes", mode: .lexical, k: 1).first)
+        XCTAssertEqual(quoted.chunk.source, "quote's \"dir\"/page'; --.md")
+        XCTAssertEqual(quoted.chunk.headings, ["It's \"quoted\" \(injection)"])
+        XCTAssertTrue(quoted.chunk.text.contains("backslashes \\ \\\\ and a tab\t."))
+        let nul = try XCTUnwrap(try store.search("NUL byte searchable", mode: .hybrid, k: 1).first)
+        XCTAssertEqual(nul.chunk.id, "nul#nul")
+        XCTAssertEqual(nul.chunk.text, "Nul\n\nBeforeafter the NUL byte, still searchable.", "PostgreSQL text holds no NUL: it is dropped, nothing else")
+        XCTAssertEqual(try store.search("日本語", mode: .lexical, k: 1).first?.chunk.source, "unicode.md")
+        XCTAssertEqual(try store.replace(with: hostile).embedded, 0, "hashes of the original texts: nothing re-embedded")
+        // A 1 MB page (about 1,600 chunks; lexical-only, so the test does not wait on the encoder).
+        let lexical = try freshStore("hostile_big")
+        let big = try lexical.replace(with: [EmbeddingStore.Page(source: "big.md", text: "# Big\n\n" + megabyte + "The last sentence mentions zeppelins.")])
+        XCTAssertGreaterThan(big.chunks, 1_000, "the 1 MB page is chunked")
+        XCTAssertEqual(try lexical.count(), big.chunks)
+        XCTAssertTrue(try lexical.search("zeppelins", mode: .lexical, k: 1).first?.chunk.text.hasSuffix("zeppelins.") ?? false)
+        XCTAssertThrowsError(try lexical.search("zeppelins", mode: .semantic, k: 1)) {
+            guard case PostgresStoreError.noVectors = $0 else { return XCTFail("\($0)") }
+        }
+        XCTAssertThrowsError(try PostgresStore(connection: try TestServer.url(), embedding: nil, tablePrefix: "x; DROP TABLE y")) {
+            guard case PostgresStoreError.invalidTablePrefix = $0 else { return XCTFail("\($0)") }
+        }
+    }
+
+    func testConcurrentIndexRunsWaitForEachOther() throws {
+        let model = try TestModel.shared()
+        _ = try freshStore("concurrent")
+        let url = try TestServer.url()
+        let outcomes = Mutex<[Result<EmbeddingStore.UpdateStatistics, any Error>]>([])
+        let corpus = pages(0)
+        DispatchQueue.concurrentPerform(iterations: 2) { _ in
+            let result = Result { try PostgresStore(connection: url, embedding: model, tablePrefix: "concurrent").replace(with: corpus) }
+            outcomes.withLock { $0.append(result) }
+        }
+        let statistics = try outcomes.withLock { $0 }.map { try $0.get() }
+        XCTAssertEqual(statistics.map(\.embedded).sorted(), [0, 4], "the second run waited and reused the first one's vectors")
+        XCTAssertEqual(try PostgresStore(connection: url, embedding: model, tablePrefix: "concurrent").count(), 4)
+    }
+
+    func testConnectionErrorsAreTyped() throws {
+        XCTAssertThrowsError(try PostgresStore(connection: "postgresql:///nowhere?host=/nonexistent-socket-dir", embedding: nil)) {
+            guard case PostgresStoreError.cannotConnect = $0 else { return XCTFail("\($0)") }
+        }
+        // A role that may connect but not create tables, nor the extension in a fresh database.
+        _ = try? TestServer.sql("DROP DATABASE IF EXISTS no_vector_db")
+        try TestServer.sql("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'reader') THEN CREATE ROLE reader LOGIN; END IF; END $$")
+        try TestServer.sql("CREATE DATABASE no_vector_db")
+        let reader = try TestServer.url(asUser: "reader")
+        let store = try PostgresStore(connection: reader, embedding: nil, tablePrefix: "denied")
+        XCTAssertThrowsError(try store.replace(with: pages(0))) {
+            guard case PostgresStoreError.permissionDenied = $0 else { return XCTFail("\($0)") }
+        }
+        let noVector = reader.replacingOccurrences(of: "embeddings_test", with: "no_vector_db")
+        XCTAssertThrowsError(try PostgresStore(connection: noVector, embedding: nil)) {
+            guard case PostgresStoreError.vectorExtensionMissing = $0 else { return XCTFail("\($0)") }
+        }
+    }
+}
