@@ -7,6 +7,8 @@ import XCTest
 /// (see `TestServer`): results, documented errors, and a killed index run.
 final class PostgresCommandTests: XCTestCase {
     var folder: URL!
+    /// A table-prefix suffix of this run, so that every test starts from tables of its own.
+    let run = "_" + UUID().uuidString.prefix(8).lowercased()
 
     override class func tearDown() {
         TestServer.stopIfStarted()
@@ -31,13 +33,13 @@ final class PostgresCommandTests: XCTestCase {
 
     func testIndexSearchAndEvalThroughTheStore() throws {
         let url = try TestServer.url()
-        var r = try embeddings(["index", folder.appendingPathComponent("small").path, "--store", url, "--table-prefix", "cli_small", "--hnsw"])
+        var r = try embeddings(["index", folder.appendingPathComponent("small").path, "--store", url, "--table-prefix", "cli_small" + run, "--hnsw"])
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertTrue(r.stderr.contains("2 chunks: 2 embedded"), r.stderr)
-        r = try embeddings(["index", folder.appendingPathComponent("small").path, "--store", url, "--table-prefix", "cli_small"])
+        r = try embeddings(["index", folder.appendingPathComponent("small").path, "--store", url, "--table-prefix", "cli_small" + run])
         XCTAssertTrue(r.stderr.contains("0 embedded, 2 reused"), r.stderr)
         for precision in ["exact", "hnsw"] {
-            r = try embeddings(["search", "--store", url, "--table-prefix", "cli_small", "--precision", precision, "--json", "What do closures capture?"])
+            r = try embeddings(["search", "--store", url, "--table-prefix", "cli_small" + run, "--precision", precision, "--json", "What do closures capture?"])
             XCTAssertEqual(r.status, 0, r.stderr)
             let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
             let hits = try XCTUnwrap(json["hits"] as? [[String: Any]])
@@ -46,9 +48,25 @@ final class PostgresCommandTests: XCTestCase {
         }
         let cases = folder.appendingPathComponent("cases.json")
         try Data(#"{"cases": [{"question": "What do closures capture?", "expected": ["a#alpha"]}, {"question": "Are structs values?", "expected": ["b#beta"]}]}"#.utf8).write(to: cases)
-        r = try embeddings(["eval", "--store", url, "--table-prefix", "cli_small", cases.path, "--k", "1"])
+        r = try embeddings(["eval", "--store", url, "--table-prefix", "cli_small" + run, cases.path, "--k", "1"])
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertTrue(r.stdout.contains("recall@1: 1.000"), r.stdout)
+    }
+
+    /// `--store postgresql://` alone connects from the standard libpq environment.
+    func testTheConnectionComesFromTheLibpqEnvironment() throws {
+        let url = try XCTUnwrap(URLComponents(string: try TestServer.url()))
+        let query = Dictionary((url.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { a, _ in a })
+        var environment = ProcessInfo.processInfo.environment
+        environment["PGHOST"] = query["host"]
+        environment["PGUSER"] = query["user"]
+        environment["PGDATABASE"] = String(url.path.dropFirst())
+        let small = folder.appendingPathComponent("small").path
+        var r = try CLITests.launch(CLITests.executable, ["index", small, "--store", "postgresql://", "--table-prefix", "cli_environment" + run, "--lexical-only"], environment: environment)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        r = try CLITests.launch(CLITests.executable, ["search", "--store", "postgresql://", "--table-prefix", "cli_environment" + run, "--mode", "lexical", "closures"], environment: environment)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.contains("a#alpha"), r.stdout)
     }
 
     func testErrorsAreOneLineWithTheDocumentedStatus() throws {
@@ -68,9 +86,9 @@ final class PostgresCommandTests: XCTestCase {
         check(try embeddings(["search", "--store", url, "--precision", "int8", "q"]), 64, "exact or hnsw")
         check(try embeddings(["index", small, "--store", url, "--table-prefix", "Robert'); DROP TABLE students;--"]), 64, "plain SQL identifier")
         // A lexical-only store has no vectors for semantic search: bad data, 65.
-        XCTAssertEqual(try embeddings(["index", small, "--store", url, "--table-prefix", "cli_lexical", "--lexical-only"]).status, 0)
-        check(try embeddings(["search", "--store", url, "--table-prefix", "cli_lexical", "--mode", "semantic", "q"]), 65, "no vectors")
-        XCTAssertEqual(try embeddings(["search", "--store", url, "--table-prefix", "cli_lexical", "--mode", "lexical", "closures"]).status, 0)
+        XCTAssertEqual(try embeddings(["index", small, "--store", url, "--table-prefix", "cli_lexical" + run, "--lexical-only"]).status, 0)
+        check(try embeddings(["search", "--store", url, "--table-prefix", "cli_lexical" + run, "--mode", "semantic", "q"]), 65, "no vectors")
+        XCTAssertEqual(try embeddings(["search", "--store", url, "--table-prefix", "cli_lexical" + run, "--mode", "lexical", "closures"]).status, 0)
     }
 
     /// A run killed while embedding leaves the previous state whole, and the next run is not
@@ -78,10 +96,10 @@ final class PostgresCommandTests: XCTestCase {
     func testKilledIndexRunLeavesThePreviousState() throws {
         let url = try TestServer.url()
         let small = folder.appendingPathComponent("small").path
-        XCTAssertEqual(try embeddings(["index", small, "--store", url, "--table-prefix", "cli_killed"]).status, 0)
+        XCTAssertEqual(try embeddings(["index", small, "--store", url, "--table-prefix", "cli_killed" + run]).status, 0)
         let process = Process()
         process.executableURL = CLITests.executable
-        process.arguments = ["index", TestFixtures.folder.appendingPathComponent("corpus/swift-lessons").path, "--store", url, "--table-prefix", "cli_killed"]
+        process.arguments = ["index", TestFixtures.folder.appendingPathComponent("corpus/swift-lessons").path, "--store", url, "--table-prefix", "cli_killed" + run]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -89,12 +107,12 @@ final class PostgresCommandTests: XCTestCase {
         XCTAssertTrue(process.isRunning, "the big run should still be embedding")
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
-        let r = try embeddings(["search", "--store", url, "--table-prefix", "cli_killed", "--mode", "lexical", "--k", "50", "--json", "closures structs values"])
+        let r = try embeddings(["search", "--store", url, "--table-prefix", "cli_killed" + run, "--mode", "lexical", "--k", "50", "--json", "closures structs values"])
         XCTAssertEqual(r.status, 0, r.stderr)
         let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         let sources = Set((json["hits"] as? [[String: Any]] ?? []).compactMap { $0["source"] as? String })
         XCTAssertEqual(sources, ["a.md", "b.md"], "only the previous run's chunks")
-        let again = try embeddings(["index", small, "--store", url, "--table-prefix", "cli_killed"])
+        let again = try embeddings(["index", small, "--store", url, "--table-prefix", "cli_killed" + run])
         XCTAssertEqual(again.status, 0, again.stderr)
         XCTAssertTrue(again.stderr.contains("0 embedded, 2 reused, 0 removed"), again.stderr)
     }
