@@ -22,9 +22,9 @@ vocab="${XDG_CACHE_HOME:-$HOME/.cache}/contextual-embeddings/models/sentence-tra
 sources_for() {
   case "$1" in
     tokenizer) echo Sources/Hashing/*.swift Sources/WordPiece/*.swift ;;
-    safetensors) echo Sources/Encoder/Safetensors.swift Sources/Encoder/EncoderError.swift ;;
+    safetensors) echo Sources/BertEncoder/Safetensors.swift Sources/BertEncoder/EncoderError.swift ;;
     indexfile) echo Sources/LinearAlgebra/*.swift Sources/LinearAlgebra/Reference/*.swift Sources/VectorIndex/*.swift ;;
-    chunker) echo Sources/Retrieval/MarkdownChunker.swift Sources/Retrieval/Chunk.swift ;;
+    chunker) echo Sources/Retrieval/MarkdownChunker.swift Sources/Retrieval/Chunk.swift Sources/Retrieval/RetrievalError.swift ;;
     jsonlines) echo Sources/EmbeddingsCLI/JSONLinesReader.swift Sources/EmbeddingsCLI/CommandLineSupport.swift ;;
   esac
 }
@@ -36,7 +36,7 @@ build() {
   dir="$out/src-$target"
   rm -rf "$dir"; mkdir -p "$dir"
   for f in $(sources_for "$target"); do
-    sed -E '/^import (Hashing|WordPiece|LinearAlgebra|VectorIndex|Encoder|Embeddings|Retrieval)$/d' "$f" > "$dir/$(basename "$(dirname "$f")")-$(basename "$f")"
+    sed -E '/^import (Hashing|WordPiece|LinearAlgebra|VectorIndex|BertEncoder|ModelAssets|Embeddings|Retrieval)$/d' "$f" > "$dir/$(basename "$(dirname "$f")")-$(basename "$f")"
   done
   cp "Fuzz/Fuzz$name.swift" "$dir/"
   local extra=()
@@ -51,7 +51,7 @@ build() {
     done
     extra=(-I "$dir/ckernels" -I Sources/CBLAS $(pkg-config --cflags openblas | sed 's/-I/-Xcc -I/g') "${objects[@]}" $(pkg-config --libs openblas))
   fi
-  swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name Fuzz$name "$dir"/*.swift "${extra[@]}" -o "$out/fuzz-$target" 2>&1 | { grep -v "Cannot export local symbol" || true; }
+  swiftc -O -sanitize=fuzzer,address -parse-as-library -package-name ContextualEmbeddings -module-name Fuzz$name "$dir"/*.swift "${extra[@]}" -o "$out/fuzz-$target" 2>&1 | { grep -v "Cannot export local symbol" || true; }
 }
 
 run() {

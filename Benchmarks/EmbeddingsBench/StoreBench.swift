@@ -2,7 +2,6 @@ import Embeddings
 import Foundation
 import PostgresStorage
 import Retrieval
-import Synchronization
 
 /// `embeddings-bench stores --store URL [--copies N]`: the index file against PostgreSQL +
 /// pgvector (exact and HNSW), on the built-in corpus with the real encoder, then on the corpus
@@ -176,19 +175,4 @@ enum StoreBench {
         out += "\nHNSW recall@10 against exact at other ef_search values:\n\n" + recallSweep
         return out + "\nLexical engine in the database, built-in corpus and its evaluation set:\n\n" + lexicalComparison
     }
-}
-
-/// Runs async work from synchronous benchmark code and waits for it.
-func blockingAwait<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-    let semaphore = DispatchSemaphore(value: 0)
-    let result = Mutex<Result<T, any Error>?>(nil)
-    Task {
-        let outcome: Result<T, any Error>
-        do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
-        result.withLock { $0 = outcome }
-        semaphore.signal()
-    }
-    semaphore.wait()
-    guard let outcome = result.withLock({ $0 }) else { throw CancellationError() }
-    return try outcome.get()
 }

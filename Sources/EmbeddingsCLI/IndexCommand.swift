@@ -135,18 +135,3 @@ final class ProgressBox: Sendable {
     /// Ends the report (when the work stopped short of the total).
     func finish() { progress.withLock { $0.finish() } }
 }
-
-/// Runs async work from the synchronous command line (a thread of its own, see `EmbeddingsMain`)
-/// and waits for it.
-func blockingAwait<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-    let semaphore = DispatchSemaphore(value: 0)
-    let result = Mutex<Result<T, any Error>?>(nil)
-    Task {
-        let outcome: Result<T, any Error>
-        do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
-        result.withLock { $0 = outcome }
-        semaphore.signal()
-    }
-    semaphore.wait()
-    return try result.withLock { $0 }!.get()
-}
