@@ -11,8 +11,16 @@ deps:
 build: deps
 	$(SWIFT) build
 
+# The PostgreSQL store's tests need a real server: CE_POSTGRES_URL when set (CI starts one),
+# else a throwaway one from scripts/postgres.sh, stopped when the tests end.
 test: deps
-	$(SWIFT) test -c release
+	@if [ -n "$$CE_POSTGRES_URL" ]; then \
+		$(SWIFT) test -c release; \
+	else \
+		url="$$(./scripts/postgres.sh start)" || exit 1; \
+		CE_POSTGRES_URL="$$url" $(SWIFT) test -c release; status=$$?; \
+		./scripts/postgres.sh stop >/dev/null 2>&1; exit $$status; \
+	fi
 
 release: deps
 	$(SWIFT) build -c release

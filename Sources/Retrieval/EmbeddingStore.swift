@@ -126,10 +126,15 @@ public actor EmbeddingStore {
         bm25 = metadata.bm25
         lateChunking = metadata.lateChunking
         settings = metadata.settings
-        index = stored.index.count > 0 || stored.fingerprint.dimension > 0 ? stored.index : nil
-        keptCodes = stored.index.precisions.subtracting([.exact])
-        storedFingerprint = stored.fingerprint
+        // A lexical-only file stores zero vectors under the "none" fingerprint: no vectors to keep.
+        let lexicalOnly = stored.fingerprint.modelIdentifier == Self.lexicalOnlyIdentifier
+        index = lexicalOnly ? nil : stored.index
+        storedFingerprint = lexicalOnly ? nil : stored.fingerprint
+        keptCodes = lexicalOnly ? [] : stored.index.precisions.subtracting([.exact])
     }
+
+    /// The model identifier a lexical-only file's fingerprint carries.
+    static let lexicalOnlyIdentifier = "none"
 
     /// Keeps int8 and/or binary codes beside the vectors from now on: built now (int8 ranges
     /// learned from the current vectors), rebuilt after every update, and saved by `save(to:)`.
@@ -154,7 +159,7 @@ public actor EmbeddingStore {
     public func save(to url: URL) throws {
         let metadata = Metadata(chunks: chunks, contentHashes: contentHashes, bm25: bm25, lateChunking: lateChunking, settings: settings)
         let fingerprint = try modelFingerprint() ?? storedFingerprint
-            ?? IndexFingerprint(modelIdentifier: "none", dimension: 1, pooling: "none", normalized: false, tokenizerHash: "none")
+            ?? IndexFingerprint(modelIdentifier: Self.lexicalOnlyIdentifier, dimension: 1, pooling: "none", normalized: false, tokenizerHash: "none")
         let vectors = index ?? FlatIndex(dimension: max(1, fingerprint.dimension))
         let data = try JSONEncoder().encode(metadata)
         let toWrite: FlatIndex
@@ -234,6 +239,11 @@ public actor EmbeddingStore {
             index = try FlatIndex(dimension: embedding.dimension, ids: newChunks.map(\.id), rowMajorVectors: flat)
             if !keptCodes.isEmpty { index?.buildCodes(keptCodes) }
             storedFingerprint = fingerprint
+        } else {
+            // Without a model the store becomes lexical-only: vectors of the previous chunks
+            // would no longer line up with the new ones, so none are kept (or saved).
+            index = nil
+            storedFingerprint = nil
         }
         return statistics
     }

@@ -15,6 +15,39 @@ final class StoreTests: XCTestCase {
         ]
     }
 
+    /// A lexical-only file has no vectors once loaded, and re-indexing without a model over a file
+    /// with vectors makes it lexical-only instead of keeping vectors of other chunks.
+    func testLexicalOnlyStoresKeepNoVectors() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lexical-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("x.index")
+        let withVectors = EmbeddingStore(embedding: try TestModel.shared())
+        _ = try await withVectors.replace(with: pages())
+        try await withVectors.save(to: url)
+        let lexical = EmbeddingStore(embedding: nil)
+        try await lexical.load(from: url)
+        let loadedVectors = await lexical.vectors()
+        let loadedCount = await lexical.count
+        XCTAssertEqual(loadedVectors?.count, loadedCount, "a file with vectors keeps them")
+        _ = try await lexical.replace(with: pages(true))
+        let afterLexicalIndex = await lexical.vectors()
+        XCTAssertNil(afterLexicalIndex, "no vectors of the previous chunks")
+        try await lexical.save(to: url)
+        let reloaded = EmbeddingStore(embedding: nil)
+        try await reloaded.load(from: url)
+        let reloadedVectors = await reloaded.vectors()
+        XCTAssertNil(reloadedVectors, "a lexical-only file has no vectors")
+        XCTAssertEqual(try IndexFile.read(from: url).fingerprint.modelIdentifier, "none")
+        let hits = try await reloaded.search("guard let", mode: .lexical, k: 1)
+        XCTAssertEqual(hits.first?.chunk.id, "b#optionals")
+        let model = EmbeddingStore(embedding: try TestModel.shared())
+        try await model.load(from: url)
+        let statistics = try await model.replace(with: pages(true))
+        XCTAssertEqual(statistics.reused, 0, "nothing to reuse from a lexical-only file")
+        XCTAssertEqual(statistics.embedded, statistics.chunks)
+    }
+
     func testReindexingReusesVectorsAndEditsReembedOnlyThemselves() async throws {
         let store = EmbeddingStore(embedding: try TestModel.shared())
         let first = try await store.replace(with: pages())

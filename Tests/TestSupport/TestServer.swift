@@ -1,39 +1,22 @@
 import Foundation
-import Synchronization
 
-/// A real PostgreSQL 16 + pgvector server: `CE_POSTGRES_URL` when set (CI starts one with
-/// `scripts/postgres.sh start`), else one this test process starts with the same script and
-/// stops at the end. A server that cannot start fails the tests; nothing is skipped.
+/// The real PostgreSQL 16 + pgvector server of the store tests, started by `scripts/postgres.sh`
+/// (from `make test` or CI) and passed as `CE_POSTGRES_URL`. Without it the tests fail.
 public enum TestServer {
-    private static let started = Mutex<(url: String?, ownServer: Bool)>((nil, false))
-
     /// The repository's root folder.
     public static var repository: URL { TestFixtures.folder.deletingLastPathComponent() }
 
-    /// The URL of the server the tests use, starting one when needed.
+    /// The URL of the server the tests use: `CE_POSTGRES_URL`, which `make test` and CI set after
+    /// `scripts/postgres.sh start`. Without it the tests fail (they are never skipped).
     public static func url() throws -> String {
-        try started.withLock { state in
-            if let url = state.url { return url }
-            if let url = ProcessInfo.processInfo.environment["CE_POSTGRES_URL"], !url.isEmpty {
-                state.url = url
-                return url
-            }
-            let r = try script("start")
-            guard r.status == 0, let url = r.stdout.split(separator: "\n").last.map(String.init), url.hasPrefix("postgresql://") else {
-                throw TestServerError(message: "scripts/postgres.sh start failed (status \(r.status)): \(r.stderr)")
-            }
-            state = (url, true)
-            return url
+        guard let url = ProcessInfo.processInfo.environment["CE_POSTGRES_URL"], !url.isEmpty else {
+            throw TestServerError(message: "CE_POSTGRES_URL is not set: run the tests with `make test` (it starts a server with scripts/postgres.sh), or export CE_POSTGRES_URL=$(scripts/postgres.sh start)")
         }
+        return url
     }
 
-    /// Stops the server if this process started it.
-    public static func stopIfStarted() {
-        started.withLock { state in
-            if state.ownServer { _ = try? script("stop") }
-            state = (nil, false)
-        }
-    }
+    /// Nothing to stop: the server belongs to whoever started it (`make test`, CI).
+    public static func stopIfStarted() {}
 
     /// Runs `scripts/postgres.sh` with `arguments`.
     public static func script(_ arguments: String...) throws -> (status: Int32, stdout: String, stderr: String) {
