@@ -263,9 +263,7 @@ public final class PostgresStore: Sendable {
     }
 
     private func modelFingerprint() throws -> IndexFingerprint? {
-        guard let embedding else { return nil }
-        let f = try embedding.fingerprintDescription()
-        return IndexFingerprint(modelIdentifier: f.identifier, dimension: f.dimension, pooling: f.pooling, normalized: f.normalized, tokenizerHash: f.tokenizerHash)
+        try embedding.map(EmbeddingStore.fingerprint(of:))
     }
 
     /// Rows for `chunks` (and their BM25 terms), through array parameters: one round trip per batch.

@@ -98,7 +98,11 @@ public actor EmbeddingStore {
 
     /// The fingerprint of the vectors this store's model makes.
     public nonisolated func modelFingerprint() throws -> IndexFingerprint? {
-        guard let embedding else { return nil }
+        try embedding.map(Self.fingerprint(of:))
+    }
+
+    /// The fingerprint of the vectors `embedding` makes (shared by the stores).
+    package static func fingerprint(of embedding: ContextualEmbedding) throws -> IndexFingerprint {
         let f = try embedding.fingerprintDescription()
         return IndexFingerprint(modelIdentifier: f.identifier, dimension: f.dimension, pooling: f.pooling, normalized: f.normalized, tokenizerHash: f.tokenizerHash)
     }

@@ -10,11 +10,6 @@ final class PostgresCommandTests: XCTestCase {
     /// A table-prefix suffix of this run, so that every test starts from tables of its own.
     let run = "_" + UUID().uuidString.prefix(8).lowercased()
 
-    override class func tearDown() {
-        TestServer.stopIfStarted()
-        super.tearDown()
-    }
-
     override func setUpWithError() throws {
         _ = try TestModel.shared()
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("pg-cli-\(UUID())")

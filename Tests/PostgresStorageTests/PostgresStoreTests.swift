@@ -29,11 +29,6 @@ extension TestServer {
 final class PostgresStoreTests: XCTestCase {
     static let corpus = TestFixtures.folder.appendingPathComponent("corpus/swift-lessons")
 
-    override class func tearDown() {
-        TestServer.stopIfStarted()
-        super.tearDown()
-    }
-
     /// A store on fresh tables named `prefix`.
     func freshStore(_ prefix: String, embedding: ContextualEmbedding? = nil) throws -> PostgresStore {
         let store = try PostgresStore(connection: try TestServer.url(), embedding: embedding, tablePrefix: prefix)
