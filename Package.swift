@@ -8,7 +8,9 @@ let package = Package(
     products: [
         .library(name: "Embeddings", targets: ["Embeddings"]),
         .library(name: "VectorIndex", targets: ["VectorIndex"]),
+        .library(name: "Tokenization", targets: ["Tokenization"]),
         .library(name: "WordPiece", targets: ["WordPiece"]),
+        .library(name: "SentencePiece", targets: ["SentencePiece"]),
         .library(name: "BertEncoder", targets: ["BertEncoder"]),
         .library(name: "ModelAssets", targets: ["ModelAssets"]),
         .library(name: "LinearAlgebra", targets: ["LinearAlgebra"]),
@@ -46,13 +48,15 @@ let package = Package(
             dependencies: ["CKernels", .target(name: "CBLAS", condition: .when(platforms: [.linux]))]
         ),
         .target(name: "Hashing"),
-        .target(name: "WordPiece", dependencies: ["Hashing"]),
+        .target(name: "Tokenization"),
+        .target(name: "WordPiece", dependencies: ["Tokenization", "Hashing"]),
+        .target(name: "SentencePiece", dependencies: ["Tokenization", "Hashing"]),
         .target(name: "BertEncoder", dependencies: ["LinearAlgebra"]),
         .target(name: "ModelAssets", dependencies: ["CZlib", "Hashing"]),
         .target(name: "VectorIndex", dependencies: ["LinearAlgebra"]),
         .target(
             name: "Embeddings",
-            dependencies: ["LinearAlgebra", "WordPiece", "BertEncoder", "ModelAssets", "VectorIndex"]
+            dependencies: ["LinearAlgebra", "Tokenization", "WordPiece", "SentencePiece", "BertEncoder", "ModelAssets", "VectorIndex"]
         ),
         .target(name: "Retrieval", dependencies: ["Embeddings", "VectorIndex", "LinearAlgebra", "Hashing"]),
         .target(name: "PostgresStorage", dependencies: ["CPostgres", "Retrieval", "Embeddings", "VectorIndex"]),
@@ -71,6 +75,7 @@ let package = Package(
         .target(name: "ModelTestSupport", dependencies: ["Embeddings", "ModelAssets", "TestSupport"], path: "Tests/ModelTestSupport"),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "LinearAlgebraTests", dependencies: ["LinearAlgebra", "TestSupport"]),
+        .testTarget(name: "SentencePieceTests", dependencies: ["SentencePiece", "Tokenization", "BertEncoder", "Embeddings", "TestSupport", "ModelTestSupport"]),
         .testTarget(name: "WordPieceTests", dependencies: ["WordPiece", "Hashing", "TestSupport"]),
         .testTarget(name: "BertEncoderTests", dependencies: ["BertEncoder", "TestSupport", "ModelTestSupport"]),
         .testTarget(name: "ModelAssetsTests", dependencies: ["ModelAssets", "Hashing", "TestSupport"]),

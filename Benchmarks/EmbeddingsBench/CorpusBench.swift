@@ -109,7 +109,7 @@ struct CorpusBench {
         let (_, naiveSortTime) = timed { consume(cachedDistances.indices.sorted { cachedDistances[$0] < cachedDistances[$1] }) }
         // (e) fast: gemv over the normalized vectors, then the heap.
         let index = try FlatIndex(dimension: 384, ids: (0..<n).map { "c\($0)" }, rowMajorVectors: e.fastVectors.flatMap { $0 })
-        let q = try embedding.sentenceVector(for: question)
+        let q = try embedding.sentenceVector(for: question, inputType: .query)
         var scores = [Float](repeating: 0, count: n)
         let gemvTime = best(20) { scores = (try? index.scores(for: q)) ?? [] }
         let heapTime = best(20) { consume(TopK.select(from: scores, k: 10)) }

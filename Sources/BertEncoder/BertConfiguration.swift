@@ -20,6 +20,9 @@ public struct BertConfiguration: Codable, Equatable, Sendable {
     public var layerNormEpsilon: Float
     /// The activation; only `gelu` (erf) is supported.
     public var hiddenActivation: String
+    /// The position id of a sequence's first token: 0 for BERT; XLM-RoBERTa counts from its
+    /// padding index + 1 (2), so a 514-row table serves 512 tokens. Not read from `config.json`.
+    public var positionOffset: Int = 0
 
     enum CodingKeys: String, CodingKey {
         case vocabularySize = "vocab_size"
@@ -46,6 +49,9 @@ public struct BertConfiguration: Codable, Equatable, Sendable {
         self.layerNormEpsilon = layerNormEpsilon
         self.hiddenActivation = hiddenActivation
     }
+
+    /// The most tokens one sequence may have: the position rows from `positionOffset` on.
+    public var maximumSequenceLength: Int { maximumPositions - positionOffset }
 
     /// D: the size of one attention head.
     public var headSize: Int { hiddenSize / headCount }
@@ -75,6 +81,7 @@ public struct BertConfiguration: Codable, Equatable, Sendable {
                               ("max_position_embeddings", maximumPositions), ("type_vocab_size", typeVocabularySize)] {
             guard value > 0, value <= 1 << 24 else { throw fail("\(name) is \(value)") }
         }
+        guard positionOffset >= 0, positionOffset < maximumPositions else { throw fail("position offset \(positionOffset) leaves no positions of \(maximumPositions)") }
         guard hiddenSize % headCount == 0 else { throw fail("hidden_size \(hiddenSize) is not a multiple of num_attention_heads \(headCount)") }
         guard layerNormEpsilon.isFinite, layerNormEpsilon >= 0 else { throw fail("layer_norm_eps is \(layerNormEpsilon)") }
         guard hiddenActivation == "gelu" else { throw fail("hidden_act '\(hiddenActivation)' is not supported (only 'gelu')") }

@@ -3,17 +3,19 @@ struct BertEmbeddings {
     let weights: BertWeights
     let configuration: BertConfiguration
 
-    /// `hidden[t] = LayerNorm(word[ids[t]] + position[t] + type[0])` for one sequence.
-    /// `ids: [T]` (checked by the caller), `hidden: [T, H]`.
+    /// `hidden[t] = LayerNorm(word[ids[t]] + position[offset + t] + type[0])` for one sequence.
+    /// `ids: [T]` (checked by the caller), `hidden: [T, H]`. Rows of a quantized word table are
+    /// dequantized as they are gathered.
     func apply(ids: [Int], into hidden: UnsafeMutablePointer<Float>) {
         let h = configuration.hiddenSize
-        weights.wordEmbeddings.withUnsafeBufferPointer { word in
-            weights.positionEmbeddings.withUnsafeBufferPointer { position in
-                weights.tokenTypeEmbeddings.withUnsafeBufferPointer { type in
-                    for (t, id) in ids.enumerated() {
-                        let row = hidden + t * h
-                        for j in 0..<h { row[j] = word[id * h + j] + position[t * h + j] + type[j] }
-                    }
+        let offset = configuration.positionOffset
+        for (t, id) in ids.enumerated() { weights.wordEmbeddings.row(id, into: hidden + t * h) }
+        weights.positionEmbeddings.withUnsafeBufferPointer { position in
+            weights.tokenTypeEmbeddings.withUnsafeBufferPointer { type in
+                for t in ids.indices {
+                    let row = hidden + t * h
+                    let p = (offset + t) * h
+                    for j in 0..<h { row[j] = row[j] + position[p + j] + type[j] }
                 }
             }
         }

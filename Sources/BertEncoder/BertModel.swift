@@ -37,6 +37,26 @@ public final class BertModel: Sendable {
         try self.init(configuration: configuration, weights: BertWeights(file: file, configuration: configuration), parallelism: parallelism)
     }
 
+    /// An XLM-RoBERTa encoder from a packed 4-bit model file (multilingual-e5-small): the
+    /// projections dequantized once to `Float`, the word table kept in 4-bit blocks.
+    /// - Throws: `EncoderError.invalidConfiguration` for a malformed file.
+    public convenience init(packed file: PackedModelFile, parallelism: Int = ProcessInfo.processInfo.activeProcessorCount) throws {
+        try self.init(configuration: file.configuration, weights: file.bertWeights(), parallelism: parallelism)
+    }
+
+    /// The bytes the weights take in memory (the word table as stored: 4-bit or `Float`).
+    public var weightBytes: Int {
+        let w = weights
+        var floats = w.positionEmbeddings.count + w.tokenTypeEmbeddings.count + 2 * w.embeddingsLayerNorm.gamma.count
+        for layer in w.layers {
+            for linear in [layer.queryKeyValue, layer.attentionOutput, layer.intermediate, layer.output] {
+                floats += linear.weight.count + linear.bias.count
+            }
+            floats += 2 * (layer.attentionLayerNorm.gamma.count + layer.outputLayerNorm.gamma.count)
+        }
+        return floats * MemoryLayout<Float>.size + w.wordEmbeddings.byteCount
+    }
+
     /// A model from weights already read.
     package init(configuration: BertConfiguration, weights: BertWeights, parallelism: Int = ProcessInfo.processInfo.activeProcessorCount) throws {
         try configuration.validate(path: "configuration")
@@ -57,7 +77,7 @@ public final class BertModel: Sendable {
     public func forward(tokenIDs batch: [[Int]]) throws -> [Matrix] {
         let c = configuration
         for ids in batch {
-            guard ids.count <= c.maximumPositions else { throw EncoderError.sequenceTooLong(length: ids.count, maximum: c.maximumPositions) }
+            guard ids.count <= c.maximumSequenceLength else { throw EncoderError.sequenceTooLong(length: ids.count, maximum: c.maximumSequenceLength) }
             if let bad = ids.first(where: { $0 < 0 || $0 >= c.vocabularySize }) {
                 throw EncoderError.tokenOutOfRange(id: bad, vocabularySize: c.vocabularySize)
             }

@@ -38,8 +38,8 @@ package struct BertLayerWeights: Sendable {
 
 /// All the weights of a `BertModel` (no pooler), read from a safetensors checkpoint.
 package struct BertWeights: Sendable {
-    /// `[V, H]`
-    package var wordEmbeddings: [Float]
+    /// `[V, H]`, in full precision or 4-bit blocks.
+    package var wordEmbeddings: EmbeddingTable
     /// `[P, H]`
     package var positionEmbeddings: [Float]
     /// `[types, H]`
@@ -48,6 +48,16 @@ package struct BertWeights: Sendable {
     package var embeddingsLayerNorm: LayerNormWeights
     /// One entry per encoder layer, in order.
     package var layers: [BertLayerWeights]
+
+    /// Weights from their parts (shapes are the caller's to get right).
+    package init(wordEmbeddings: EmbeddingTable, positionEmbeddings: [Float], tokenTypeEmbeddings: [Float],
+                 embeddingsLayerNorm: LayerNormWeights, layers: [BertLayerWeights]) {
+        self.wordEmbeddings = wordEmbeddings
+        self.positionEmbeddings = positionEmbeddings
+        self.tokenTypeEmbeddings = tokenTypeEmbeddings
+        self.embeddingsLayerNorm = embeddingsLayerNorm
+        self.layers = layers
+    }
 
     /// Reads the tensors named as in Hugging Face checkpoints (with or without a `bert.` prefix),
     /// checking every shape against `configuration`; the three attention projections are fused.
@@ -69,7 +79,7 @@ package struct BertWeights: Sendable {
             LayerNormWeights(gamma: try tensor(name + ".weight", [c.hiddenSize]), beta: try tensor(name + ".bias", [c.hiddenSize]))
         }
         let h = c.hiddenSize
-        wordEmbeddings = try tensor("embeddings.word_embeddings.weight", [c.vocabularySize, h])
+        wordEmbeddings = .dense(try tensor("embeddings.word_embeddings.weight", [c.vocabularySize, h]), columns: h)
         positionEmbeddings = try tensor("embeddings.position_embeddings.weight", [c.maximumPositions, h])
         tokenTypeEmbeddings = try tensor("embeddings.token_type_embeddings.weight", [c.typeVocabularySize, h])
         embeddingsLayerNorm = try layerNorm("embeddings.LayerNorm")

@@ -1,5 +1,6 @@
 import Foundation
 import LinearAlgebra
+import Tokenization
 import WordPiece
 
 extension ContextualEmbedding {
@@ -20,11 +21,13 @@ extension ContextualEmbedding {
         guard !spans.isEmpty else { return pooler.vectors() }
         let width = maximumSequenceLength - 2
         let stride = max(1, width / 2)
-        let cls = try vocabularyID(tokenizer.classifierToken), sep = try vocabularyID(tokenizer.separatorToken)
+        let cls = tokenizer.beginTokenID, sep = tokenizer.endTokenID
 
         // Tokens arrive lazily; `buffer` holds those from position `bufferStart` on, never more
         // than one group of windows (plus one token to tell whether the text goes on).
-        var stream = tokenizer.contentTokens(of: text)
+        // WordPiece reads the text in blocks; other tokenizers hand over the whole token list.
+        let stream = (tokenizer as? BertTokenizer).map { AnyIterator($0.contentTokens(of: text)) }
+            ?? AnyIterator(tokenizer.tokenizeWithoutSpecialTokens(text).makeIterator())
         var buffer = [Token]()
         var bufferStart = 0
         var exhausted = false
@@ -72,7 +75,7 @@ extension ContextualEmbedding {
     package func lateChunkVectorsReference(for text: String, spans: [Range<String.Index>], windowsPerCall: Int = 8) throws -> [[Float]] {
         precondition(windowsPerCall > 0, "windowsPerCall must be positive")
         let tokenizer = try self.tokenizer()
-        let tokens = tokenizer.referenceContentTokens(of: text)
+        let tokens = (tokenizer as? BertTokenizer)?.referenceContentTokens(of: text) ?? tokenizer.tokenizeWithoutSpecialTokens(text)
         var pooler = SpanPooler(spans: spans, dimension: dimension)
         guard !tokens.isEmpty, !spans.isEmpty else { return pooler.vectors() }
         let width = maximumSequenceLength - 2
@@ -85,7 +88,7 @@ extension ContextualEmbedding {
             let upper = j == starts.count - 1 ? tokens.count : starts[j] + stride / 2 + stride
             return lower..<min(upper, tokens.count)
         }
-        let cls = try vocabularyID(tokenizer.classifierToken), sep = try vocabularyID(tokenizer.separatorToken)
+        let cls = tokenizer.beginTokenID, sep = tokenizer.endTokenID
         var j = 0
         while j < starts.count {
             let group = j..<min(starts.count, j + windowsPerCall)
@@ -101,13 +104,6 @@ extension ContextualEmbedding {
             j = group.upperBound
         }
         return pooler.vectors()
-    }
-
-    private func vocabularyID(_ token: String) throws -> Int {
-        guard let id = try tokenizer().model.vocabulary.id(for: token) else {
-            throw EmbeddingsError.invalidModel("token \(token) missing from the vocabulary")
-        }
-        return id
     }
 }
 

@@ -3,14 +3,17 @@ import Dispatch
 import Foundation
 import LinearAlgebra
 import ModelAssets
+import SentencePiece
 import Synchronization
+import Tokenization
 import WordPiece
 
 /// A contextual embedding model: one vector per token, each tied to its range in the text.
 ///
 /// The mirror of Apple's `NLContextualEmbedding`, on any platform, backed by a BERT-family
 /// sentence-transformers model (by default all-MiniLM-L6-v2, installed on first use like Apple's
-/// `requestAssets()`).
+/// `requestAssets()`) or by multilingual-e5-small (XLM-RoBERTa, ~100 languages, cross-lingual:
+/// the default for every language but English; ask for it by identifier to use it for English).
 ///
 /// ```swift
 /// guard let embedding = ContextualEmbedding(language: "en") else { return }
@@ -46,13 +49,32 @@ public final class ContextualEmbedding: Sendable {
     /// How many threads one batch call spreads its texts over (each with single-threaded BLAS),
     /// fixed at creation. The number of cores unless the initializer was given another.
     public let parallelism: Int
+    /// What the model expects in front of a query (`"query: "` for e5; empty for MiniLM).
+    public let queryPrefix: String
+    /// What the model expects in front of a passage to be searched (`"passage: "` for e5).
+    public let passagePrefix: String
+
+    /// What a text is to a model trained with asymmetric inputs (e5): a question or a
+    /// passage to be found. Models without such a convention (MiniLM) treat both alike.
+    public enum InputType: String, Sendable, CaseIterable {
+        /// A search query, and any text compared with others of its kind (e5's advice for
+        /// similarity, clustering and translation matching).
+        case query
+        /// A passage to be searched.
+        case passage
+    }
+
+    /// The prefix the model's convention puts in front of a text of this type.
+    public func prefix(for inputType: InputType) -> String {
+        inputType == .query ? queryPrefix : passagePrefix
+    }
 
     private let source: Source
+    private let family: ModelCatalog.Family
     private let loaded = Mutex<Components?>(nil)
 
     private struct Components: Sendable {
-        let folder: ModelFolder
-        let tokenizer: BertTokenizer
+        let tokenizer: any TextTokenizer
         let model: BertModel
     }
 
@@ -89,6 +111,9 @@ public final class ContextualEmbedding: Sendable {
         self.poolingStrategy = descriptor.pooling
         self.normalizesSentenceVectors = descriptor.normalizes
         self.parallelism = Self.threads(parallelism)
+        self.queryPrefix = descriptor.queryPrefix
+        self.passagePrefix = descriptor.passagePrefix
+        self.family = descriptor.family
         self.source = .asset(descriptor)
     }
 
@@ -105,6 +130,9 @@ public final class ContextualEmbedding: Sendable {
         self.poolingStrategy = folder.pooling
         self.normalizesSentenceVectors = folder.normalizes
         self.parallelism = Self.threads(parallelism)
+        self.queryPrefix = ""
+        self.passagePrefix = ""
+        self.family = .bert
         self.source = .folder(url)
     }
 
@@ -200,8 +228,14 @@ public final class ContextualEmbedding: Sendable {
                 }
                 url = found
             }
-            let folder = try ModelFolder(url: url, identifier: modelIdentifier)
-            let components = Components(folder: folder, tokenizer: try folder.makeTokenizer(), model: try folder.makeModel(parallelism: parallelism))
+            let components: Components
+            switch family {
+            case .bert:
+                let folder = try ModelFolder(url: url, identifier: modelIdentifier)
+                components = Components(tokenizer: try folder.makeTokenizer(), model: try folder.makeModel(parallelism: parallelism))
+            case .packedXLMRoberta:
+                components = try Self.packedComponents(url.appendingPathComponent("e5-small-q4.bin"), maximumLength: maximumSequenceLength, parallelism: parallelism)
+            }
             loaded = components
             return components
         }
@@ -214,26 +248,57 @@ public final class ContextualEmbedding: Sendable {
         }
     }
 
+    /// The tokenizer and encoder of a packed XLM-RoBERTa file.
+    private static func packedComponents(_ file: URL, maximumLength: Int, parallelism: Int) throws -> Components {
+        do {
+            let packed = try PackedModelFile(contentsOf: file)
+            let model = try UnigramModel(bytes: packed.pieceBytes, offsets: packed.pieceOffsets, scores: packed.pieceScores, unknownID: packed.unknownID)
+            let specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"].compactMap { text in model.id(of: text).map { (text: text, id: $0) } }
+            let tokenizer = try XLMRobertaTokenizer(
+                model: model, normalizer: try XLMRobertaNormalizer(table: packed.normalization),
+                maximumLength: min(maximumLength, packed.configuration.maximumSequenceLength),
+                beginTokenID: packed.beginID, endTokenID: packed.endID, specialTokens: specials)
+            return Components(tokenizer: tokenizer, model: try BertModel(packed: packed, parallelism: parallelism))
+        } catch let error as EncoderError {
+            throw EmbeddingsError.invalidModel(error.description)
+        } catch let error as SentencePieceError {
+            throw EmbeddingsError.invalidModel("\(file.path): \(error.description)")
+        }
+    }
+
+    /// The bytes the loaded encoder's weights take (loads the model if needed).
+    public func weightBytes() throws -> Int { try components().model.weightBytes }
+
     /// A fingerprint of everything that decides this model's sentence vectors: for index files.
     public func fingerprintDescription() throws -> (identifier: String, dimension: Int, pooling: String, normalized: Bool, tokenizerHash: String) {
         (modelIdentifier, dimension, poolingStrategy.rawValue, normalizesSentenceVectors, try tokenizer().fingerprint)
     }
 
-    /// The tokenizer (loads the model if needed).
-    public func tokenizer() throws -> BertTokenizer { try components().tokenizer }
+    /// The tokenizer (loads the model if needed): a `BertTokenizer` or an `XLMRobertaTokenizer`.
+    public func tokenizer() throws -> any TextTokenizer { try components().tokenizer }
 
-    /// Token vectors for `string`: `[CLS]`, one vector per WordPiece token, `[SEP]`.
+    /// The tokens the model reads for `string` as an input of type `inputType`: the model's
+    /// prefix for that type goes in front, and every range stays relative to `string` (tokens
+    /// made only of the prefix are marked special, with an empty range at its start).
+    public func tokenize(_ string: String, inputType: InputType = .query) throws -> TokenizedText {
+        try components().tokenizer.tokenize(string, prefix: prefix(for: inputType))
+    }
+
+    /// Token vectors for `string`: `[CLS]` (`<s>`), one vector per token, `[SEP]` (`</s>`).
     /// Loads the model on first use. Texts longer than `maximumSequenceLength` tokens are truncated.
+    /// The model's prefix for `inputType` goes in front (e5: `"query: "`; MiniLM: none); its
+    /// tokens count as special tokens, and mean pooling includes them, as the model was trained.
     /// - Complexity: about 4 GFLOP for 180 tokens with the default model.
-    public func embeddingResult(for string: String, language: String?) throws -> ContextualEmbeddingResult {
-        try embeddingResults(for: [string], language: language)[0]
+    public func embeddingResult(for string: String, language: String?, inputType: InputType = .query) throws -> ContextualEmbeddingResult {
+        try embeddingResults(for: [string], language: language, inputType: inputType)[0]
     }
 
     /// Token vectors for many strings at once: faster per text than one call each, because the
     /// projections run over all their tokens as one matrix.
-    public func embeddingResults(for strings: [String], language: String?) throws -> [ContextualEmbeddingResult] {
+    public func embeddingResults(for strings: [String], language: String?, inputType: InputType = .query) throws -> [ContextualEmbeddingResult] {
         let components = try components()
-        let tokenized = strings.map { components.tokenizer.tokenize($0) }
+        let prefix = prefix(for: inputType)
+        let tokenized = strings.map { components.tokenizer.tokenize($0, prefix: prefix) }
         let states = try components.model.forward(tokenIDs: tokenized.map(\.ids))
         return zip(tokenized, states).map { tokens, matrix in
             ContextualEmbeddingResult(
@@ -244,19 +309,19 @@ public final class ContextualEmbedding: Sendable {
 
     /// The sentence vector of `string` as the model defines it (its pooling, then L2
     /// normalization when its pipeline normalizes).
-    public func sentenceVector(for string: String, language: String? = nil) throws -> [Float] {
-        try sentenceVectors(for: [string], language: language)[0]
+    public func sentenceVector(for string: String, language: String? = nil, inputType: InputType = .query) throws -> [Float] {
+        try sentenceVectors(for: [string], language: language, inputType: inputType)[0]
     }
 
     /// Sentence vectors for many strings, in batches of `batchSize` (values below 1 count as 1).
-    public func sentenceVectors(for strings: [String], language: String? = nil, batchSize: Int = 16) throws -> [[Float]] {
+    public func sentenceVectors(for strings: [String], language: String? = nil, inputType: InputType = .query, batchSize: Int = 16) throws -> [[Float]] {
         let batchSize = max(1, batchSize)
         var out = [[Float]]()
         out.reserveCapacity(strings.count)
         var start = 0
         while start < strings.count {
             let batch = Array(strings[start..<min(strings.count, start + batchSize)])
-            for result in try embeddingResults(for: batch, language: language) {
+            for result in try embeddingResults(for: batch, language: language, inputType: inputType) {
                 let pooled = result.pooled(poolingStrategy)
                 out.append(normalizesSentenceVectors ? pooled.normalizedToUnitLength : pooled)
             }

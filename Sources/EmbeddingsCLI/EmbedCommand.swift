@@ -5,9 +5,10 @@ import Foundation
 struct EmbedCommand: Command {
     static let name = "embed"
     static let abstract = "Embed texts read as JSON Lines from standard input."
-    static let usage = "embed [--model <dir>] [--pooling mean|max|cls] [--no-normalize] [--tokens] [--token-vectors] [--batch-size <n>] [--quiet]"
+    static let usage = "embed [--model <dir|id>] [--input-type query|passage] [--pooling mean|max|cls] [--no-normalize] [--tokens] [--token-vectors] [--batch-size <n>] [--quiet]"
     static let options: [(String, String)] = [
         ModelOption.help,
+        ModelOption.inputTypeHelp,
         ("--pooling <mode>", "mean, max or cls (default: the model's own pooling)."),
         ("--no-normalize", "Write pooled vectors as they are, not scaled to unit length."),
         ("--tokens", "Also write each token: id, text and UTF-8 byte offsets [start, end]."),
@@ -15,12 +16,13 @@ struct EmbedCommand: Command {
         ("--batch-size <n>", "Texts encoded together (default 16)."),
         Console.quietHelp,
     ]
-    static let valueOptions: Set<String> = ["model", "pooling", "batch-size"]
+    static let valueOptions: Set<String> = ["model", "input-type", "pooling", "batch-size"]
     static let flagOptions: Set<String> = ["no-normalize", "tokens", "token-vectors", "quiet"]
 
     let parsed: ParsedArguments
     let pooling: PoolingStrategy?
     let batchSize: Int
+    let inputType: ContextualEmbedding.InputType
 
     init(parsed: ParsedArguments) throws {
         self.parsed = parsed
@@ -30,6 +32,7 @@ struct EmbedCommand: Command {
         }
         pooling = parsed.values["pooling"].flatMap(PoolingStrategy.init(rawValue:))
         batchSize = try parsed.integer("batch-size", default: 16, range: 1...1024)
+        inputType = try ModelOption.inputType(parsed)
     }
 
     func run() throws {
@@ -44,7 +47,7 @@ struct EmbedCommand: Command {
         var pending: [JSONLinesReader.Record] = []
         func flush() throws {
             guard !pending.isEmpty else { return }
-            let results = try embedding.embeddingResults(for: pending.map(\.text), language: nil)
+            let results = try embedding.embeddingResults(for: pending.map(\.text), language: nil, inputType: inputType)
             for (record, result) in zip(pending, results) {
                 var json = JSONWriter()
                 json.raw("{\"id\":")

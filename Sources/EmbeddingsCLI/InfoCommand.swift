@@ -9,7 +9,7 @@ struct InfoCommand: Command {
     static let abstract = "Show the CPU, the BLAS kernels in use, and the model."
     static let usage = "info [--model <dir>] [--json] [--try-core <name>]"
     static let options: [(String, String)] = [
-        ("--model <dir>", "Describe this sentence-transformers folder instead of the default model (nothing is installed)."),
+        ("--model <dir|id>", "Describe this sentence-transformers folder or known model instead of the default model (nothing is installed)."),
         ("--json", "Write one JSON object instead of text."),
         ("--try-core <name>", "Switch OpenBLAS to this core (e.g. Haswell), check sgemm/sgemv/sdot against plain loops, switch back."),
     ]
@@ -69,7 +69,11 @@ struct InfoCommand: Command {
     }
 
     func model() throws -> Model {
-        if let path = parsed.values["model"] {
+        var descriptor = ModelCatalog.defaultModel
+        if let path = parsed.values["model"], case let .known(known) = try ModelOption.choice(parsed) {
+            _ = path
+            descriptor = known
+        } else if let path = parsed.values["model"] {
             let url = try ModelOption.folder(parsed)
             let embedding: ContextualEmbedding
             do { embedding = try ContextualEmbedding(contentsOf: url) } catch let error as EmbeddingsError {
@@ -79,8 +83,7 @@ struct InfoCommand: Command {
                          pooling: embedding.poolingStrategy.rawValue, normalizes: embedding.normalizesSentenceVectors,
                          languages: embedding.languages, installed: true, path: url.standardizedFileURL.path, status: "folder \(path)")
         }
-        let descriptor = ModelCatalog.defaultModel
-        guard let embedding = ContextualEmbedding(modelIdentifier: descriptor.identifier) else { throw CLIError.failure("the default model is unknown") }
+        guard let embedding = ContextualEmbedding(modelIdentifier: descriptor.identifier) else { throw CLIError.failure("\(descriptor.identifier) is unknown") }
         let status: String
         switch embedding.availability {
         case .available: status = "available"

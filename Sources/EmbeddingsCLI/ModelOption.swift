@@ -2,20 +2,38 @@ import Embeddings
 import Foundation
 import ModelAssets
 
-/// `--model DIR` or the default model, installed (with progress on stderr) when missing.
+/// `--model DIR|IDENTIFIER` or the default model, installed (with progress on stderr) when missing.
 enum ModelOption {
-    static let help = ("--model <dir>", "A sentence-transformers model folder (default: all-MiniLM-L6-v2, installed on first use).")
+    static let help = ("--model <dir|id>", "A sentence-transformers model folder, or a known model's identifier: \(ModelCatalog.known.map(\.identifier).joined(separator: ", ")) (default: all-MiniLM-L6-v2). Known models install on first use.")
+    static let inputTypeHelp = ("--input-type <type>", "query or passage (default query): the model's prefix for that kind of text goes in front (e5: \"query: \" / \"passage: \"; none for MiniLM). Offsets stay relative to the text.")
 
-    /// The model folder to use, installing the default model when needed.
-    static func folder(_ parsed: ParsedArguments) throws -> URL {
-        if let folder = parsed.values["model"] {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
-                throw CLIError.noInput("model folder '\(folder)' does not exist")
-            }
-            return URL(fileURLWithPath: folder)
+    /// What `--model` names.
+    enum Choice {
+        case folder(URL)
+        case known(ModelCatalog.Descriptor)
+    }
+
+    /// An existing folder wins; otherwise a known identifier (or its short name).
+    static func choice(_ parsed: ParsedArguments) throws -> Choice {
+        guard let value = parsed.values["model"] else { return .known(ModelCatalog.defaultModel) }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: value, isDirectory: &isDirectory), isDirectory.boolValue {
+            return .folder(URL(fileURLWithPath: value))
         }
-        let assets = ModelCatalog.defaultModel.assets
+        if let descriptor = ModelCatalog.descriptor(for: value) { return .known(descriptor) }
+        throw CLIError.noInput("--model '\(value)' is neither a model folder nor a known model (\(ModelCatalog.known.map(\.identifier).joined(separator: ", ")))")
+    }
+
+    /// The model's installed folder, installing a known model when needed.
+    static func folder(_ parsed: ParsedArguments) throws -> URL {
+        switch try choice(parsed) {
+        case let .folder(url): return url
+        case let .known(descriptor): return try install(descriptor)
+        }
+    }
+
+    static func install(_ descriptor: ModelCatalog.Descriptor) throws -> URL {
+        let assets = descriptor.assets
         if let found = AssetCache.locate(assets) { return found }
         do { return try AssetCache.install(assets) { Console.note($0) } } catch {
             throw CLIError.failure("installing \(assets.identifier) failed: \(error.description)")
@@ -24,21 +42,30 @@ enum ModelOption {
 
     static func load(_ parsed: ParsedArguments) throws -> ContextualEmbedding {
         let embedding: ContextualEmbedding
-        if parsed.values["model"] != nil {
-            let url = try folder(parsed)
+        switch try choice(parsed) {
+        case let .folder(url):
             do { embedding = try ContextualEmbedding(contentsOf: url) } catch let error as EmbeddingsError {
                 throw CLIError.data(error.description)
             }
-        } else {
-            guard let model = ContextualEmbedding(modelIdentifier: ContextualEmbedding.defaultModelIdentifier) else {
-                throw CLIError.failure("the default model is unknown")
+        case let .known(descriptor):
+            guard let model = ContextualEmbedding(modelIdentifier: descriptor.identifier) else {
+                throw CLIError.failure("\(descriptor.identifier) is unknown")
             }
             embedding = model
-            if !embedding.hasAvailableAssets { _ = try folder(parsed) }  // installs it
+            if !embedding.hasAvailableAssets { _ = try install(descriptor) }
         }
         do { try embedding.load() } catch let error as EmbeddingsError {
             throw CLIError.data(error.description)
         }
         return embedding
+    }
+
+    /// `--input-type query|passage`, default query.
+    static func inputType(_ parsed: ParsedArguments) throws -> ContextualEmbedding.InputType {
+        guard let value = parsed.values["input-type"] else { return .query }
+        guard let type = ContextualEmbedding.InputType(rawValue: value) else {
+            throw CLIError.usage("--input-type must be query or passage, got '\(value)'")
+        }
+        return type
     }
 }

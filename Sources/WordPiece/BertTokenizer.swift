@@ -11,7 +11,7 @@ import Foundation
 /// tokens.ids                       // [101, 7592, 1010, 2088, 999, 102]
 /// tokens.string[tokens.tokens[1].range]   // "Héllo"
 /// ```
-public struct BertTokenizer: Sendable {
+public struct BertTokenizer: TextTokenizer {
     /// The normalizer.
     public let normalizer: BertNormalizer
     /// The pre-tokenizer.
@@ -29,6 +29,10 @@ public struct BertTokenizer: Sendable {
     private let specialScalars: [(text: String, scalars: [Unicode.Scalar], id: Int)]
     private let classifierID: Int
     private let separatorID: Int
+    /// The id of `classifierToken`.
+    public var beginTokenID: Int { classifierID }
+    /// The id of `separatorToken`.
+    public var endTokenID: Int { separatorID }
     /// ASCII scalars after which a text may be cut into blocks (see `contentTokens(of:)`).
     private let blockBoundary: [Bool]
     /// A short hex fingerprint of the vocabulary and settings, so index files can tell tokenizers apart.

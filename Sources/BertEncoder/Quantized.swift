@@ -1,0 +1,108 @@
+import Foundation
+
+/// A matrix stored in Q4_0 blocks, the 4-bit format of llama.cpp-style model files: each run of
+/// 32 values in a row is one 18-byte block, an IEEE half-precision scale `d` followed by 16
+/// bytes whose low nibbles are values 0…15 and high nibbles values 16…31, each `(q − 8)·d`.
+package struct Q4Matrix: Sendable {
+    /// The values in one block.
+    package static let blockValues = 32
+    /// The bytes of one block.
+    package static let blockBytes = 18
+
+    /// The number of rows.
+    package let rows: Int
+    /// The number of columns (a multiple of 32).
+    package let columns: Int
+    /// `rows · columns / 32` blocks, row-major.
+    package let blocks: [UInt8]
+
+    /// A matrix from its blocks.
+    /// - Throws: `EncoderError.invalidConfiguration` when the sizes do not fit (`path` names the file).
+    package init(rows: Int, columns: Int, blocks: [UInt8], path: String, name: String) throws {
+        guard rows > 0, columns > 0, columns % Self.blockValues == 0 else {
+            throw EncoderError.invalidConfiguration(path: path, reason: "tensor '\(name)': \(columns) columns are not a multiple of 32")
+        }
+        guard blocks.count == rows * columns / Self.blockValues * Self.blockBytes else {
+            throw EncoderError.invalidConfiguration(path: path, reason: "tensor '\(name)': \(blocks.count) bytes for \(rows)×\(columns) 4-bit values")
+        }
+        self.rows = rows
+        self.columns = columns
+        self.blocks = blocks
+        // A NaN or infinite scale would poison every vector that gathers the row.
+        let blockCount = blocks.count / Self.blockBytes
+        for b in 0..<blockCount {
+            let bits = UInt16(blocks[b * Self.blockBytes]) | UInt16(blocks[b * Self.blockBytes + 1]) << 8
+            guard bits & 0x7C00 != 0x7C00 else {
+                throw EncoderError.invalidConfiguration(path: path, reason: "tensor '\(name)': block \(b) has a non-finite scale")
+            }
+        }
+    }
+
+    /// Writes row `r`, dequantized, to `out[0..<columns]`.
+    package func row(_ r: Int, into out: UnsafeMutablePointer<Float>) {
+        let blocksPerRow = columns / Self.blockValues
+        blocks.withUnsafeBufferPointer { b in
+            var p = b.baseAddress! + r * blocksPerRow * Self.blockBytes
+            var o = out
+            for _ in 0..<blocksPerRow {
+                let d = Self.halfToFloat(UInt16(p[0]) | UInt16(p[1]) << 8)
+                for j in 0..<16 {
+                    let q = p[2 + j]
+                    o[j] = Float(Int(q & 0x0F) - 8) * d
+                    o[j + 16] = Float(Int(q >> 4) - 8) * d
+                }
+                p += Self.blockBytes
+                o += Self.blockValues
+            }
+        }
+    }
+
+    /// The whole matrix in full precision, row-major.
+    package func dequantized() -> [Float] {
+        [Float](unsafeUninitializedCapacity: rows * columns) { buffer, count in
+            for r in 0..<rows { row(r, into: buffer.baseAddress! + r * columns) }
+            count = rows * columns
+        }
+    }
+
+    /// IEEE 754 binary16 → binary32, subnormals included.
+    package static func halfToFloat(_ h: UInt16) -> Float {
+        let sign = UInt32(h & 0x8000) << 16
+        let exponent = UInt32(h >> 10) & 0x1F
+        let mantissa = UInt32(h & 0x3FF)
+        if exponent == 0 {
+            // Zero or subnormal: mantissa · 2⁻²⁴, exact in binary32.
+            let magnitude = Float(mantissa) * 0x1p-24
+            return sign == 0 ? magnitude : -magnitude
+        }
+        if exponent == 31 { return Float(bitPattern: sign | 0x7F80_0000 | mantissa << 13) }
+        return Float(bitPattern: sign | (exponent + 112) << 23 | mantissa << 13)
+    }
+}
+
+/// A model's word-embedding table: full precision, or 4-bit blocks dequantized a row at a time
+/// (multilingual-e5-small's 250,037 × 384 table takes 54 MB that way instead of 384 MB).
+package enum EmbeddingTable: Sendable {
+    /// `[V, H]` row-major floats.
+    case dense([Float], columns: Int)
+    /// `[V, H]` in Q4_0 blocks.
+    case q4(Q4Matrix)
+
+    /// Writes row `r` to `out[0..<H]`.
+    package func row(_ r: Int, into out: UnsafeMutablePointer<Float>) {
+        switch self {
+        case let .dense(values, columns):
+            values.withUnsafeBufferPointer { v in out.update(from: v.baseAddress! + r * columns, count: columns) }
+        case let .q4(matrix):
+            matrix.row(r, into: out)
+        }
+    }
+
+    /// The bytes the table takes.
+    package var byteCount: Int {
+        switch self {
+        case let .dense(values, _): return values.count * MemoryLayout<Float>.size
+        case let .q4(matrix): return matrix.blocks.count
+        }
+    }
+}

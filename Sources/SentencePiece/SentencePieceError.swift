@@ -1,0 +1,14 @@
+/// Why a SentencePiece tokenizer could not be built.
+public enum SentencePieceError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The pieces, scores or special tokens are unusable.
+    case invalidVocabulary(reason: String)
+    /// The normalization table is unusable.
+    case invalidNormalization(reason: String)
+
+    public var description: String {
+        switch self {
+        case let .invalidVocabulary(reason): return "invalid SentencePiece vocabulary: \(reason)"
+        case let .invalidNormalization(reason): return "invalid SentencePiece normalization table: \(reason)"
+        }
+    }
+}

@@ -1,0 +1,2 @@
+// `Token` and `TokenizedText` moved to Tokenization; importing WordPiece still brings them.
+@_exported import Tokenization
