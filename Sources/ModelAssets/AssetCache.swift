@@ -4,7 +4,8 @@ import Hashing
 /// Where installed assets live, whether they are usable, and how they get there.
 ///
 /// Look-up order: the environment variable `CONTEXTUAL_EMBEDDINGS_MODEL` (a folder that
-/// overrides the cache for every model); then the cache, `$XDG_CACHE_HOME` (or `~/.cache`)
+/// overrides the cache for every model whose marker file it holds: `config.json` for a
+/// sentence-transformers folder, the packed file for multilingual-e5-small); then the cache, `$XDG_CACHE_HOME` (or `~/.cache`)
 /// followed by `contextual-embeddings/models/<identifier>/`. A cached folder counts only when
 /// every pinned file has its pinned size and the installer's verification stamp matches the
 /// manifest (the SHA-256s were checked when it was installed).
@@ -45,7 +46,8 @@ public enum AssetCache {
     public static func locate(_ package: AssetPackage) -> URL? {
         if let override = ProcessInfo.processInfo.environment[environmentVariable], !override.isEmpty {
             let url = URL(fileURLWithPath: override)
-            return FileManager.default.fileExists(atPath: url.appendingPathComponent("config.json").path) ? url : nil
+            let marker = package.files.keys.contains("config.json") ? "config.json" : package.files.keys.sorted().first ?? "config.json"
+            if FileManager.default.fileExists(atPath: url.appendingPathComponent(marker).path) { return url }
         }
         let folder = cacheFolder(for: package)
         return quickCheck(folder, package) == nil ? folder : nil

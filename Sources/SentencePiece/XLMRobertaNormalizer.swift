@@ -152,8 +152,10 @@ public struct XLMRobertaNormalizer: Sendable {
 
     /// The value the character map gives a multi-scalar cluster as a whole, or `nil` when no
     /// beginning of the cluster is a key. The map's keys are single scalars (the table) and the
-    /// fully decomposed forms of precomposed characters (which map to their composition); the
-    /// shortest key that begins the cluster decides, as in the map's prefix search.
+    /// decomposed spellings of precomposed characters (any scalar of the decomposition may be
+    /// written with a singleton that decomposes to it, such as U+0341 for U+0301), which map to
+    /// their composition; the shortest key that begins the cluster decides, as in the map's
+    /// prefix search.
     private func clusterKeyValue(_ scalars: [Unicode.Scalar]) -> [Unicode.Scalar]? {
         if let value = replacement(of: scalars[0]) { return value }
         guard scalars.count > 1 else { return nil }
@@ -161,11 +163,11 @@ public struct XLMRobertaNormalizer: Sendable {
             var prefix = String.UnicodeScalarView()
             prefix.append(contentsOf: scalars[0..<length])
             let string = String(prefix)
-            let composed = Array(string.precomposedStringWithCanonicalMapping.unicodeScalars)
+            // Each scalar must decompose to exactly one scalar (itself or a singleton) …
+            guard string.decomposedStringWithCompatibilityMapping.unicodeScalars.count == length else { continue }
+            // … and together they must compose into fewer.
+            let composed = Array(string.precomposedStringWithCompatibilityMapping.unicodeScalars)
             guard composed.count < length else { continue }
-            // A key is the complete decomposition of what it composes to.
-            let decomposed = Array(string.decomposedStringWithCompatibilityMapping.unicodeScalars)
-            guard decomposed == Array(scalars[0..<length]) else { continue }
             return composed
         }
         return nil

@@ -133,7 +133,8 @@ public struct XLMRobertaTokenizer: TextTokenizer {
                 }
                 let matchEnd = utf8.index(i, offsetBy: special.text.utf8.count)
                 appendContent(of: text[segmentStart..<matchStart], byteOffset: byteOffset(segmentStart), to: &tokens)
-                tokens.append(ByteToken(id: special.id, text: special.text, bytes: byteOffset(matchStart)..<byteOffset(matchEnd)))
+                // The token's text is what it matched, stripped white space included (as tokenizers reports it).
+                tokens.append(ByteToken(id: special.id, text: String(text[matchStart..<matchEnd]), bytes: byteOffset(matchStart)..<byteOffset(matchEnd)))
                 segmentStart = matchEnd
                 i = matchEnd
             } else {
