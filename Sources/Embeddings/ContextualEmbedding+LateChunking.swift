@@ -8,7 +8,8 @@ extension ContextualEmbedding {
     /// of the whole text ("late chunking").
     ///
     /// The text is tokenized without truncation and encoded in overlapping windows of the
-    /// model's maximum length (stride half a window); every token takes its vector from the
+    /// model's maximum length (stride half a window), each opened by the model's passage prefix
+    /// (e5's `"passage: "`; nothing for MiniLM); every token takes its vector from the
     /// window where it sits nearest the middle. Each span's vector is the mean of the tokens that
     /// overlap it, scaled to unit length (zero when no token does). Tokens are read lazily
     /// (`BertTokenizer.contentTokens(of:)`), so memory stays bounded by one group of windows plus
@@ -19,7 +20,9 @@ extension ContextualEmbedding {
         let tokenizer = try self.tokenizer()
         var pooler = SpanPooler(spans: spans, dimension: dimension)
         guard !spans.isEmpty else { return pooler.vectors() }
-        let width = maximumSequenceLength - 2
+        // The model's passage prefix (e5: "passage: ") opens every window, after <s>.
+        let prefix = prefixTokenIDs(tokenizer)
+        let width = maximumSequenceLength - 2 - prefix.count
         let stride = max(1, width / 2)
         let cls = tokenizer.beginTokenID, sep = tokenizer.endTokenID
 
@@ -47,7 +50,7 @@ extension ContextualEmbedding {
             let windows = group.filter { v in v == w || !exhausted || (v - 1) * stride + width < available }
             let isLast = { (v: Int) in exhausted && v * stride + width >= available }
             let ids = windows.map { v in
-                [cls] + buffer[(v * stride - bufferStart)..<(min(available, v * stride + width) - bufferStart)].map(\.id) + [sep]
+                [cls] + prefix + buffer[(v * stride - bufferStart)..<(min(available, v * stride + width) - bufferStart)].map(\.id) + [sep]
             }
             let states = try forward(tokenIDs: ids)
             for (v, matrix) in zip(windows, states) {
@@ -56,7 +59,7 @@ extension ContextualEmbedding {
                 let upper = isLast(v) ? available : min(available, start + stride / 2 + stride)
                 matrix.withUnsafeBufferPointer { m in
                     for t in lower..<upper {
-                        pooler.add(buffer[t - bufferStart].range, matrix: m, row: t - start + 1)  // +1 skips [CLS]
+                        pooler.add(buffer[t - bufferStart].range, matrix: m, row: t - start + 1 + prefix.count)  // skips [CLS] and the prefix
                     }
                 }
             }
@@ -78,7 +81,8 @@ extension ContextualEmbedding {
         let tokens = (tokenizer as? BertTokenizer)?.referenceContentTokens(of: text) ?? tokenizer.tokenizeWithoutSpecialTokens(text)
         var pooler = SpanPooler(spans: spans, dimension: dimension)
         guard !tokens.isEmpty, !spans.isEmpty else { return pooler.vectors() }
-        let width = maximumSequenceLength - 2
+        let prefix = prefixTokenIDs(tokenizer)
+        let width = maximumSequenceLength - 2 - prefix.count
         let stride = max(1, width / 2)
         // Window j covers tokens [j·stride, j·stride + width) and owns the middle of that range.
         var starts = [0]
@@ -92,18 +96,28 @@ extension ContextualEmbedding {
         var j = 0
         while j < starts.count {
             let group = j..<min(starts.count, j + windowsPerCall)
-            let windows = group.map { w in [cls] + tokens[starts[w]..<min(tokens.count, starts[w] + width)].map(\.id) + [sep] }
+            let windows = group.map { w in [cls] + prefix + tokens[starts[w]..<min(tokens.count, starts[w] + width)].map(\.id) + [sep] }
             let states = try forward(tokenIDs: windows)
             for (w, matrix) in zip(group, states) {
                 matrix.withUnsafeBufferPointer { m in
                     for t in owned(w) {
-                        pooler.add(tokens[t].range, matrix: m, row: t - starts[w] + 1)  // +1 skips [CLS]
+                        pooler.add(tokens[t].range, matrix: m, row: t - starts[w] + 1 + prefix.count)  // skips [CLS] and the prefix
                     }
                 }
             }
             j = group.upperBound
         }
         return pooler.vectors()
+    }
+}
+
+extension ContextualEmbedding {
+    /// The ids of the model's passage prefix on its own (none for MiniLM; e5: `▁passage`, `:`).
+    package func prefixTokenIDs(_ tokenizer: any TextTokenizer) -> [Int] {
+        guard !passagePrefix.isEmpty else { return [] }
+        // Without its trailing space: in "passage: text" that space is the first word's metaspace.
+        let prefix = String(passagePrefix.reversed().drop { $0 == " " }.reversed())
+        return tokenizer.tokenizeWithoutSpecialTokens(prefix).map(\.id)
     }
 }
 

@@ -47,8 +47,14 @@ struct JSONLinesReader {
         return nil
     }
 
-    static func parse(_ bytes: Data, line: Int) throws -> Record {
-        guard String(data: bytes, encoding: .utf8) != nil else { throw CLIError.data("line \(line): not valid UTF-8") }
+    static func parse(_ raw: Data, line: Int) throws -> Record {
+        // Invalid UTF-8 is repaired (each bad sequence becomes U+FFFD), as Swift strings do, with
+        // a warning; the record is kept.
+        var bytes = raw
+        if String(data: raw, encoding: .utf8) == nil {
+            bytes = Data(String(decoding: raw, as: UTF8.self).utf8)
+            Console.warning("line \(line): invalid UTF-8 repaired (each bad byte sequence became U+FFFD)")
+        }
         let object: Any
         do { object = try JSONSerialization.jsonObject(with: bytes, options: [.fragmentsAllowed]) } catch {
             throw CLIError.data("line \(line): not valid JSON")

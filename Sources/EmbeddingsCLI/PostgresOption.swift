@@ -58,7 +58,11 @@ enum PostgresOption {
                 throw CLIError.usage("--table-prefix and --ef-search go with --store")
             }
             let store = try StoreOption.open(parsed, mode: mode)
-            return { question, mode, k in try blockingAwait { try await store.search(question, mode: mode, k: k) } }
+            return { question, mode, k in
+                do { return try blockingAwait { try await store.search(question, mode: mode, k: k) } } catch let error as RetrievalError {
+                    throw CLIError.data(error.description)  // e.g. vectors of another model: bad input, 65
+                }
+            }
         case (nil, .some):
             let precision = parsed.values["precision"] ?? "exact"
             guard ["exact", "hnsw"].contains(precision) else {

@@ -11,6 +11,13 @@ enum StoreOption {
         let precision = try parsed.choice("precision", default: SearchPrecision.exact) ?? .exact
         let rescore = parsed.values["rescore"] == nil ? nil : try parsed.integer("rescore", default: 1, range: 1...100_000)
         if rescore != nil, precision == .exact { throw CLIError.usage("--rescore goes with --precision int8 or binary") }
+        // Without --model, the model named in the file, when the library knows it.
+        var parsed = parsed
+        if mode != .lexical, parsed.values["model"] == nil,
+           let stored = try? IndexFile.read(from: URL(fileURLWithPath: path), verification: .skippingVectors).fingerprint.modelIdentifier,
+           ModelCatalog.descriptor(for: stored) != nil {
+            parsed.values["model"] = stored
+        }
         let embedding = mode == .lexical ? nil : try ModelOption.load(parsed)
         let store = EmbeddingStore(embedding: embedding)
         // Searching through codes reads the vectors only to rescore: map them without a full read.

@@ -309,10 +309,18 @@ public actor EmbeddingStore {
         return try search(previousQuestion + " " + question, mode: mode, k: k)
     }
 
+    /// The model identifier of the vectors a loaded file holds (nil: none loaded, or lexical-only).
+    public var storedModelIdentifier: String? { storedFingerprint?.modelIdentifier }
+
     /// The `count` chunks nearest to the question's embedding: `(chunk index, cosine)`, best first.
+    /// - Throws: `RetrievalError.invalidArgument` without vectors, or when the loaded vectors were
+    ///   made by another model than this store's (never compares vectors of two models).
     public func semanticCandidates(_ question: String, count: Int) throws -> [(document: Int, score: Float)] {
         guard let embedding, let index, index.count == chunks.count else {
             throw RetrievalError.invalidArgument("semantic search needs vectors: open the store with the model that built it")
+        }
+        if let stored = storedFingerprint, let mine = try modelFingerprint(), stored != mine {
+            throw RetrievalError.invalidArgument("the vectors were made by \(stored.modelIdentifier), not by \(mine.modelIdentifier): open the store with the model that built it (or re-index)")
         }
         let query = try embedding.sentenceVector(for: question, inputType: .query)
         return try index.search(query, k: count, precision: searchPrecision, rescore: rescore).map { ($0.row, $0.score) }

@@ -136,6 +136,31 @@ final class MultilingualTests: XCTestCase {
         }
     }
 
+    func testLateChunkingOpensEveryWindowWithThePassagePrefix() throws {
+        let model = try TestModel.multilingual()
+        let sentence = "A cozinha cheira a pão quente e café. "
+        let text = String(repeating: sentence, count: 90)  // about 1,100 tokens: several windows
+        var spans = [Range<String.Index>]()
+        var start = text.startIndex
+        while let end = text.index(start, offsetBy: 200, limitedBy: text.endIndex) {
+            spans.append(start..<end)
+            start = end
+        }
+        let streamed = try model.lateChunkVectors(for: text, spans: spans, windowsPerCall: 2)
+        let reference = try model.lateChunkVectorsReference(for: text, spans: spans, windowsPerCall: 3)
+        XCTAssertEqual(streamed.count, spans.count)
+        for (a, b) in zip(streamed, reference) {
+            XCTAssertGreaterThan(zip(a, b).reduce(0) { $0 + $1.0 * $1.1 }, 0.99999)
+        }
+        XCTAssertEqual(model.prefixTokenIDs(try model.tokenizer()).count, 2)  // ▁passage, :
+        // A one-window text: its span's vector is its passage encoding's content tokens, pooled.
+        let short = "O feijão fica pronto quando o caldo engrossa."
+        let late = try model.lateChunkVectors(for: short, spans: [short.startIndex..<short.endIndex])[0]
+        let result = try model.embeddingResult(for: short, language: "pt", inputType: .passage)
+        let pooled = result.meanPooled(excludingSpecialTokens: true).normalizedToUnitLength
+        XCTAssertGreaterThan(zip(late, pooled).reduce(0) { $0 + $1.0 * $1.1 }, 0.9999)
+    }
+
     func testAnIntactCopyOfThePackedFileLoads() throws {
         let embedding = ContextualEmbedding(packedModel: try TestModel.multilingualFile())
         let vector = try embedding.sentenceVector(for: "Bom dia")

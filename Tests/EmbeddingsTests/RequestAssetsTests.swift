@@ -95,7 +95,8 @@ final class RequestAssetsTests: XCTestCase {
 
     func testUnknownModelsAndLanguagesGiveNil() {
         XCTAssertNil(ContextualEmbedding(modelIdentifier: "no/such-model"))
-        XCTAssertNil(ContextualEmbedding(language: "fr"))
+        XCTAssertNil(ContextualEmbedding(language: "tlh"))  // no known model serves Klingon
+        XCTAssertEqual(ContextualEmbedding(language: "fr")?.modelIdentifier, "intfloat/multilingual-e5-small")
         XCTAssertEqual(ContextualEmbedding(language: "en")?.modelIdentifier, ContextualEmbedding.defaultModelIdentifier)
         XCTAssertEqual(ModelCatalog.descriptor(forLanguage: "EN_us")?.identifier, ContextualEmbedding.defaultModelIdentifier)
         XCTAssertEqual(ContextualEmbedding(modelIdentifier: "all-MiniLM-L6-v2", parallelism: 0)?.parallelism, 1)
