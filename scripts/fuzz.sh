@@ -5,7 +5,7 @@
 #
 # `smoke` (what CI runs) is a deterministic 20,000 executions per target with seed 1, so it
 # passes or fails the same way every time.
-# Targets: tokenizer safetensors indexfile chunker jsonlines. Each target is compiled from the
+# Targets: tokenizer sentencepiece safetensors indexfile chunker jsonlines. Each target is compiled from the
 # module sources it exercises (imports between them stripped, so they form one module) plus
 # Fuzz/Fuzz<Target>.swift. Corpora and crash artifacts go to .build/fuzz/. A crash stops the
 # target with a non-zero exit and leaves the input in .build/fuzz/artifacts-<target>/; keep each
@@ -21,7 +21,8 @@ vocab="${XDG_CACHE_HOME:-$HOME/.cache}/contextual-embeddings/models/sentence-tra
 
 sources_for() {
   case "$1" in
-    tokenizer) echo Sources/Hashing/*.swift Sources/WordPiece/*.swift ;;
+    tokenizer) echo Sources/Hashing/*.swift Sources/Tokenization/*.swift $(ls Sources/WordPiece/*.swift | grep -v Exports.swift) ;;
+    sentencepiece) echo Sources/Hashing/*.swift Sources/Tokenization/*.swift Sources/SentencePiece/*.swift ;;
     safetensors) echo Sources/BertEncoder/Safetensors.swift Sources/BertEncoder/EncoderError.swift ;;
     indexfile) echo Sources/LinearAlgebra/*.swift Sources/LinearAlgebra/Reference/*.swift Sources/VectorIndex/*.swift ;;
     chunker) echo Sources/Retrieval/MarkdownChunker.swift Sources/Retrieval/Chunk.swift Sources/Retrieval/RetrievalError.swift ;;
@@ -32,11 +33,11 @@ sources_for() {
 build() {
   local target="$1" name dir
   name="$(echo "${target:0:1}" | tr a-z A-Z)${target:1}"
-  case "$target" in indexfile) name=IndexFile ;; jsonlines) name=JSONLines ;; esac
+  case "$target" in indexfile) name=IndexFile ;; jsonlines) name=JSONLines ;; sentencepiece) name=SentencePiece ;; esac
   dir="$out/src-$target"
   rm -rf "$dir"; mkdir -p "$dir"
   for f in $(sources_for "$target"); do
-    sed -E '/^import (Hashing|WordPiece|LinearAlgebra|VectorIndex|BertEncoder|ModelAssets|Embeddings|Retrieval)$/d' "$f" > "$dir/$(basename "$(dirname "$f")")-$(basename "$f")"
+    sed -E '/^(@_exported )?import (Hashing|Tokenization|WordPiece|SentencePiece|LinearAlgebra|VectorIndex|BertEncoder|ModelAssets|Embeddings|Retrieval)$/d' "$f" > "$dir/$(basename "$(dirname "$f")")-$(basename "$f")"
   done
   cp "Fuzz/Fuzz$name.swift" "$dir/"
   local extra=()
@@ -72,7 +73,7 @@ run() {
 }
 
 if [ "$which" = all ]; then
-  for t in tokenizer safetensors indexfile chunker jsonlines; do run "$t"; done
+  for t in tokenizer sentencepiece safetensors indexfile chunker jsonlines; do run "$t"; done
 else
   run "$which"
 fi

