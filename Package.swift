@@ -62,7 +62,7 @@ let package = Package(
         .target(name: "PostgresStorage", dependencies: ["CPostgres", "Retrieval", "Embeddings", "VectorIndex"]),
         .executableTarget(
             name: "EmbeddingsCLI",
-            dependencies: ["Embeddings", "ModelAssets", "VectorIndex", "Retrieval", "PostgresStorage", "LinearAlgebra", "WordPiece"]
+            dependencies: ["Embeddings", "ModelAssets", "VectorIndex", "Retrieval", "PostgresStorage", "LinearAlgebra", "WordPiece", "Tokenization"]
         ),
         .executableTarget(
             name: "EmbeddingsBench",

@@ -4,7 +4,7 @@ import Foundation
 // tokenizer, over a small vocabulary and normalization table written here. Checks: no crash, at
 // most `maximumLength` tokens, <s> first and </s> last, every content range inside the string,
 // on Unicode scalar boundaries, starting in order; the same tokens with a prefix, ranges moved
-// into the text.
+// into the text; blocks of one byte give the whole text's tokens.
 let fuzzSentencePiece: XLMRobertaTokenizer = {
     var pieces: [(String, Float)] = [("<s>", 0), ("<pad>", 0), ("</s>", 0), ("<unk>", 0), ("▁", -2)]
     for c in "abcdefghijklmnopqrstuvwxyz.,:!?éßσ東京😀ש" {
@@ -44,5 +44,8 @@ public func fuzzSentencePieceInput(_ data: UnsafePointer<UInt8>, _ size: Int) ->
         _ = tokens.scalarOffsets
     }
     precondition(fuzzSentencePiece.tokenize(text).ids == fuzzSentencePiece.tokenize(text, prefix: "").ids)
+    // Reading in blocks (here: a cut at every eligible space) gives the whole text's tokens.
+    let whole = fuzzSentencePiece.contentTokens(of: text, prefix: "", limit: nil, blockBytes: Int.max / 2)
+    precondition(fuzzSentencePiece.contentTokens(of: text, prefix: "", limit: nil, blockBytes: 1) == whole)
     return 0
 }

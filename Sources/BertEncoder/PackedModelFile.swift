@@ -83,6 +83,8 @@ public struct PackedModelFile: Sendable {
 
         let entries = try reader.count("normalization entry count", allowZero: true)
         let tableBytes = Int(try reader.u32())
+        // Each entry takes at least 5 bytes: a count the bytes cannot hold is a lie.
+        guard entries <= tableBytes / 5 else { throw reader.fail("\(entries) normalization entries in \(tableBytes) bytes") }
         var table = try Reader(data: data, path: path, range: reader.position..<(reader.position + tableBytes))
         var normalization = [UInt32: [UInt32]](minimumCapacity: entries)
         for _ in 0..<entries {
@@ -105,7 +107,14 @@ public struct PackedModelFile: Sendable {
             guard offset <= UInt64(data.count), length <= UInt64(data.count) - offset else {
                 throw reader.fail("tensor '\(name)' lies outside the file")
             }
+            guard tensors[name] == nil else { throw reader.fail("tensor '\(name)' is listed twice") }
             tensors[name] = Tensor(dtype: dtype, count: count, range: Int(offset)..<Int(offset + length))
+        }
+        // Tensors may not share bytes: each is read (and dequantized) once, so the memory a file
+        // can ask for stays proportional to its size.
+        let ranges = tensors.values.map(\.range).filter { !$0.isEmpty }.sorted { $0.lowerBound < $1.lowerBound }
+        for (a, b) in zip(ranges, ranges.dropFirst()) where b.lowerBound < a.upperBound {
+            throw reader.fail("tensors overlap at byte \(b.lowerBound)")
         }
         self.tensors = tensors
     }

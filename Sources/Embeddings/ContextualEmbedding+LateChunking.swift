@@ -12,7 +12,7 @@ extension ContextualEmbedding {
     /// (e5's `"passage: "`; nothing for MiniLM); every token takes its vector from the
     /// window where it sits nearest the middle. Each span's vector is the mean of the tokens that
     /// overlap it, scaled to unit length (zero when no token does). Tokens are read lazily
-    /// (`BertTokenizer.contentTokens(of:)`), so memory stays bounded by one group of windows plus
+    /// (`TextTokenizer.lazyContentTokens(of:)`: both tokenizers read a text in blocks), so memory stays bounded by one group of windows plus
     /// one accumulator per span, whatever the text's length.
     /// - Complexity: O(T·(model cost per token)) for T tokens; about 2× a single pass.
     public func lateChunkVectors(for text: String, spans: [Range<String.Index>], windowsPerCall: Int = 8) throws -> [[Float]] {
@@ -22,15 +22,14 @@ extension ContextualEmbedding {
         guard !spans.isEmpty else { return pooler.vectors() }
         // The model's passage prefix (e5: "passage: ") opens every window, after <s>.
         let prefix = prefixTokenIDs(tokenizer)
-        let width = maximumSequenceLength - 2 - prefix.count
+        let width = tokenizer.maximumLength - 2 - prefix.count
         let stride = max(1, width / 2)
         let cls = tokenizer.beginTokenID, sep = tokenizer.endTokenID
 
         // Tokens arrive lazily; `buffer` holds those from position `bufferStart` on, never more
         // than one group of windows (plus one token to tell whether the text goes on).
-        // WordPiece reads the text in blocks; other tokenizers hand over the whole token list.
-        let stream = (tokenizer as? BertTokenizer).map { AnyIterator($0.contentTokens(of: text)) }
-            ?? AnyIterator(tokenizer.tokenizeWithoutSpecialTokens(text).makeIterator())
+        // Both tokenizers read the text in blocks.
+        let stream = tokenizer.lazyContentTokens(of: text)
         var buffer = [Token]()
         var bufferStart = 0
         var exhausted = false
@@ -82,7 +81,7 @@ extension ContextualEmbedding {
         var pooler = SpanPooler(spans: spans, dimension: dimension)
         guard !tokens.isEmpty, !spans.isEmpty else { return pooler.vectors() }
         let prefix = prefixTokenIDs(tokenizer)
-        let width = maximumSequenceLength - 2 - prefix.count
+        let width = tokenizer.maximumLength - 2 - prefix.count
         let stride = max(1, width / 2)
         // Window j covers tokens [j·stride, j·stride + width) and owns the middle of that range.
         var starts = [0]

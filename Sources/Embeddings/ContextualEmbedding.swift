@@ -168,7 +168,8 @@ public final class ContextualEmbedding: Sendable {
     /// Whether the model can be used now, and if not, why.
     public var availability: Availability {
         switch source {
-        case .folder, .packedFile: return .available
+        case .folder: return .available
+        case let .packedFile(url): return FileManager.default.fileExists(atPath: url.path) ? .available : .unavailable(.assetsNotInstalled)
         case let .asset(descriptor): return Availability(AssetCache.status(of: descriptor.assets))
         }
     }
@@ -279,18 +280,53 @@ public final class ContextualEmbedding: Sendable {
     private static func packedComponents(_ file: URL, maximumLength: Int, parallelism: Int) throws -> Components {
         do {
             let packed = try PackedModelFile(contentsOf: file)
-            let model = try UnigramModel(bytes: packed.pieceBytes, offsets: packed.pieceOffsets, scores: packed.pieceScores, unknownID: packed.unknownID)
-            let specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"].compactMap { text in model.id(of: text).map { (text: text, id: $0) } }
-            let tokenizer = try XLMRobertaTokenizer(
-                model: model, normalizer: try XLMRobertaNormalizer(table: packed.normalization),
-                maximumLength: min(maximumLength, packed.configuration.maximumSequenceLength),
-                beginTokenID: packed.beginID, endTokenID: packed.endID, specialTokens: specials)
+            let tokenizer = try xlmRobertaTokenizer(packed, maximumLength: maximumLength)
             return Components(tokenizer: tokenizer, model: try BertModel(packed: packed, parallelism: parallelism))
         } catch let error as EncoderError {
             throw EmbeddingsError.invalidModel(error.description)
         } catch let error as SentencePieceError {
             throw EmbeddingsError.invalidModel("\(file.path): \(error.description)")
         }
+    }
+
+    /// The tokenizer alone, without reading the encoder's weights (the loaded one when the model
+    /// is loaded): for tokenizing without encoding.
+    /// - Throws: `assetsNotAvailable` when an installed model is missing, `invalidModel` for bad files.
+    public func standaloneTokenizer() throws -> any TextTokenizer {
+        if let components = loaded.withLock({ $0 }) { return components.tokenizer }
+        let url: URL
+        switch source {
+        case let .packedFile(file): return try Self.packedTokenizer(file, maximumLength: maximumSequenceLength)
+        case let .folder(folder): url = folder
+        case let .asset(descriptor):
+            guard let found = AssetCache.locate(descriptor.assets) else {
+                throw EmbeddingsError.assetsNotAvailable("\(descriptor.identifier) is not installed; call requestAssets() or run `embeddings assets install`")
+            }
+            url = found
+        }
+        switch family {
+        case .bert: return try ModelFolder(url: url, identifier: modelIdentifier).makeTokenizer()
+        case .packedXLMRoberta: return try Self.packedTokenizer(url.appendingPathComponent("e5-small-q4.bin"), maximumLength: maximumSequenceLength)
+        }
+    }
+
+    private static func packedTokenizer(_ file: URL, maximumLength: Int) throws -> XLMRobertaTokenizer {
+        do {
+            return try xlmRobertaTokenizer(PackedModelFile(contentsOf: file), maximumLength: maximumLength)
+        } catch let error as EncoderError {
+            throw EmbeddingsError.invalidModel(error.description)
+        } catch let error as SentencePieceError {
+            throw EmbeddingsError.invalidModel("\(file.path): \(error.description)")
+        }
+    }
+
+    private static func xlmRobertaTokenizer(_ packed: PackedModelFile, maximumLength: Int) throws -> XLMRobertaTokenizer {
+        let model = try UnigramModel(bytes: packed.pieceBytes, offsets: packed.pieceOffsets, scores: packed.pieceScores, unknownID: packed.unknownID)
+        let specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"].compactMap { text in model.id(of: text).map { (text: text, id: $0) } }
+        return try XLMRobertaTokenizer(
+            model: model, normalizer: try XLMRobertaNormalizer(table: packed.normalization),
+            maximumLength: min(maximumLength, packed.configuration.maximumSequenceLength),
+            beginTokenID: packed.beginID, endTokenID: packed.endID, specialTokens: specials)
     }
 
     /// The bytes the loaded encoder's weights take (loads the model if needed).

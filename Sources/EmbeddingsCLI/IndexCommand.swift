@@ -8,7 +8,7 @@ import VectorIndex
 struct IndexCommand: Command {
     static let name = "index"
     static let abstract = "Chunk every *.md below the folders, embed the chunks and write one index file."
-    static let usage = "index <dir> ... (--out <file> | --store <url>) [--model <dir>] [--late-chunking] [--lexical-only] [--codes int8,binary|none] [--hnsw] [--quiet]"
+    static let usage = "index <dir> ... (--out <file> | --store <url>) [--model <dir|id>] [--late-chunking] [--lexical-only] [--codes int8,binary|none] [--hnsw] [--quiet]"
     static let arguments: [(String, String)] = [("<dir>", "A folder of Markdown files (several allowed; sources are relative to each).")]
     static let options: [(String, String)] = [
         ("--out <file>", "The index file to write (atomically). An existing one is reused: unchanged chunks are not re-embedded."),

@@ -7,7 +7,7 @@ import LinearAlgebra
 struct InfoCommand: Command {
     static let name = "info"
     static let abstract = "Show the CPU, the BLAS kernels in use, and the model."
-    static let usage = "info [--model <dir>] [--json] [--try-core <name>]"
+    static let usage = "info [--model <dir|id>] [--json] [--try-core <name>]"
     static let options: [(String, String)] = [
         ("--model <dir|id>", "Describe this sentence-transformers folder or known model instead of the default model (nothing is installed)."),
         ("--json", "Write one JSON object instead of text."),

@@ -41,6 +41,15 @@ enum ModelOption {
     }
 
     static func load(_ parsed: ParsedArguments) throws -> ContextualEmbedding {
+        let embedding = try unloaded(parsed)
+        do { try embedding.load() } catch let error as EmbeddingsError {
+            throw CLIError.data(error.description)
+        }
+        return embedding
+    }
+
+    /// The model `--model` names, its assets installed but nothing read yet.
+    static func unloaded(_ parsed: ParsedArguments) throws -> ContextualEmbedding {
         let embedding: ContextualEmbedding
         switch try choice(parsed) {
         case let .folder(url):
@@ -53,9 +62,6 @@ enum ModelOption {
             }
             embedding = model
             if !embedding.hasAvailableAssets { _ = try install(descriptor) }
-        }
-        do { try embedding.load() } catch let error as EmbeddingsError {
-            throw CLIError.data(error.description)
         }
         return embedding
     }

@@ -1,5 +1,6 @@
 import Embeddings
 import Foundation
+import Tokenization
 
 /// `embeddings tokenize`: the model's tokens with their UTF-8 offsets, without running the encoder.
 struct TokenizeCommand: Command {
@@ -19,9 +20,13 @@ struct TokenizeCommand: Command {
 
     func run() throws {
         let inputType = try ModelOption.inputType(parsed)
-        let embedding = try ModelOption.load(parsed)
+        // The tokenizer alone: the encoder's weights are not read.
+        let embedding = try ModelOption.unloaded(parsed)
         let prefix = embedding.prefix(for: inputType)
-        let tokenizer = try embedding.tokenizer()
+        let tokenizer: any TextTokenizer
+        do { tokenizer = try embedding.standaloneTokenizer() } catch let error as EmbeddingsError {
+            throw CLIError.data(error.description)
+        }
         func line(_ key: String, _ value: String, _ text: String) -> String {
             let tokens = tokenizer.tokenize(text, prefix: prefix)
             let utf8 = text.utf8

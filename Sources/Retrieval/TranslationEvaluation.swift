@@ -51,12 +51,15 @@ public struct TranslationSet: Sendable {
     }
 
     /// Translation-retrieval accuracy for every language against the pivot.
-    /// - Parameter vectors: unit-length sentence vectors for texts, in order.
+    /// - Parameter vectors: unit-length sentence vectors for texts, in order, one per text.
+    /// - Throws: what `vectors` throws; `RetrievalError.invalidArgument` when it returns another count.
     public func accuracy(vectors: ([String]) throws -> [[Float]]) throws -> [Accuracy] {
         let pivot = languages[0]
         let pivotVectors = try vectors(texts[pivot]!)
+        guard pivotVectors.count == ids.count else { throw RetrievalError.invalidArgument("\(pivotVectors.count) vectors for \(ids.count) sentences") }
         return try languages.dropFirst().map { language in
             let other = try vectors(texts[language]!)
+            guard other.count == ids.count else { throw RetrievalError.invalidArgument("\(other.count) vectors for \(ids.count) sentences") }
             func nearest(_ query: [Float], among candidates: [[Float]]) -> Int {
                 var best = 0, bestScore = -Float.infinity
                 for (j, candidate) in candidates.enumerated() {

@@ -109,14 +109,22 @@ public struct UnigramModel: Sendable {
 
     /// 64-bit FNV-1a over `count` bytes.
     private static func hash(_ p: UnsafePointer<UInt8>, count: Int) -> UInt64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for i in 0..<count { h = (h ^ UInt64(p[i])) &* 0x100_0000_01b3 }
+        var h = hashBasis
+        for i in 0..<count { h = hash(h, adding: p[i]) }
         return h
     }
 
     private func lookup(_ p: UnsafePointer<UInt8>, count n: Int) -> Int? {
+        lookup(p, count: n, hash: Self.hash(p, count: n))
+    }
+
+    /// FNV-1a's offset basis and one step, for hashes grown a byte at a time.
+    private static let hashBasis: UInt64 = 0xcbf2_9ce4_8422_2325
+    private static func hash(_ h: UInt64, adding byte: UInt8) -> UInt64 { (h ^ UInt64(byte)) &* 0x100_0000_01b3 }
+
+    private func lookup(_ p: UnsafePointer<UInt8>, count n: Int, hash: UInt64) -> Int? {
         let mask = slots.count - 1
-        var slot = Int(truncatingIfNeeded: Self.hash(p, count: n)) & mask
+        var slot = Int(truncatingIfNeeded: hash) & mask
         return bytes.withUnsafeBufferPointer { b in
             while true {
                 let v = Int(slots[slot])
@@ -150,8 +158,11 @@ public struct UnigramModel: Sendable {
             let start = boundaries[i]
             var hasSingle = false
             var e = i + 1
+            // The candidate's hash grows with it: each byte is hashed once per start.
+            var h = Self.hashBasis
             while e <= n, boundaries[e] - start <= longestPieceBytes {
-                if let id = lookup(base + start, count: boundaries[e] - start) {
+                for b in boundaries[e - 1]..<boundaries[e] { h = Self.hash(h, adding: base[b]) }
+                if let id = lookup(base + start, count: boundaries[e] - start, hash: h) {
                     if e == i + 1 { hasSingle = true }
                     let candidate = best[i] + Double(scores[id])
                     if from[e] < 0 || candidate > best[e] {

@@ -46,6 +46,11 @@ public struct XLMRobertaNormalizer: Sendable {
     /// The number of scalars the table maps.
     public var count: Int { table.count }
 
+    /// The table's entries, by scalar value.
+    public var entries: [(key: UInt32, value: [Unicode.Scalar])] {
+        table.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+
     /// The replacement of one scalar, or `nil` when the map leaves it unchanged.
     public func replacement(of scalar: Unicode.Scalar) -> [Unicode.Scalar]? {
         scalar.value < 128 ? ascii[Int(scalar.value)] : table[scalar.value]
@@ -81,6 +86,8 @@ public struct XLMRobertaNormalizer: Sendable {
             }
         }
 
+        // Clusters repeat (vocalized Arabic, decomposed Latin): look each one up once per call.
+        var clusterValues = [[UInt32]: [Unicode.Scalar]?]()
         for character in text {
             let scalars = character.unicodeScalars
             let start = offset
@@ -90,9 +97,19 @@ public struct XLMRobertaNormalizer: Sendable {
                 offset += length
             }
             let clusterBytes = offset - start
-            if scalars.count > 1, clusterBytes < 6, let value = clusterKeyValue(Array(scalars)) {
-                replace(oldCount: scalars.count, with: value)
-                continue
+            if scalars.count > 1, clusterBytes < 6 {
+                let key = scalars.map(\.value)
+                let value: [Unicode.Scalar]?
+                if let cached = clusterValues[key] {
+                    value = cached
+                } else {
+                    value = clusterKeyValue(Array(scalars))
+                    clusterValues[key] = value
+                }
+                if let value {
+                    replace(oldCount: scalars.count, with: value)
+                    continue
+                }
             }
             for s in scalars {
                 if let value = replacement(of: s) {

@@ -58,11 +58,13 @@ public struct XLMRobertaTokenizer: TextTokenizer {
             withUnsafeBytes(of: model.score(of: id).bitPattern.littleEndian) { bytes += $0 }
             bytes.append(10)
         }
+        for (key, value) in normalizer.entries { bytes += Array("\(key)>\(value.map(\.value))".utf8) + [10] }
         bytes += Array("xlmr normalization=\(normalizer.count) max=\(maximumLength) bos=\(beginTokenID) eos=\(endTokenID) specials=\(specialTokens.map { "\($0.text):\($0.id)" })".utf8)
         self.fingerprint = String(SHA256.hex(of: bytes).prefix(16))
     }
 
     /// `<s>`, the content tokens (at most `maximumLength − 2`), `</s>`.
+    /// Reading stops once the limit is passed, so a huge text costs no more than its first blocks.
     public func tokenize(_ text: String) -> TokenizedText {
         tokenize(text, prefix: "")
     }
@@ -72,7 +74,7 @@ public struct XLMRobertaTokenizer: TextTokenizer {
     /// range at the start of `text`; a token that spans the join starts at `text`'s start.
     public func tokenize(_ text: String, prefix: String) -> TokenizedText {
         let limit = maximumLength - 2
-        var content = contentTokens(of: text, prefix: prefix)
+        var content = contentTokens(of: text, prefix: prefix, limit: limit + 1)
         let truncated = content.count > limit
         if truncated { content.removeSubrange(limit...) }
         let start = text.startIndex..<text.startIndex
@@ -89,21 +91,113 @@ public struct XLMRobertaTokenizer: TextTokenizer {
         contentTokens(of: text, prefix: "")
     }
 
-    /// The content tokens of `prefix + text`, with ranges relative to `text` (see `tokenize(_:prefix:)`).
-    public func contentTokens(of text: String, prefix: String) -> [Token] {
+    /// The content tokens of `text` without `<s>`/`</s>` and without truncation, produced a
+    /// block at a time (see `ContentTokens`), so memory follows the block, not the text.
+    public func lazyContentTokens(of text: String) -> AnyIterator<Token> {
+        AnyIterator(ContentTokens(tokenizer: self, text: text))
+    }
+
+    /// The content tokens of `prefix + text`, with ranges relative to `text` (see
+    /// `tokenize(_:prefix:)`); with a `limit`, reading stops once that many tokens are found.
+    public func contentTokens(of text: String, prefix: String, limit: Int? = nil) -> [Token] {
+        contentTokens(of: text, prefix: prefix, limit: limit, blockBytes: Self.blockBytes)
+    }
+
+    /// `contentTokens(of:prefix:limit:)` with blocks of at least `blockBytes` (tests use tiny ones).
+    package func contentTokens(of text: String, prefix: String, limit: Int?, blockBytes: Int) -> [Token] {
         let whole = prefix.isEmpty ? text : prefix + text
         let shift = prefix.utf8.count
+        var tokens = [ByteToken]()
+        var start = whole.startIndex
+        while start < whole.endIndex, limit.map({ tokens.count < $0 }) ?? true {
+            let end = blockEnd(in: whole, from: start, blockBytes: blockBytes)
+            byteTokens(of: whole, in: start..<end, into: &tokens)
+            start = end
+        }
+        if let limit, tokens.count > limit { tokens.removeSubrange(limit...) }
+        return tokens.map { token(from: $0, in: text, shift: shift) }
+    }
+
+    /// A byte token of `prefix + text` as a token of `text` (`shift`: the prefix's UTF-8 length).
+    private func token(from token: ByteToken, in text: String, shift: Int) -> Token {
         let utf8 = text.utf8
         func index(_ byte: Int) -> String.Index {
             utf8.index(utf8.startIndex, offsetBy: min(max(0, byte - shift), utf8.count))
         }
-        return byteTokens(of: whole).map { token in
-            if token.bytes.upperBound <= shift, shift > 0 {
-                return Token(id: token.id, text: token.text, range: text.startIndex..<text.startIndex, isSpecial: true)
-            }
-            let lower = index(token.bytes.lowerBound), upper = index(token.bytes.upperBound)
-            return Token(id: token.id, text: token.text, range: lower..<max(lower, upper), isSpecial: false)
+        if token.bytes.upperBound <= shift, shift > 0 {
+            return Token(id: token.id, text: token.text, range: text.startIndex..<text.startIndex, isSpecial: true)
         }
+        let lower = index(token.bytes.lowerBound), upper = index(token.bytes.upperBound)
+        return Token(id: token.id, text: token.text, range: lower..<max(lower, upper), isSpecial: false)
+    }
+
+    /// The lazily produced content tokens of one text, a block at a time.
+    ///
+    /// A block ends just before a space (U+0020) that follows a printable ASCII character, once
+    /// it holds about 64 KiB. Nothing straddles such a cut: normalization leaves both characters
+    /// alone and starts no grapheme cluster across them, the run of spaces that follows (and a
+    /// `<mask>` that takes it) lies wholly in the next block, whose leading space becomes the
+    /// metaspace that `tokenizers` would have put there, and no special token contains a space.
+    /// So the tokens are exactly those of the whole text. A text with no such cut (CJK prose,
+    /// base64) is read as one block.
+    public struct ContentTokens: Sequence, IteratorProtocol, Sendable {
+        let tokenizer: XLMRobertaTokenizer
+        let text: String
+        private var position: String.Index
+        private var block: [Token] = []
+        private var cursor = 0
+
+        init(tokenizer: XLMRobertaTokenizer, text: String) {
+            self.tokenizer = tokenizer
+            self.text = text
+            self.position = text.startIndex
+        }
+
+        /// The next token, reading the next block when the current one is used up.
+        public mutating func next() -> Token? {
+            while cursor == block.count {
+                guard position < text.endIndex else { return nil }
+                let end = tokenizer.blockEnd(in: text, from: position, blockBytes: XLMRobertaTokenizer.blockBytes)
+                var tokens = [ByteToken]()
+                tokenizer.byteTokens(of: text, in: position..<end, into: &tokens)
+                block = tokens.map { tokenizer.token(from: $0, in: text, shift: 0) }
+                cursor = 0
+                position = end
+            }
+            defer { cursor += 1 }
+            return block[cursor]
+        }
+    }
+
+    /// The bytes a block holds before it looks for a cut.
+    static let blockBytes = 1 << 16
+
+    /// Where the block that starts at `start` ends (see `ContentTokens`).
+    ///
+    /// One more condition keeps the tokens those of the whole text: no cut inside a stretch
+    /// between special tokens whose first character normalization removes. `tokenizers` loses
+    /// that removal and shifts the alignment of the whole stretch by one character; a cut would
+    /// end the shift early.
+    func blockEnd(in text: String, from start: String.Index, blockBytes: Int) -> String.Index {
+        let utf8 = text.utf8
+        guard let minimum = utf8.index(start, offsetBy: max(1, blockBytes), limitedBy: utf8.endIndex) else { return text.endIndex }
+        func startsWithRemoval(_ at: String.Index) -> Bool {
+            guard at < text.endIndex, let scalar = text.unicodeScalars[at...].first else { return false }
+            return normalizer.replacement(of: scalar)?.isEmpty ?? false
+        }
+        var shifted = startsWithRemoval(start)
+        var i = start
+        while i < utf8.endIndex {
+            let byte = utf8[i]
+            if byte == UInt8(ascii: "<"), let special = specialTokens.first(where: { utf8[i...].starts(with: $0.text.utf8) }) {
+                i = utf8.index(i, offsetBy: special.text.utf8.count)
+                shifted = startsWithRemoval(i)
+                continue
+            }
+            if byte == 0x20, i >= minimum, !shifted, (0x21...0x7E).contains(utf8[utf8.index(before: i)]) { return i }
+            i = utf8.index(after: i)
+        }
+        return text.endIndex
     }
 
     /// A token with its UTF-8 byte range in the tokenized string.
@@ -113,21 +207,23 @@ public struct XLMRobertaTokenizer: TextTokenizer {
         var bytes: Range<Int>
     }
 
-    /// Every token of `text` (no `<s>`/`</s>`), ranges as UTF-8 byte offsets into `text`.
-    func byteTokens(of text: String) -> [ByteToken] {
-        var tokens = [ByteToken]()
-        var segmentStart = text.startIndex
-        var i = text.startIndex
+    /// The tokens of `text[block]` (no `<s>`/`</s>`), appended to `tokens` with ranges as UTF-8
+    /// byte offsets into `text`. `block` must start at the text's start or at a block cut.
+    func byteTokens(of text: String, in block: Range<String.Index>, into tokens: inout [ByteToken]) {
+        var segmentStart = block.lowerBound
+        var i = block.lowerBound
         let utf8 = text.utf8
+        let scalars = text.unicodeScalars
         func byteOffset(_ index: String.Index) -> Int { utf8.distance(from: utf8.startIndex, to: index) }
         // Special tokens are matched in the raw text, leftmost first, longest first at a position.
-        while i < text.endIndex {
-            if utf8[i] == UInt8(ascii: "<"), let special = specialTokens.first(where: { utf8[i...].starts(with: $0.text.utf8) }) {
+        while i < block.upperBound {
+            if utf8[i] == UInt8(ascii: "<"), let special = specialTokens.first(where: { utf8[i..<block.upperBound].starts(with: $0.text.utf8) }) {
                 var matchStart = i
                 if leftStripping.contains(special.text) {
+                    // White space scalars before it (a scalar at a time: a cluster may join the `<`).
                     while matchStart > segmentStart {
-                        let before = text.index(before: matchStart)
-                        guard text[before].unicodeScalars.allSatisfy(\.properties.isWhitespace) else { break }
+                        let before = scalars.index(before: matchStart)
+                        guard scalars[before].properties.isWhitespace else { break }
                         matchStart = before
                     }
                 }
@@ -140,11 +236,10 @@ public struct XLMRobertaTokenizer: TextTokenizer {
             } else {
                 i = utf8.index(after: i)
                 // Stay on scalar boundaries: skip continuation bytes.
-                while i < text.endIndex, (utf8[i] & 0xC0) == 0x80 { i = utf8.index(after: i) }
+                while i < block.upperBound, (utf8[i] & 0xC0) == 0x80 { i = utf8.index(after: i) }
             }
         }
-        appendContent(of: text[segmentStart...], byteOffset: byteOffset(segmentStart), to: &tokens)
-        return tokens
+        appendContent(of: text[segmentStart..<block.upperBound], byteOffset: byteOffset(segmentStart), to: &tokens)
     }
 
     /// The index of `value` in the ascending `boundaries` (binary search).

@@ -19,9 +19,17 @@ public protocol TextTokenizer: Sendable {
     /// prefix are marked special and get an empty range at the start of `text`, and a token that
     /// spans the join starts at `text`'s start.
     func tokenize(_ text: String, prefix: String) -> TokenizedText
+    /// The content tokens of `text` (as `tokenizeWithoutSpecialTokens`), produced lazily where
+    /// the tokenizer can read a text in blocks, so memory follows the block, not the text.
+    func lazyContentTokens(of text: String) -> AnyIterator<Token>
 }
 
 extension TextTokenizer {
+    /// All content tokens at once, handed out one by one (for tokenizers without a block reader).
+    public func lazyContentTokens(of text: String) -> AnyIterator<Token> {
+        AnyIterator(tokenizeWithoutSpecialTokens(text).makeIterator())
+    }
+
     /// Tokenizes `prefix + text` and moves every range into `text` (see the requirement).
     public func tokenize(_ text: String, prefix: String) -> TokenizedText {
         guard !prefix.isEmpty else { return tokenize(text) }

@@ -148,6 +148,11 @@ public struct BertTokenizer: TextTokenizer {
         ContentTokens(tokenizer: self, text: text, blockScalars: max(1, blockScalars))
     }
 
+    /// `contentTokens(of:)` as an iterator of the `TextTokenizer` protocol.
+    public func lazyContentTokens(of text: String) -> AnyIterator<Token> {
+        AnyIterator(contentTokens(of: text))
+    }
+
     /// The lazily produced content tokens of one text; see `BertTokenizer.contentTokens(of:blockScalars:)`.
     public struct ContentTokens: Sequence, IteratorProtocol, Sendable {
         let tokenizer: BertTokenizer

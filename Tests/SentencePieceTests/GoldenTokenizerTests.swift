@@ -100,6 +100,47 @@ final class GoldenTokenizerTests: XCTestCase {
         }
     }
 
+    func testBlocksGiveTheTokensOfTheWholeText() throws {
+        // Cutting before every eligible space (blocks of one byte) changes nothing, on the golden
+        // texts and on random ones built to put spaces, tabs, <mask> and joiners around the cuts.
+        let tokenizer = try XCTUnwrap(try tokenizer() as? XLMRobertaTokenizer)
+        var texts = try golden().cases.map(\.text)
+        var generator = SeededGenerator(seed: 5)
+        let alphabet: [String] = ["a", "b.", " ", "  ", "\t", "\n", "<mask>", " <mask>", "\u{0600}", "\u{301}", "é", "日", "\u{1}", "\u{200D}", "!", "<s>"]
+        for _ in 0..<300 {
+            texts.append((0..<Int.random(in: 1...40, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }.joined())
+        }
+        for text in texts {
+            let whole = tokenizer.contentTokens(of: text, prefix: "", limit: nil, blockBytes: Int.max / 2)
+            let blocks = tokenizer.contentTokens(of: text, prefix: "", limit: nil, blockBytes: 1)
+            XCTAssertEqual(blocks, whole, text.debugDescription)
+            XCTAssertEqual(Array(IteratorSequence(tokenizer.lazyContentTokens(of: text))), whole, text.debugDescription)
+            XCTAssertEqual(tokenizer.contentTokens(of: text, prefix: "query: ", limit: nil, blockBytes: 1),
+                           tokenizer.contentTokens(of: text, prefix: "query: ", limit: nil, blockBytes: Int.max / 2), text.debugDescription)
+        }
+    }
+
+    func testAPrependedConcatenationMarkBeforeMaskDoesNotTrap() throws {
+        // U+0600 joins the following "<" into one Character; the left strip steps by scalars.
+        let tokenizer = try tokenizer()
+        for text in ["\u{0600}<mask>", " \u{0600}<mask>", "\u{0600} <mask>", "\u{06DD}  <mask>x"] {
+            let tokens = tokenizer.tokenize(text)
+            XCTAssertTrue(tokens.ids.contains(250_001), text.debugDescription)
+        }
+        XCTAssertEqual(tokenizer.tokenize("\u{0600} <mask>").tokens.first { $0.id == 250_001 }?.text, " <mask>")
+    }
+
+    func testAHugeTextIsReadOnlyUpToTheLimit() throws {
+        let tokenizer = try tokenizer()
+        let text = String(repeating: "palavra ", count: 2_000_000)  // 16 MB
+        let start = Date()
+        let tokens = tokenizer.tokenize(text)
+        XCTAssertTrue(tokens.isTruncated)
+        XCTAssertEqual(tokens.tokens.count, 512)
+        // Not a timing assertion: reading only the first block means a fraction of a second here.
+        print("16 MB text tokenized to the limit in \(Date().timeIntervalSince(start)) s")
+    }
+
     func testInvalidUTF8IsRepairedBeforeTokenizing() throws {
         let tokenizer = try tokenizer()
         let text = String(decoding: [0x61, 0xFF, 0x62, 0xC3, 0x28, 0x00, 0x63] as [UInt8], as: UTF8.self)
