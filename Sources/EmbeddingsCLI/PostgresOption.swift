@@ -71,6 +71,13 @@ enum PostgresOption {
             if parsed.values["rescore"] != nil { throw CLIError.usage("--rescore is for index files") }
             if parsed.values["ef-search"] != nil, precision != "hnsw" { throw CLIError.usage("--ef-search goes with --precision hnsw") }
             let efSearch = try parsed.integer("ef-search", default: 40, range: 1...1000)
+            // Without --model, the model the store's fingerprint names, when the library knows it.
+            var parsed = parsed
+            if mode != .lexical, parsed.values["model"] == nil,
+               let stored = try mapping({ try open(parsed, embedding: nil).fingerprint() })?.modelIdentifier,
+               ModelCatalog.descriptor(for: stored) != nil {
+                parsed.values["model"] = stored
+            }
             let embedding = mode == .lexical ? nil : try ModelOption.load(parsed)
             let store = try open(parsed, embedding: embedding)
             try mapping {

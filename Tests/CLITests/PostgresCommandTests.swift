@@ -48,6 +48,23 @@ final class PostgresCommandTests: XCTestCase {
         XCTAssertTrue(r.stdout.contains("recall@1: 1.000"), r.stdout)
     }
 
+    /// A store built with the multilingual model is searched with it without `--model`, and
+    /// refuses another model's questions.
+    func testAStoreNamesItsModel() throws {
+        let url = try TestServer.url()
+        _ = try TestModel.multilingual()
+        let prefix = "cli_e5" + run
+        var r = try embeddings(["index", folder.appendingPathComponent("small").path, "--store", url, "--table-prefix", prefix,
+                                "--model", "intfloat/multilingual-e5-small", "--quiet"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        r = try embeddings(["search", "--store", url, "--table-prefix", prefix, "--mode", "semantic", "--json", "O que as closures capturam?"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual((json["hits"] as? [[String: Any]])?.first?["id"] as? String, "a#alpha")
+        r = try embeddings(["search", "--store", url, "--table-prefix", prefix, "--mode", "semantic", "--model", "all-MiniLM-L6-v2", "closures"])
+        XCTAssertEqual(r.status, 65, r.stderr)
+    }
+
     /// `--store postgresql://` alone connects from the standard libpq environment.
     func testTheConnectionComesFromTheLibpqEnvironment() throws {
         let url = try XCTUnwrap(URLComponents(string: try TestServer.url()))
