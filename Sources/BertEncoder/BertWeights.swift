@@ -84,17 +84,35 @@ package struct BertWeights: Sendable {
         tokenTypeEmbeddings = try tensor("embeddings.token_type_embeddings.weight", [c.typeVocabularySize, h])
         embeddingsLayerNorm = try layerNorm("embeddings.LayerNorm")
         layers = try (0..<c.layerCount).map { i in
-            let p = "encoder.layer.\(i)."
-            let q = try linear(p + "attention.self.query", out: h, in: h)
-            let k = try linear(p + "attention.self.key", out: h, in: h)
-            let v = try linear(p + "attention.self.value", out: h, in: h)
-            return BertLayerWeights(
-                queryKeyValue: LinearWeights(weight: q.weight + k.weight + v.weight, bias: q.bias + k.bias + v.bias, inputSize: h, outputSize: 3 * h),
-                attentionOutput: try linear(p + "attention.output.dense", out: h, in: h),
-                attentionLayerNorm: try layerNorm(p + "attention.output.LayerNorm"),
-                intermediate: try linear(p + "intermediate.dense", out: c.intermediateSize, in: h),
-                output: try linear(p + "output.dense", out: h, in: c.intermediateSize),
-                outputLayerNorm: try layerNorm(p + "output.LayerNorm"))
+            try BertLayerWeights(configuration: c, prefix: "encoder.layer.\(i).", names: .huggingFace, linear: linear, layerNorm: layerNorm)
         }
+    }
+}
+
+extension BertLayerWeights {
+    /// The names of one layer's tensors after the layer's prefix.
+    package struct TensorNames: Sendable {
+        package var query, key, value, attentionOutput, attentionLayerNorm, intermediate, output, outputLayerNorm: String
+
+        /// Hugging Face's `BertLayer` names (`attention.self.query`, …).
+        package static let huggingFace = TensorNames(
+            query: "attention.self.query", key: "attention.self.key", value: "attention.self.value",
+            attentionOutput: "attention.output.dense", attentionLayerNorm: "attention.output.LayerNorm",
+            intermediate: "intermediate.dense", output: "output.dense", outputLayerNorm: "output.LayerNorm")
+    }
+
+    /// One layer read through `linear(name, out, in)` and `layerNorm(name)`, whatever the file
+    /// format; the query, key and value projections are fused into one `[3H, H]` matrix.
+    package init(configuration c: BertConfiguration, prefix p: String, names: TensorNames,
+                 linear: (String, Int, Int) throws -> LinearWeights, layerNorm: (String) throws -> LayerNormWeights) throws {
+        let h = c.hiddenSize
+        let q = try linear(p + names.query, h, h), k = try linear(p + names.key, h, h), v = try linear(p + names.value, h, h)
+        self.init(
+            queryKeyValue: LinearWeights(weight: q.weight + k.weight + v.weight, bias: q.bias + k.bias + v.bias, inputSize: h, outputSize: 3 * h),
+            attentionOutput: try linear(p + names.attentionOutput, h, h),
+            attentionLayerNorm: try layerNorm(p + names.attentionLayerNorm),
+            intermediate: try linear(p + names.intermediate, c.intermediateSize, h),
+            output: try linear(p + names.output, h, c.intermediateSize),
+            outputLayerNorm: try layerNorm(p + names.outputLayerNorm))
     }
 }

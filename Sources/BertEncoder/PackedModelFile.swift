@@ -146,16 +146,11 @@ public struct PackedModelFile: Sendable {
         }
         let stored = c.maximumPositions - c.positionOffset
         let positions = [Float](repeating: 0, count: c.positionOffset * h) + (try floats("emb.pos", stored * h))
+        let names = BertLayerWeights.TensorNames(
+            query: "q", key: "k", value: "v", attentionOutput: "ao", attentionLayerNorm: "aln",
+            intermediate: "fi", output: "fo", outputLayerNorm: "oln")
         let layers = try (0..<c.layerCount).map { i in
-            let p = "l\(i)."
-            let q = try linear(p + "q", out: h, in: h), k = try linear(p + "k", out: h, in: h), v = try linear(p + "v", out: h, in: h)
-            return BertLayerWeights(
-                queryKeyValue: LinearWeights(weight: q.weight + k.weight + v.weight, bias: q.bias + k.bias + v.bias, inputSize: h, outputSize: 3 * h),
-                attentionOutput: try linear(p + "ao", out: h, in: h),
-                attentionLayerNorm: try layerNorm(p + "aln"),
-                intermediate: try linear(p + "fi", out: c.intermediateSize, in: h),
-                output: try linear(p + "fo", out: h, in: c.intermediateSize),
-                outputLayerNorm: try layerNorm(p + "oln"))
+            try BertLayerWeights(configuration: c, prefix: "l\(i).", names: names, linear: linear, layerNorm: layerNorm)
         }
         return BertWeights(
             wordEmbeddings: .q4(try quantized("emb.word", rows: c.vocabularySize, columns: h)),

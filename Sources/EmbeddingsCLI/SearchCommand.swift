@@ -14,7 +14,7 @@ enum StoreOption {
         // Without --model, the model named in the file, when the library knows it.
         var parsed = parsed
         if mode != .lexical, parsed.values["model"] == nil,
-           let stored = try? IndexFile.read(from: URL(fileURLWithPath: path), verification: .skippingVectors).fingerprint.modelIdentifier,
+           let stored = try? IndexFile.fingerprint(of: URL(fileURLWithPath: path)).modelIdentifier,
            ModelCatalog.descriptor(for: stored) != nil {
             parsed.values["model"] = stored
         }

@@ -189,7 +189,7 @@ public struct XLMRobertaTokenizer: TextTokenizer {
         var i = start
         while i < utf8.endIndex {
             let byte = utf8[i]
-            if byte == UInt8(ascii: "<"), let special = specialTokens.first(where: { utf8[i...].starts(with: $0.text.utf8) }) {
+            if let special = specialToken(at: i, in: utf8[..<utf8.endIndex]) {
                 i = utf8.index(i, offsetBy: special.text.utf8.count)
                 shifted = startsWithRemoval(i)
                 continue
@@ -198,6 +198,12 @@ public struct XLMRobertaTokenizer: TextTokenizer {
             i = utf8.index(after: i)
         }
         return text.endIndex
+    }
+
+    /// The special token whose text starts at `i` (longest first: `specialTokens` is sorted so), or nil.
+    private func specialToken(at i: String.Index, in utf8: Substring.UTF8View) -> (text: String, id: Int)? {
+        guard utf8[i] == UInt8(ascii: "<") else { return nil }
+        return specialTokens.first { utf8[i...].starts(with: $0.text.utf8) }
     }
 
     /// A token with its UTF-8 byte range in the tokenized string.
@@ -217,7 +223,7 @@ public struct XLMRobertaTokenizer: TextTokenizer {
         func byteOffset(_ index: String.Index) -> Int { utf8.distance(from: utf8.startIndex, to: index) }
         // Special tokens are matched in the raw text, leftmost first, longest first at a position.
         while i < block.upperBound {
-            if utf8[i] == UInt8(ascii: "<"), let special = specialTokens.first(where: { utf8[i..<block.upperBound].starts(with: $0.text.utf8) }) {
+            if let special = specialToken(at: i, in: utf8[..<block.upperBound]) {
                 var matchStart = i
                 if leftStripping.contains(special.text) {
                     // White space scalars before it (a scalar at a time: a cluster may join the `<`).

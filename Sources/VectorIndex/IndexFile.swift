@@ -197,6 +197,30 @@ public enum IndexFile {
         }
     }
 
+    /// The fingerprint an index file names, read from its header alone (nothing else is read or
+    /// checked: `read(from:)` does that), e.g. to pick the model before opening the file.
+    /// - Throws: `notAnIndexFile`, `truncatedFile`, `unsupportedVersion`, `corruptFile` or `io`.
+    public static func fingerprint(of url: URL) throws -> IndexFingerprint {
+        let path = url.path
+        let file = try MappedFile(path: path)
+        let bytes = file.bytes
+        guard bytes.count >= magic.count, Array(bytes[0..<magic.count]) == magic else { throw VectorIndexError.notAnIndexFile(path: path) }
+        guard bytes.count >= headerSize else {
+            throw VectorIndexError.truncatedFile(path: path, expectedBytes: headerSize, actualBytes: bytes.count)
+        }
+        let fileVersion = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
+        guard readableVersions.contains(fileVersion) else { throw VectorIndexError.unsupportedVersion(path: path, version: fileVersion) }
+        let length = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 16, as: UInt64.self))
+        guard length <= UInt64(bytes.count - headerSize) else {
+            throw VectorIndexError.truncatedFile(path: path, expectedBytes: headerSize + Int(min(length, UInt64(Int.max / 2))), actualBytes: bytes.count)
+        }
+        do {
+            return try JSONDecoder().decode(IndexFingerprint.self, from: Data(bytes[headerSize..<(headerSize + Int(length))]))
+        } catch {
+            throw VectorIndexError.corruptFile(path: path, reason: "fingerprint is not valid JSON")
+        }
+    }
+
     /// Reads and checks an index file; with `expected`, also checks it was built the same way.
     /// Its codes, if it has any, come back in the index (`FlatIndex.precisions`).
     /// - Throws: `notAnIndexFile`, `truncatedFile`, `unsupportedVersion`, `checksumMismatch`,

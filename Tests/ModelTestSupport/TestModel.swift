@@ -19,16 +19,9 @@ public enum TestModel {
     public static func shared() throws -> ContextualEmbedding {
         try cache.withLock { cache in
             if let embedding = cache.embedding { return embedding }
-            let assets = ModelCatalog.defaultModel.assets
-            if AssetCache.locate(assets) == nil {
-                try AssetCache.install(assets) { FileHandle.standardError.write(Data(("[test model] " + $0 + "\n").utf8)) }
-            }
-            guard let embedding = ContextualEmbedding(modelIdentifier: ContextualEmbedding.defaultModelIdentifier) else {
-                throw EmbeddingsError.invalidModel("default model unknown")
-            }
-            try embedding.load()
+            let embedding = try installedAndLoaded(ModelCatalog.defaultModel)
             cache.embedding = embedding
-            cache.folder = AssetCache.locate(assets)
+            cache.folder = AssetCache.locate(ModelCatalog.defaultModel.assets)
             return embedding
         }
     }
@@ -37,17 +30,22 @@ public enum TestModel {
     public static func multilingual() throws -> ContextualEmbedding {
         try cache.withLock { cache in
             if let embedding = cache.multilingual { return embedding }
-            let assets = ModelCatalog.multilingualE5Small.assets
-            if AssetCache.locate(assets) == nil {
-                try AssetCache.install(assets) { FileHandle.standardError.write(Data(("[test model] " + $0 + "\n").utf8)) }
-            }
-            guard let embedding = ContextualEmbedding(modelIdentifier: assets.identifier) else {
-                throw EmbeddingsError.invalidModel("multilingual model unknown")
-            }
-            try embedding.load()
+            let embedding = try installedAndLoaded(ModelCatalog.multilingualE5Small)
             cache.multilingual = embedding
             return embedding
         }
+    }
+
+    /// A known model, installed exactly as a user's first run installs it, then loaded.
+    private static func installedAndLoaded(_ descriptor: ModelCatalog.Descriptor) throws -> ContextualEmbedding {
+        if AssetCache.locate(descriptor.assets) == nil {
+            try AssetCache.install(descriptor.assets) { FileHandle.standardError.write(Data(("[test model] " + $0 + "\n").utf8)) }
+        }
+        guard let embedding = ContextualEmbedding(modelIdentifier: descriptor.identifier) else {
+            throw EmbeddingsError.invalidModel("\(descriptor.identifier) unknown")
+        }
+        try embedding.load()
+        return embedding
     }
 
     /// The packed model file of multilingual-e5-small, installed when missing.
