@@ -75,13 +75,7 @@ public final class BertModel: Sendable {
     /// - Throws: `tokenOutOfRange` or `sequenceTooLong` before any work is done.
     /// - Complexity: O(ΣTᵢ·H·(H + I) + ΣTᵢ²·H) per layer.
     public func forward(tokenIDs batch: [[Int]]) throws -> [Matrix] {
-        let c = configuration
-        for ids in batch {
-            guard ids.count <= c.maximumSequenceLength else { throw EncoderError.sequenceTooLong(length: ids.count, maximum: c.maximumSequenceLength) }
-            if let bad = ids.first(where: { $0 < 0 || $0 >= c.vocabularySize }) {
-                throw EncoderError.tokenOutOfRange(id: bad, vocabularySize: c.vocabularySize)
-            }
-        }
+        try check(batch)
         let workers = min(max(1, parallelism), batch.count)
         guard workers > 1 else { return forwardChecked(batch) }
         // Contiguous groups with about the same number of tokens each.
@@ -104,6 +98,24 @@ public final class BertModel: Sendable {
             results.withLock { $0[g] = states }
         }
         return results.withLock { $0 }.flatMap { $0 }
+    }
+
+    /// The same as `forward(tokenIDs:)`, all of it on the calling thread (single-threaded BLAS):
+    /// for callers that spread their own work over threads, one batch per thread.
+    /// - Throws: `tokenOutOfRange` or `sequenceTooLong` before any work is done.
+    public func forwardOnCallingThread(tokenIDs batch: [[Int]]) throws -> [Matrix] {
+        try check(batch)
+        return forwardChecked(batch)
+    }
+
+    private func check(_ batch: [[Int]]) throws {
+        let c = configuration
+        for ids in batch {
+            guard ids.count <= c.maximumSequenceLength else { throw EncoderError.sequenceTooLong(length: ids.count, maximum: c.maximumSequenceLength) }
+            if let bad = ids.first(where: { $0 < 0 || $0 >= c.vocabularySize }) {
+                throw EncoderError.tokenOutOfRange(id: bad, vocabularySize: c.vocabularySize)
+            }
+        }
     }
 
     /// One group of already-checked sequences on the calling thread.

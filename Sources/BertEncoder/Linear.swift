@@ -1,11 +1,19 @@
 import LinearAlgebra
 
 extension LinearWeights {
-    /// `y[R, out] = x[R, in] · Wᵀ[in, out] + b`. `y` must not alias `x`.
-    func apply(_ x: UnsafePointer<Float>, rows: Int, into y: UnsafeMutablePointer<Float>) {
-        // Start from the bias in every row, then accumulate the product onto it (beta = 1).
+    /// `y[R, out] = (accumulate ? y : 0) + x[R, in] · Wᵀ[in, out] + b`. `y` must not alias `x`.
+    /// With `accumulate`, `y` holds the residual on entry and the sub-layer's sum on return.
+    func apply(_ x: UnsafePointer<Float>, rows: Int, into y: UnsafeMutablePointer<Float>, accumulate: Bool = false) {
+        // Put the bias in every row (onto the residual when accumulating), then add the product
+        // onto it (beta = 1): the residual sum costs no pass of its own.
         bias.withUnsafeBufferPointer { b in
-            for r in 0..<rows { (y + r * outputSize).update(from: b.baseAddress!, count: outputSize) }
+            for r in 0..<rows {
+                if accumulate {
+                    Kernels.add(b.baseAddress!, into: y + r * outputSize, count: outputSize)
+                } else {
+                    (y + r * outputSize).update(from: b.baseAddress!, count: outputSize)
+                }
+            }
         }
         weight.withUnsafeBufferPointer { w in
             BLAS.gemm(.none, .transposed, m: rows, n: outputSize, k: inputSize,

@@ -13,8 +13,6 @@ final class Workspace: @unchecked Sendable {
     var queryKeyValue: UnsafeMutablePointer<Float>
     /// `[R, H]` attention context (all heads side by side).
     var context: UnsafeMutablePointer<Float>
-    /// `[R, H]` a sub-layer's output before the residual.
-    var projected: UnsafeMutablePointer<Float>
     /// `[R, I]` feed-forward inner activations.
     var intermediate: UnsafeMutablePointer<Float>
     /// `[T, T]` one head's attention scores.
@@ -28,7 +26,6 @@ final class Workspace: @unchecked Sendable {
         hidden = .allocate(capacity: 1)
         queryKeyValue = .allocate(capacity: 1)
         context = .allocate(capacity: 1)
-        projected = .allocate(capacity: 1)
         intermediate = .allocate(capacity: 1)
         scores = .allocate(capacity: 1)
     }
@@ -43,7 +40,6 @@ final class Workspace: @unchecked Sendable {
             hidden = .allocate(capacity: capacity * hiddenSize)
             queryKeyValue = .allocate(capacity: capacity * 3 * hiddenSize)
             context = .allocate(capacity: capacity * hiddenSize)
-            projected = .allocate(capacity: capacity * hiddenSize)
             intermediate = .allocate(capacity: capacity * intermediateSize)
             rowCapacity = capacity
         }
@@ -59,7 +55,6 @@ final class Workspace: @unchecked Sendable {
         hidden.deallocate()
         queryKeyValue.deallocate()
         context.deallocate()
-        projected.deallocate()
         intermediate.deallocate()
         if !keepScores { scores.deallocate() }
     }

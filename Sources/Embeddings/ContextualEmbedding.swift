@@ -344,13 +344,13 @@ public final class ContextualEmbedding: Sendable {
     }
 
     /// Token vectors for many strings at once: faster per text than one call each, because the
-    /// projections run over all their tokens as one matrix.
+    /// projections run over all their tokens as one matrix. The strings are split into one
+    /// contiguous group per thread (as many strings each as can be); every thread tokenizes,
+    /// encodes and assembles its own group. A text's vectors depend only on the group it is
+    /// encoded in, so this call and `sentenceVectors(for:batchSize:)` with `batchSize` ≥ the
+    /// count give the very same floats.
     public func embeddingResults(for strings: [String], language: String?, inputType: InputType = .query) throws -> [ContextualEmbeddingResult] {
-        let components = try components()
-        let prefix = prefix(for: inputType)
-        let tokenized = strings.map { components.tokenizer.tokenize($0, prefix: prefix) }
-        let states = try components.model.forward(tokenIDs: tokenized.map(\.ids))
-        return zip(tokenized, states).map { tokens, matrix in
+        try encodeGroups(strings, inputType: inputType, groups: Self.groups(count: strings.count, batchSize: strings.count, threads: parallelism)) { tokens, matrix in
             ContextualEmbeddingResult(
                 uncheckedString: tokens.string, language: language, tokenRanges: tokens.ranges,
                 tokenVectors: matrix, tokenIDs: tokens.ids, tokenTexts: tokens.tokens.map(\.text), isSpecialToken: tokens.tokens.map(\.isSpecial))
@@ -363,20 +363,64 @@ public final class ContextualEmbedding: Sendable {
         try sentenceVectors(for: [string], language: language, inputType: inputType)[0]
     }
 
-    /// Sentence vectors for many strings, in batches of `batchSize` (values below 1 count as 1).
+    /// Sentence vectors for many strings, in batches of `batchSize` strings (values below 1
+    /// count as 1), each cut into one group per thread. Each of the `parallelism` threads takes
+    /// the next group, tokenizes it, encodes it as one matrix and pools it, so tokenizing and
+    /// pooling run in parallel too and no thread waits for another between batches.
     public func sentenceVectors(for strings: [String], language: String? = nil, inputType: InputType = .query, batchSize: Int = 16) throws -> [[Float]] {
-        let batchSize = max(1, batchSize)
-        var out = [[Float]]()
-        out.reserveCapacity(strings.count)
-        var start = 0
-        while start < strings.count {
-            let batch = Array(strings[start..<min(strings.count, start + batchSize)])
-            for result in try embeddingResults(for: batch, language: language, inputType: inputType) {
-                let pooled = result.pooled(poolingStrategy)
-                out.append(normalizesSentenceVectors ? pooled.normalizedToUnitLength : pooled)
-            }
-            start += batchSize
+        let groups = Self.groups(count: strings.count, batchSize: batchSize, threads: parallelism)
+        let pooling = poolingStrategy, normalizes = normalizesSentenceVectors
+        return try encodeGroups(strings, inputType: inputType, groups: groups) { tokens, matrix in
+            let result = ContextualEmbeddingResult(
+                uncheckedString: tokens.string, language: language, tokenRanges: tokens.ranges,
+                tokenVectors: matrix, tokenIDs: nil, tokenTexts: nil, isSpecialToken: tokens.tokens.map(\.isSpecial))
+            let pooled = result.pooled(pooling)
+            return normalizes ? pooled.normalizedToUnitLength : pooled
         }
-        return out
+    }
+
+    /// `make(tokens, hiddenStates)` for every string, in order. Up to `parallelism` threads take
+    /// the next group in turn and run all of it on their own thread (tokenizing, encoding with
+    /// single-threaded BLAS, `make`); the first error stops the others from starting more.
+    private func encodeGroups<T: Sendable>(_ strings: [String], inputType: InputType, groups: [Range<Int>],
+                                           _ make: @Sendable (TokenizedText, Matrix) -> T) throws -> [T] {
+        let components = try components()
+        let prefix = prefix(for: inputType)
+        let next = Mutex(0)
+        let made = Mutex([[T]](repeating: [], count: groups.count))
+        let failure = Mutex<(any Error)?>(nil)
+        @Sendable func work() {
+            while let g = next.withLock({ n -> Int? in
+                guard n < groups.count, failure.withLock({ $0 == nil }) else { return nil }
+                n += 1
+                return n - 1
+            }) {
+                do {
+                    let tokenized = strings[groups[g]].map { components.tokenizer.tokenize($0, prefix: prefix) }
+                    let states = try components.model.forwardOnCallingThread(tokenIDs: tokenized.map(\.ids))
+                    let values = zip(tokenized, states).map(make)
+                    made.withLock { $0[g] = values }
+                } catch {
+                    failure.withLock { if $0 == nil { $0 = error } }
+                }
+            }
+        }
+        let workers = min(max(1, parallelism), groups.count)
+        if workers > 1 { DispatchQueue.concurrentPerform(iterations: workers) { _ in work() } } else { work() }
+        if let error = failure.withLock({ $0 }) { throw error }
+        return made.withLock { $0 }.flatMap { $0 }
+    }
+
+    /// `0..<count` in batches of `batchSize`, each batch cut into `threads` contiguous groups
+    /// of `⌈batch ÷ threads⌉` (the last one shorter).
+    static func groups(count: Int, batchSize: Int, threads: Int) -> [Range<Int>] {
+        let batchSize = max(1, batchSize), threads = max(1, threads)
+        var groups = [Range<Int>]()
+        for start in stride(from: 0, to: count, by: batchSize) {
+            let end = min(count, start + batchSize)
+            let per = (end - start + threads - 1) / threads
+            for lower in stride(from: start, to: end, by: per) { groups.append(lower..<min(end, lower + per)) }
+        }
+        return groups
     }
 }

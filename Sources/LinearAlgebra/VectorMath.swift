@@ -35,7 +35,8 @@ public enum VectorMath {
         1 - cosineSimilarity(a, b)
     }
 
-    /// `a` scaled to unit length; a zero vector is returned unchanged.
+    /// `a` scaled to unit length; a zero vector, or one already of unit length (to 8 ulps), is
+    /// returned unchanged.
     /// ```swift
     /// VectorMath.normalized([3, 4])  // [0.6, 0.8]
     /// VectorMath.normalized([0, 0])  // [0, 0]
@@ -47,10 +48,13 @@ public enum VectorMath {
         return copy
     }
 
-    /// Scales `count` values at `x` to unit length in place; a zero vector stays zero.
+    /// Scales `count` values at `x` to unit length in place; a zero vector stays zero, and so
+    /// does a vector whose length is already 1 to within 8 ulps: normalizing twice changes
+    /// nothing (a stored unit vector survives being indexed again bit for bit; rescaling it
+    /// by 1/0.99999994 would move its last bits).
     package static func normalize(_ x: UnsafeMutablePointer<Float>, count: Int) {
         let n = BLAS.norm(UnsafePointer(x), count: count)
-        guard n > 0, n.isFinite else { return }
+        guard n > 0, n.isFinite, abs(n - 1) > 8 * Float.ulpOfOne else { return }
         BLAS.scale(x, count: count, by: 1 / n)
     }
 }

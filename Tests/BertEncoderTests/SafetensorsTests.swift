@@ -143,4 +143,22 @@ final class SafetensorsTests: XCTestCase {
         XCTAssertEqual(full[0].rows, 512)
         XCTAssertFalse(full[0].values.contains { !$0.isFinite })
     }
+
+    /// `forwardOnCallingThread` (one thread, for callers that spread their own work) gives what
+    /// `forward` (sequences spread over threads) gives, to float rounding (the groups stack differently).
+    func testForwardOnCallingThreadEqualsForward() throws {
+        let model = try BertModel(folder: TestModel.folder(), parallelism: 2)
+        var batch = [[101, 102], [101] + Array(2000..<2187) + [102], [101, 7592, 1010, 2088, 102]]
+        batch.append([101] + (0..<509).map { 1000 + ($0 * 37) % 20_000 } + [102])
+        let spread = try model.forward(tokenIDs: batch)
+        let serial = try model.forwardOnCallingThread(tokenIDs: batch)
+        XCTAssertEqual(serial.map(\.rows), batch.map(\.count))
+        for (i, (x, y)) in zip(serial, spread).enumerated() {
+            XCTAssertFalse(x.values.contains { !$0.isFinite })
+            assertClose(x.values, y.values, relative: 1e-5, absolute: 1e-5, "sequence \(i)")
+        }
+        XCTAssertThrowsError(try model.forwardOnCallingThread(tokenIDs: [[101, 30_522, 102]])) {
+            XCTAssertEqual($0 as? EncoderError, .tokenOutOfRange(id: 30_522, vocabularySize: 30_522))
+        }
+    }
 }

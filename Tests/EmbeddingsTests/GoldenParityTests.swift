@@ -97,4 +97,22 @@ final class GoldenParityTests: XCTestCase {
             assertClose(result.meanPooled(), single.meanPooled(), relative: 1e-4, absolute: 1e-5, text)
         }
     }
+
+    /// Sentence vectors keep their order and values whatever the batch size and thread count
+    /// (each thread tokenizes, encodes and pools the groups it takes).
+    func testSentenceVectorsIndependentOfBatchingAndThreads() throws {
+        let model = try TestModel.shared()
+        let texts = try reference().cases.prefix(23).map(\.text)
+        let expected = try texts.map { try model.embeddingResult(for: $0, language: nil).meanPooled().normalizedToUnitLength }
+        let three = try XCTUnwrap(ContextualEmbedding(modelIdentifier: model.modelIdentifier, parallelism: 3))
+        for (embedding, batchSize) in [(model, 1), (model, 4), (model, 16), (model, 100), (three, 5), (three, 16)] {
+            let vectors = try embedding.sentenceVectors(for: texts, batchSize: batchSize)
+            XCTAssertEqual(vectors.count, texts.count)
+            for (i, (vector, reference)) in zip(vectors, expected).enumerated() {
+                assertClose(vector, reference, relative: 1e-4, absolute: 1e-5, "text \(i), batch \(batchSize), threads \(embedding.parallelism)")
+            }
+        }
+        XCTAssertEqual(try model.sentenceVectors(for: []).count, 0)
+        XCTAssertEqual(try three.embeddingResults(for: texts, language: nil).map(\.tokenIDs), try texts.map { try model.embeddingResult(for: $0, language: nil).tokenIDs })
+    }
 }

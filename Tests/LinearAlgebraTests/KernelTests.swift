@@ -83,6 +83,21 @@ final class KernelTests: XCTestCase {
         XCTAssertEqual(VectorMath.normalized([3, 4]), [0.6, 0.8])
     }
 
+    /// Normalizing twice gives the same floats as once (a store that indexes its own unit vectors
+    /// again must not move their last bits), and nearly-unit vectors still get scaled.
+    func testNormalizingIsIdempotent() {
+        var rng = SeededGenerator(seed: 5)
+        for dimension in [3, 384, 1000] {
+            for _ in 0..<200 {
+                let once = VectorMath.normalized(rng.floats(dimension, in: -2...2))
+                XCTAssertEqual(VectorMath.normalized(once), once, "dimension \(dimension)")
+            }
+        }
+        let long = VectorMath.normalized(rng.floats(384)).map { $0 * 1.0001 }
+        XCTAssertNotEqual(VectorMath.normalized(long), long)
+        XCTAssertEqual(Double(VectorMath.norm(VectorMath.normalized(long))), 1, accuracy: 1e-6)
+    }
+
     func testCosineIsClampedToUnitInterval() {
         let a: [Float] = [0.1, 0.2, 0.3]
         XCTAssertLessThanOrEqual(VectorMath.cosineSimilarity(a, a), 1)
