@@ -1,6 +1,5 @@
 import Foundation
 import LinearAlgebra
-import Synchronization
 
 /// A BERT encoder (`BertModel` without the pooler) running on BLAS.
 ///
@@ -91,13 +90,7 @@ public final class BertModel: Sendable {
         }
         if start < batch.count { groups.append(start..<batch.count) }
         let ranges = groups
-        // A handful of groups, each seconds of work: one lock per result costs nothing.
-        let results = Mutex([[Matrix]](repeating: [], count: ranges.count))
-        DispatchQueue.concurrentPerform(iterations: ranges.count) { g in
-            let states = forwardChecked(Array(batch[ranges[g]]))
-            results.withLock { $0[g] = states }
-        }
-        return results.withLock { $0 }.flatMap { $0 }
+        return try ParallelGroups.map(count: ranges.count, threads: workers) { g in forwardChecked(Array(batch[ranges[g]])) }.flatMap { $0 }
     }
 
     /// The same as `forward(tokenIDs:)`, all of it on the calling thread (single-threaded BLAS):

@@ -379,36 +379,18 @@ public final class ContextualEmbedding: Sendable {
         }
     }
 
-    /// `make(tokens, hiddenStates)` for every string, in order. Up to `parallelism` threads take
-    /// the next group in turn and run all of it on their own thread (tokenizing, encoding with
-    /// single-threaded BLAS, `make`); the first error stops the others from starting more.
+    /// `make(tokens, hiddenStates)` for every string, in order: up to `parallelism` threads take
+    /// the next group in turn (`ParallelGroups`) and run all of it on their own thread
+    /// (tokenizing, encoding with single-threaded BLAS, `make`).
     private func encodeGroups<T: Sendable>(_ strings: [String], inputType: InputType, groups: [Range<Int>],
                                            _ make: @Sendable (TokenizedText, Matrix) -> T) throws -> [T] {
         let components = try components()
         let prefix = prefix(for: inputType)
-        let next = Mutex(0)
-        let made = Mutex([[T]](repeating: [], count: groups.count))
-        let failure = Mutex<(any Error)?>(nil)
-        @Sendable func work() {
-            while let g = next.withLock({ n -> Int? in
-                guard n < groups.count, failure.withLock({ $0 == nil }) else { return nil }
-                n += 1
-                return n - 1
-            }) {
-                do {
-                    let tokenized = strings[groups[g]].map { components.tokenizer.tokenize($0, prefix: prefix) }
-                    let states = try components.model.forwardOnCallingThread(tokenIDs: tokenized.map(\.ids))
-                    let values = zip(tokenized, states).map(make)
-                    made.withLock { $0[g] = values }
-                } catch {
-                    failure.withLock { if $0 == nil { $0 = error } }
-                }
-            }
-        }
-        let workers = min(max(1, parallelism), groups.count)
-        if workers > 1 { DispatchQueue.concurrentPerform(iterations: workers) { _ in work() } } else { work() }
-        if let error = failure.withLock({ $0 }) { throw error }
-        return made.withLock { $0 }.flatMap { $0 }
+        return try ParallelGroups.map(count: groups.count, threads: parallelism) { g in
+            let tokenized = strings[groups[g]].map { components.tokenizer.tokenize($0, prefix: prefix) }
+            let states = try components.model.forwardOnCallingThread(tokenIDs: tokenized.map(\.ids))
+            return zip(tokenized, states).map(make)
+        }.flatMap { $0 }
     }
 
     /// `0..<count` in batches of `batchSize`, each batch cut into `threads` contiguous groups
