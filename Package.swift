@@ -60,13 +60,15 @@ let package = Package(
         ),
         .target(name: "Retrieval", dependencies: ["Embeddings", "VectorIndex", "LinearAlgebra", "Hashing"]),
         .target(name: "PostgresStorage", dependencies: ["CPostgres", "Retrieval", "Embeddings", "VectorIndex"]),
+        // The option declarations, parser and help layout both executables share.
+        .target(name: "CommandLineOptions"),
         .executableTarget(
             name: "EmbeddingsCLI",
-            dependencies: ["Embeddings", "ModelAssets", "VectorIndex", "Retrieval", "PostgresStorage", "LinearAlgebra", "WordPiece", "Tokenization"]
+            dependencies: ["CommandLineOptions", "Embeddings", "ModelAssets", "VectorIndex", "Retrieval", "PostgresStorage", "LinearAlgebra", "WordPiece", "Tokenization"]
         ),
         .executableTarget(
             name: "EmbeddingsBench",
-            dependencies: ["Embeddings", "ModelAssets", "VectorIndex", "LinearAlgebra", "Retrieval", "PostgresStorage"],
+            dependencies: ["CommandLineOptions", "Embeddings", "ModelAssets", "VectorIndex", "LinearAlgebra", "Retrieval", "PostgresStorage"],
             path: "Benchmarks/EmbeddingsBench"
         ),
         // Helpers every test target may use; no model, no encoder.
@@ -95,7 +97,7 @@ let package = Package(
         // EmbeddingsCLI: the tests run the built `embeddings` executable in child processes.
         .testTarget(
             name: "CLITests",
-            dependencies: ["EmbeddingsCLI", "Embeddings", "Retrieval", "VectorIndex", "TestSupport", "ModelTestSupport"]
+            dependencies: ["EmbeddingsCLI", "CommandLineOptions", "Embeddings", "Retrieval", "VectorIndex", "TestSupport", "ModelTestSupport"]
         ),
     ]
 )
