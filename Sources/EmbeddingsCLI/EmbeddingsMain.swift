@@ -1,3 +1,4 @@
+import CommandLineOptions
 import Foundation
 
 /// The `embeddings` command: dispatches to one subcommand, maps errors to exit codes, and prints
@@ -35,18 +36,20 @@ func runMain() -> Int32 {
         return 64
     }
     arguments.removeFirst()
-    if arguments.contains("--help") || arguments.contains("-h") {
-        print(command.help, terminator: "")
-        return 0
-    }
     do {
-        let parsed = try ParsedArguments(arguments, valueOptions: command.valueOptions, flagOptions: command.flagOptions)
+        let parsed = try command.parse(arguments)
+        // `--help` before `--` only: after it, `--help` is an argument like any other.
+        if parsed.isHelpRequested {
+            print(command.help, terminator: "")
+            return 0
+        }
         try command.init(parsed: parsed).run()
         Output.standard.flush()
         return 0
     } catch let error as CLIError {
         Output.standard.flush()
-        Console.error(error.message)
+        // `.status` carries no message: the command has printed why.
+        if !error.message.isEmpty { Console.error(error.message) }
         return error.exitCode
     } catch {
         Output.standard.flush()

@@ -1,3 +1,4 @@
+import CommandLineOptions
 import Foundation
 import Retrieval
 import VectorIndex
@@ -7,19 +8,20 @@ import VectorIndex
 struct ExportCommand: Command {
     static let name = "export"
     static let abstract = "Write an index's vectors as npy, fvecs, JSON Lines or a pgvector SQL script."
-    static let usage = "export --index <file> --format npy|fvecs|jsonl|pgvector [--table <name>] [--out <file>] [--quiet]"
-    static let options: [(String, String)] = [
-        ("--index <file>", "An index file written by 'embeddings index'."),
-        ("--format <f>", "npy (float32 [n, d] NumPy array), fvecs (FAISS/TEXMEX: int32 d then d float32 per row), jsonl ({\"id\", \"source\", \"headings\", \"title\", \"text\", \"vector\"} per line) or pgvector (a script for 'psql -f': table, COPY, HNSW index)."),
-        ("--table <name>", "With --format pgvector: the table to create (default chunks; a letter or _, then letters, digits or _)."),
-        ("--out <file>", "Where to write, atomically (default: standard output). Ids for npy/fvecs go to <file>.ids.txt."),
-        Console.quietHelp,
-    ]
-    static let valueOptions: Set<String> = ["index", "format", "out", "table"]
-    static let flagOptions: Set<String> = ["quiet"]
-
-    enum Format: String {
+    enum Format: String, CaseIterable, Sendable {
         case npy, fvecs, jsonl, pgvector
+    }
+
+    static let format = Option<Format>(
+        "--format", valueName: "f",
+        help: "What to write. npy: a float32 [n, d] NumPy array; fvecs: FAISS/TEXMEX, int32 d then d float32 per row; jsonl: {\"id\", \"source\", \"headings\", \"title\", \"text\", \"vector\"} per line; pgvector: a script for 'psql -f' (table, COPY, HNSW index).")
+    static let table = Option<String>(
+        "--table", valueName: "name", help: "With --format pgvector: the table to create, a letter or _ then letters, digits or _.", default: "chunks")
+    static let out = SharedOptions.out.with(
+        help: "Where to write, atomically. Ids for npy/fvecs go to <file>.ids.txt.", defaultDescription: "standard output")
+
+    static var options: [any OptionDeclaration] {
+        [SharedOptions.index.with(help: "An index file written by 'embeddings index'.").required, format.required, table, out, SharedOptions.quiet]
     }
 
     let parsed: ParsedArguments
@@ -30,16 +32,16 @@ struct ExportCommand: Command {
     init(parsed: ParsedArguments) throws {
         self.parsed = parsed
         guard parsed.positionals.isEmpty else { throw CLIError.usage("unexpected argument '\(parsed.positionals[0])'") }
-        guard let format: Format = try parsed.choice("format", default: nil) else { throw CLIError.usage("missing --format npy|fvecs|jsonl|pgvector") }
-        self.format = format
-        if let name = parsed.values["table"] {
-            guard format == .pgvector else { throw CLIError.usage("--table goes with --format pgvector") }
-            guard Self.isPlainIdentifier(name) else {
-                throw CLIError.usage("--table takes a plain SQL name (a letter or _, then letters, digits or _; at most 63), got '\(name)'")
+        format = try parsed.value(Self.format)
+        let table = try parsed.value(Self.table)
+        if parsed.contains(Self.table) {
+            guard format == .pgvector else { throw CLIError.usage("\(Self.table.name) goes with \(Self.format.name) pgvector") }
+            guard Self.isPlainIdentifier(table) else {
+                throw CLIError.usage("\(Self.table.name) takes a plain SQL name (a letter or _, then letters, digits or _; at most 63), got '\(table)'")
             }
         }
-        table = (parsed.values["table"] ?? "chunks").lowercased()
-        guard parsed.values["index"] != nil else { throw CLIError.usage("missing --index <file>") }
+        self.table = table.lowercased()
+        _ = try parsed.value(SharedOptions.index)
     }
 
     /// `[A-Za-z_][A-Za-z0-9_]*`, at most 63 bytes (PostgreSQL cuts longer names short).
@@ -52,7 +54,7 @@ struct ExportCommand: Command {
     func run() throws {
         Console.configure(parsed)
         let store = try StoreOption.open(parsed, mode: .lexical)
-        let path = parsed.values["index"] ?? ""
+        let path = try parsed.value(SharedOptions.index)
         // The store does not say whether it was built without a model; the file's fingerprint does.
         // Its vectors are mapped, not read again.
         let fingerprint: IndexFingerprint
@@ -71,8 +73,8 @@ struct ExportCommand: Command {
         }
         let exporter = Exporter(format: format, table: table, chunks: try blockingAwait { await store.chunks }, vectors: vectors,
                                 modelIdentifier: fingerprint.modelIdentifier)
-        var progress = Progress("exporting", total: exporter.chunks.count, writesToStandardOutput: parsed.values["out"] == nil)
-        guard let out = parsed.values["out"] else {
+        var progress = Progress("exporting", total: exporter.chunks.count, writesToStandardOutput: !parsed.contains(Self.out))
+        guard let out = parsed[Self.out] else {
             // A reader that goes away ends the process here, by SIGPIPE, before the final progress line.
             try exporter.write(progress: &progress) { Output.writeToStandardOutput($0) }
             progress.finish()

@@ -1,3 +1,4 @@
+import CommandLineOptions
 import Embeddings
 import Foundation
 import Synchronization
@@ -8,20 +9,29 @@ import VectorIndex
 struct IndexCommand: Command {
     static let name = "index"
     static let abstract = "Chunk every *.md below the folders, embed the chunks and write one index file."
-    static let usage = "index <dir> ... (--out <file> | --store <url>) [--model <dir|id>] [--late-chunking] [--lexical-only] [--codes int8,binary|none] [--hnsw] [--quiet]"
-    static let arguments: [(String, String)] = [("<dir>", "A folder of Markdown files (several allowed; sources are relative to each).")]
-    static let options: [(String, String)] = [
-        ("--out <file>", "The index file to write (atomically). An existing one is reused: unchanged chunks are not re-embedded."),
-        ModelOption.help,
-        ("--late-chunking", "Encode each page once and pool each chunk's own token span (chunks carry page context)."),
-        ("--lexical-only", "Skip embeddings: BM25 only (no model needed)."),
-        ("--codes <list>", "Also store int8 and/or binary codes for 'search --precision' (comma-separated, or none; default: as the existing file)."),
-    ] + PostgresOption.help + [
-        ("--hnsw", "With --store: also build pgvector's HNSW index, for 'search --precision hnsw'."),
-        Console.quietHelp,
-    ]
-    static let valueOptions: Set<String> = ["out", "model", "codes", "store", "table-prefix"]
-    static let flagOptions: Set<String> = ["late-chunking", "lexical-only", "hnsw", "quiet"]
+    static let arguments = [Argument("<dir>", usage: "<dir> ...", help: "A folder of Markdown files (several allowed; sources are relative to each).")]
+
+    static let lateChunking = Flag("--late-chunking", help: "Encode each page once and pool each chunk's own token span (chunks carry page context).")
+    static let lexicalOnly = Flag("--lexical-only", help: "Skip embeddings: BM25 only (no model needed).")
+    static let codes = Option<Set<SearchPrecision>>(
+        "--codes", valueName: "list", help: "Also store int8 and/or binary codes for 'search --precision': a comma-separated list, or none.",
+        defaultDescription: "as the existing file"
+    ) { list in
+        var set = Set<SearchPrecision>()
+        for name in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where name != "none" {
+            guard let precision = SearchPrecision(rawValue: name), precision != .exact else {
+                throw CLIError.usage("--codes takes int8, binary or none, got '\(name)'")
+            }
+            set.insert(precision)
+        }
+        return set
+    }
+    static let hnsw = Flag("--hnsw", help: "With --store: also build pgvector's HNSW index, for 'search --precision hnsw'.")
+
+    static var options: [any OptionDeclaration] {
+        [OneOf(SharedOptions.out, SharedOptions.store), SharedOptions.model, lateChunking, lexicalOnly, codes,
+         SharedOptions.tablePrefix, hnsw, SharedOptions.quiet]
+    }
 
     let parsed: ParsedArguments
     let folders: [URL]
@@ -30,25 +40,18 @@ struct IndexCommand: Command {
 
     init(parsed: ParsedArguments) throws {
         self.parsed = parsed
-        if let list = parsed.values["codes"] {
-            var set = Set<SearchPrecision>()
-            for name in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where name != "none" {
-                guard let precision = SearchPrecision(rawValue: name), precision != .exact else {
-                    throw CLIError.usage("--codes takes int8, binary or none, got '\(name)'")
-                }
-                set.insert(precision)
-            }
-            if !set.isEmpty, parsed.flags.contains("lexical-only") { throw CLIError.usage("--codes needs embeddings; it cannot go with --lexical-only") }
-            codes = set
-        } else {
-            codes = nil
+        codes = parsed[Self.codes]
+        if let codes, !codes.isEmpty, parsed[Self.lexicalOnly] {
+            throw CLIError.usage("\(Self.codes.name) needs embeddings; it cannot go with \(Self.lexicalOnly.name)")
         }
         guard !parsed.positionals.isEmpty else { throw CLIError.usage("expected at least one folder to index") }
         try PostgresOption.checkIndexArguments(parsed)
-        let out = parsed.values["out"]
-        if out == nil, parsed.values["store"] == nil { throw CLIError.usage("missing --out <file> (or --store <url>)") }
-        if parsed.flags.contains("lexical-only"), parsed.flags.contains("late-chunking") {
-            throw CLIError.usage("--late-chunking needs embeddings; it cannot go with --lexical-only")
+        let out = parsed[SharedOptions.out]
+        if out == nil, !parsed.contains(SharedOptions.store) {
+            throw CLIError.usage("missing \(SharedOptions.out.synopsis) (or \(SharedOptions.store.synopsis))")
+        }
+        if parsed[Self.lexicalOnly], parsed[Self.lateChunking] {
+            throw CLIError.usage("\(Self.lateChunking.name) needs embeddings; it cannot go with \(Self.lexicalOnly.name)")
         }
         folders = parsed.positionals.map { URL(fileURLWithPath: $0) }
         output = out.map { URL(fileURLWithPath: $0) }
@@ -90,8 +93,8 @@ struct IndexCommand: Command {
         do { try AtomicFile.checkWritable(output) } catch let error as VectorIndexError {
             throw CLIError.failure(error.description)
         }
-        let embedding = parsed.flags.contains("lexical-only") ? nil : try ModelOption.load(parsed)
-        let store = EmbeddingStore(embedding: embedding, lateChunking: parsed.flags.contains("late-chunking"))
+        let embedding = parsed[Self.lexicalOnly] ? nil : try ModelOption.load(parsed)
+        let store = EmbeddingStore(embedding: embedding, lateChunking: parsed[Self.lateChunking])
         if FileManager.default.fileExists(atPath: output.path) {
             do { try blockingAwait { try await store.load(from: output) } } catch {
                 Console.note("note: not reusing \(output.path) (\(error)); indexing from scratch")
@@ -115,6 +118,30 @@ struct IndexCommand: Command {
                             pages.count, stats.chunks, stats.embedded, stats.reused, stats.removed, seconds, rate,
                             stats.lateChunkingFallbacks > 0 ? ", \(stats.lateChunkingFallbacks) late-chunking fallbacks" : ""))
         print("wrote \(output.path)")
+    }
+}
+
+extension IndexCommand {
+    /// `index DIR… --store URL`: one transaction; unchanged chunks keep their vectors.
+    func runOnPostgres() throws {
+        let embedding = parsed[Self.lexicalOnly] ? nil : try ModelOption.load(parsed)
+        let store = try PostgresOption.open(parsed, embedding: embedding)
+        let pages = try readPages()
+        let start = Date()
+        let progressBox = ProgressBox(Progress("embedding", total: nil))
+        let stats = try PostgresOption.mapping {
+            try store.replace(with: pages) { done, total in progressBox.update(done, total) }
+        }
+        let seconds = Date().timeIntervalSince(start)
+        if parsed[Self.hnsw] {
+            let indexStart = Date()
+            try PostgresOption.mapping { try store.buildHNSWIndex() }
+            Console.note(String(format: "built the HNSW index in %.2f s", Date().timeIntervalSince(indexStart)))
+        }
+        let rate = seconds > 0 ? Double(stats.embedded) / seconds : 0
+        Console.note(String(format: "indexed %d pages, %d chunks: %d embedded, %d reused, %d removed in %.2f s (%.0f chunks/s)",
+                            pages.count, stats.chunks, stats.embedded, stats.reused, stats.removed, seconds, rate))
+        print("stored in \(store.tablePrefix)_chunks")
     }
 }
 

@@ -1,3 +1,4 @@
+import CommandLineOptions
 import Embeddings
 import Foundation
 import ModelAssets
@@ -7,14 +8,13 @@ import LinearAlgebra
 struct InfoCommand: Command {
     static let name = "info"
     static let abstract = "Show the CPU, the BLAS kernels in use, and the model."
-    static let usage = "info [--model <dir|id>] [--json] [--try-core <name>]"
-    static let options: [(String, String)] = [
-        ("--model <dir|id>", "Describe this sentence-transformers folder or known model instead of the default model (nothing is installed)."),
-        ("--json", "Write one JSON object instead of text."),
-        ("--try-core <name>", "Switch OpenBLAS to this core (e.g. Haswell), check sgemm/sgemv/sdot against plain loops, switch back."),
-    ]
-    static let valueOptions: Set<String> = ["model", "try-core"]
-    static let flagOptions: Set<String> = ["json"]
+    static let model = SharedOptions.model.with(help: "The sentence-transformers folder or known model to describe. Nothing is installed.")
+    static let json = SharedOptions.json.with(help: "Write one JSON object instead of text.")
+    static let tryCore = Option<String>(
+        "--try-core", valueName: "name",
+        help: "Switch OpenBLAS to this core (e.g. Haswell), check sgemm/sgemv/sdot against plain loops, switch back.")
+
+    static var options: [any OptionDeclaration] { [model, json, tryCore] }
 
     struct Model: Encodable {
         var identifier: String
@@ -63,17 +63,16 @@ struct InfoCommand: Command {
 
     init(parsed: ParsedArguments) throws {
         guard parsed.positionals.isEmpty else { throw CLIError.usage("unexpected argument '\(parsed.positionals[0])'") }
-        if let core = parsed.values["try-core"], core.isEmpty { throw CLIError.usage("--try-core needs a core name") }
+        if let core = parsed[Self.tryCore], core.isEmpty { throw CLIError.usage("\(Self.tryCore.name) needs a core name") }
         self.parsed = parsed
-        json = parsed.flags.contains("json")
+        json = parsed[Self.json]
     }
 
     func model() throws -> Model {
         var descriptor = ModelCatalog.defaultModel
-        if let path = parsed.values["model"], case let .known(known) = try ModelOption.choice(parsed) {
-            _ = path
+        if parsed.contains(Self.model), case let .known(known) = try ModelOption.choice(parsed) {
             descriptor = known
-        } else if let path = parsed.values["model"] {
+        } else if let path = parsed[Self.model] {
             let url = try ModelOption.folder(parsed)
             let embedding: ContextualEmbedding
             do { embedding = try ContextualEmbedding(contentsOf: url) } catch let error as EmbeddingsError {
@@ -99,7 +98,7 @@ struct InfoCommand: Command {
 
     func run() throws {
         var trial: BLAS.CoreTrial? = nil
-        if let core = parsed.values["try-core"] {
+        if let core = parsed[Self.tryCore] {
             do {
                 trial = try BLAS.tryCore(core)
             } catch let error as BLAS.CoreError {

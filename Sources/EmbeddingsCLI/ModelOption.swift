@@ -1,12 +1,11 @@
+import CommandLineOptions
 import Embeddings
 import Foundation
 import ModelAssets
 
-/// `--model DIR|IDENTIFIER` or the default model, installed (with progress on stderr) when missing.
+/// `--model DIR|IDENTIFIER` (`SharedOptions.model`) or the default model, installed (with progress
+/// on stderr) when missing.
 enum ModelOption {
-    static let help = ("--model <dir|id>", "A sentence-transformers model folder, or a known model's identifier: \(ModelCatalog.known.map(\.identifier).joined(separator: ", ")) (default: all-MiniLM-L6-v2). Known models install on first use.")
-    static let inputTypeHelp = ("--input-type <type>", "query or passage (default query): the model's prefix for that kind of text goes in front (e5: \"query: \" / \"passage: \"; none for MiniLM). Offsets stay relative to the text.")
-
     /// What `--model` names.
     enum Choice {
         case folder(URL)
@@ -15,13 +14,13 @@ enum ModelOption {
 
     /// An existing folder wins; otherwise a known identifier (or its short name).
     static func choice(_ parsed: ParsedArguments) throws -> Choice {
-        guard let value = parsed.values["model"] else { return .known(ModelCatalog.defaultModel) }
+        guard let value = parsed[SharedOptions.model] else { return .known(ModelCatalog.defaultModel) }
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: value, isDirectory: &isDirectory), isDirectory.boolValue {
             return .folder(URL(fileURLWithPath: value))
         }
         if let descriptor = ModelCatalog.descriptor(for: value) { return .known(descriptor) }
-        throw CLIError.noInput("--model '\(value)' is neither a model folder nor a known model (\(ModelCatalog.known.map(\.identifier).joined(separator: ", ")))")
+        throw CLIError.noInput("\(SharedOptions.model.name) '\(value)' is neither a model folder nor a known model (\(ModelCatalog.known.map(\.identifier).joined(separator: ", ")))")
     }
 
     /// The model's installed folder, installing a known model when needed.
@@ -68,10 +67,6 @@ enum ModelOption {
 
     /// `--input-type query|passage`, default query.
     static func inputType(_ parsed: ParsedArguments) throws -> ContextualEmbedding.InputType {
-        guard let value = parsed.values["input-type"] else { return .query }
-        guard let type = ContextualEmbedding.InputType(rawValue: value) else {
-            throw CLIError.usage("--input-type must be query or passage, got '\(value)'")
-        }
-        return type
+        try parsed.value(SharedOptions.inputType)
     }
 }

@@ -1,3 +1,4 @@
+import CommandLineOptions
 import Embeddings
 import Foundation
 import Retrieval
@@ -6,17 +7,19 @@ import VectorIndex
 /// Opens an index file with the model that built it (unless lexical).
 enum StoreOption {
     static func open(_ parsed: ParsedArguments, mode: RetrievalMode) throws -> EmbeddingStore {
-        guard let path = parsed.values["index"] else { throw CLIError.usage("missing --index <file>") }
+        let path = try parsed.value(SharedOptions.index)
+        let precision = try parsed.value(SharedOptions.precision).ofIndexFile()
         guard FileManager.default.fileExists(atPath: path) else { throw CLIError.noInput("index file '\(path)' does not exist") }
-        let precision = try parsed.choice("precision", default: SearchPrecision.exact) ?? .exact
-        let rescore = parsed.values["rescore"] == nil ? nil : try parsed.integer("rescore", default: 1, range: 1...100_000)
-        if rescore != nil, precision == .exact { throw CLIError.usage("--rescore goes with --precision int8 or binary") }
+        let rescore = parsed[SharedOptions.rescore]
+        if rescore != nil, precision == .exact {
+            throw CLIError.usage("\(SharedOptions.rescore.name) goes with \(SharedOptions.precision.name) int8 or binary")
+        }
         // Without --model, the model named in the file, when the library knows it.
         var parsed = parsed
-        if mode != .lexical, parsed.values["model"] == nil,
+        if mode != .lexical, !parsed.contains(SharedOptions.model),
            let stored = try? IndexFile.fingerprint(of: URL(fileURLWithPath: path)).modelIdentifier,
            ModelCatalog.descriptor(for: stored) != nil {
-            parsed.values["model"] = stored
+            try parsed.set(SharedOptions.model, to: stored)
         }
         let embedding = mode == .lexical ? nil : try ModelOption.load(parsed)
         let store = EmbeddingStore(embedding: embedding)
@@ -31,14 +34,8 @@ enum StoreOption {
         return store
     }
 
-    /// The --precision and --rescore help rows.
-    static let precisionHelp: [(String, String)] = [
-        ("--precision <p>", "exact (default), int8 or binary: scan quantized codes (stored by 'index --codes', else built at load), then rescore exactly."),
-        ("--rescore <n>", "Candidates rescored per hit wanted (default: int8 4, binary 10)."),
-    ]
-
     static func mode(_ parsed: ParsedArguments) throws -> RetrievalMode {
-        try parsed.choice("mode", default: RetrievalMode.hybrid) ?? .hybrid
+        try parsed.value(SharedOptions.mode)
     }
 }
 
@@ -46,17 +43,15 @@ enum StoreOption {
 struct SearchCommand: Command {
     static let name = "search"
     static let abstract = "Search an index file; print the hits and the context for a language model."
-    static let usage = "search (--index <file> | --store <url>) [--k <n>] [--mode hybrid|lexical|semantic] [--precision exact|int8|binary|hnsw] [--rescore <n>] [--budget <chars>] [--json] <question>"
-    static let arguments: [(String, String)] = [("<question>", "The question (words are joined with spaces).")]
-    static let options: [(String, String)] = [
-        ("--index <file>", "An index file written by 'embeddings index --out'."),
-        ("--k <n>", "How many chunks to retrieve (default 4)."),
-        ("--mode <mode>", "hybrid (default), lexical or semantic. Hybrid returns nothing for a question no chunk resembles."),
-        ("--budget <chars>", "Characters of chunk text allowed in the context (default 1400)."),
-        ("--json", "Print {\"query\", \"hits\": [...], \"context\"} as JSON."),
-    ] + StoreOption.precisionHelp + PostgresOption.searchHelp + [ModelOption.help]
-    static let valueOptions: Set<String> = ["index", "k", "mode", "model", "budget", "precision", "rescore", "store", "table-prefix", "ef-search"]
-    static let flagOptions: Set<String> = ["json"]
+    static let arguments = [Argument("<question>", help: "The question (words are joined with spaces).")]
+
+    static let budget = Option<Int>(
+        "--budget", valueName: "chars", help: "Characters of chunk text allowed in the context.", default: 1_400, range: 1...10_000_000)
+
+    static var options: [any OptionDeclaration] {
+        [OneOf(SharedOptions.index, SharedOptions.store), SharedOptions.k, SharedOptions.mode, SharedOptions.precision,
+         SharedOptions.rescore, budget, SharedOptions.json, SharedOptions.tablePrefix, SharedOptions.efSearch, SharedOptions.model]
+    }
 
     let parsed: ParsedArguments
     let question: String
@@ -68,10 +63,12 @@ struct SearchCommand: Command {
         self.parsed = parsed
         question = parsed.positionals.joined(separator: " ")
         guard !question.trimmingCharacters(in: .whitespaces).isEmpty else { throw CLIError.usage("expected a question") }
-        k = try parsed.integer("k", default: 4, range: 0...10_000)
+        k = try parsed.value(SharedOptions.k)
         mode = try StoreOption.mode(parsed)
-        budget = try parsed.integer("budget", default: 1_400, range: 1...10_000_000)
-        guard parsed.values["index"] != nil || parsed.values["store"] != nil else { throw CLIError.usage("missing --index <file> (or --store <url>)") }
+        budget = try parsed.value(Self.budget)
+        guard parsed.contains(SharedOptions.index) || parsed.contains(SharedOptions.store) else {
+            throw CLIError.usage("missing \(SharedOptions.index.synopsis) (or \(SharedOptions.store.synopsis))")
+        }
     }
 
     func run() throws {
@@ -80,7 +77,7 @@ struct SearchCommand: Command {
         let builder = ContextBuilder(budget: budget)
         let included = builder.select(hits)
         let context = builder.context(for: included)
-        if parsed.flags.contains("json") {
+        if parsed[SharedOptions.json] {
             var json = JSONWriter()
             json.raw("{\"query\":")
             json.string(question)
@@ -107,47 +104,5 @@ struct SearchCommand: Command {
             }
             if !included.isEmpty { print("\n* in the \(budget)-character context (\(context.count) characters)") }
         }
-    }
-}
-
-/// `embeddings eval`: recall@k of an index on an evaluation set.
-struct EvalCommand: Command {
-    static let name = "eval"
-    static let abstract = "Measure recall@k of an index on questions with expected chunk ids."
-    static let usage = "eval (--index <file> | --store <url>) <cases.json> [--k <n>] [--mode hybrid|lexical|semantic] [--precision exact|int8|binary|hnsw] [--rescore <n>]"
-    static let arguments: [(String, String)] = [("<cases.json>", "{\"cases\": [{\"question\", \"expected\": [id prefixes]}]}")]
-    static let options: [(String, String)] = [
-        ("--index <file>", "An index file written by 'embeddings index --out'."),
-        ("--k <n>", "Report recall@1…k (default 4)."),
-        ("--mode <mode>", "hybrid (default), lexical or semantic."),
-    ] + StoreOption.precisionHelp + PostgresOption.searchHelp + [ModelOption.help]
-    static let valueOptions: Set<String> = ["index", "k", "mode", "model", "precision", "rescore", "store", "table-prefix", "ef-search"]
-    static let flagOptions: Set<String> = []
-
-    let parsed: ParsedArguments
-    let k: Int
-    let mode: RetrievalMode
-    let cases: URL
-
-    init(parsed: ParsedArguments) throws {
-        self.parsed = parsed
-        guard parsed.positionals.count == 1 else { throw CLIError.usage("expected one cases file") }
-        cases = URL(fileURLWithPath: parsed.positionals[0])
-        k = try parsed.integer("k", default: 4, range: 1...1000)
-        mode = try StoreOption.mode(parsed)
-        guard parsed.values["index"] != nil || parsed.values["store"] != nil else { throw CLIError.usage("missing --index <file> (or --store <url>)") }
-    }
-
-    func run() throws {
-        guard FileManager.default.fileExists(atPath: cases.path) else { throw CLIError.noInput("cases file '\(cases.path)' does not exist") }
-        let set: EvaluationSet
-        do { set = try EvaluationSet(contentsOf: cases) } catch let error as RetrievalError { throw CLIError.data(error.description) }
-        let search = try PostgresOption.searcher(parsed, mode: mode)
-        let (recall, failures) = try set.recall(ks: Array(1...k)) { [mode, k] question in
-            try search(question, mode, k).map(\.chunk.id)
-        }
-        print("\(set.cases.count) cases, mode \(mode.rawValue)")
-        for i in 1...k { print(String(format: "recall@%d: %.3f", i, recall[i] ?? 0)) }
-        for failure in failures { print("missed: \(failure.question)  (expected \(failure.expected.joined(separator: ", ")))") }
     }
 }

@@ -1,3 +1,4 @@
+import CommandLineOptions
 import Embeddings
 import Foundation
 import Tokenization
@@ -6,13 +7,10 @@ import Tokenization
 struct TokenizeCommand: Command {
     static let name = "tokenize"
     static let abstract = "Show the model's tokens of a text (WordPiece or SentencePiece), with UTF-8 byte offsets into the text."
-    static let usage = "tokenize [--model <dir|id>] [--input-type query|passage] [<text> ...]"
-    static let arguments: [(String, String)] = [
-        ("<text>", "Text to tokenize (words are joined with spaces). Without it, JSON Lines {\"id\", \"text\"} are read from standard input."),
+    static let arguments = [
+        Argument("<text>", usage: "[<text> ...]", help: "Text to tokenize (words are joined with spaces). Without it, JSON Lines {\"id\", \"text\"} are read from standard input."),
     ]
-    static let options: [(String, String)] = [ModelOption.help, ModelOption.inputTypeHelp]
-    static let valueOptions: Set<String> = ["model", "input-type"]
-    static let flagOptions: Set<String> = []
+    static var options: [any OptionDeclaration] { [SharedOptions.model, SharedOptions.inputType] }
 
     let parsed: ParsedArguments
 
