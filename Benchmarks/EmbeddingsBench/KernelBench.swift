@@ -62,7 +62,7 @@ enum Probe {
         case "encoder":
             let count = arguments.count > 1 ? Int(arguments[1]) ?? 60 : 60
             let (chunks, _) = try MarkdownChunker().chunks(ofFolder: corpus)
-            let embedding = loadModel()
+            let embedding = try loadModel()
             return Result(core: core, value: try encoderSecondsPerChunk(embedding, texts: chunks.prefix(count).map(\.text)))
         default:
             throw BenchFailure(message: "usage: embeddings-bench probe sgemm|topk [vectors]|encoder [chunks]")

@@ -118,11 +118,11 @@ enum MultilingualBench {
     static func run(sets: [URL], corpus: URL, quick: Bool) throws -> String {
         // e5 alone first, for its peak memory: load, then a batch of 16 of the longest chunks.
         resetPeakResident()
-        let e5 = loadModel(ModelCatalog.multilingualE5Small)
+        let e5 = try loadModel(ModelCatalog.multilingualE5Small)
         let chunks = try MarkdownChunker().chunks(ofFolder: corpus).chunks
         _ = try e5.sentenceVectors(for: chunks.map(\.text).sorted { $0.utf8.count > $1.utf8.count }.prefix(16).map { $0 }, inputType: .passage)
         let e5Peak = peakResidentBytes()
-        let miniLM = loadModel()
+        let miniLM = try loadModel()
         let models = [e5, miniLM]
         var out = ""
         let dog = "The dog sleeps on the sofa.", chien = "Le chien dort sur le canapé."

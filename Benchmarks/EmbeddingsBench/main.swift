@@ -1,32 +1,101 @@
+import CommandLineOptions
 import Embeddings
 import Foundation
 import LinearAlgebra
 import ModelAssets
 import Retrieval
 
-/// `embeddings-bench`: the seed's naive-versus-optimized tables, measured on this machine.
+/// `embeddings-bench`: the seed's naive-versus-optimized tables, measured on this machine. Each
+/// subcommand is declared below (options and arguments), and its usage line, the help and the
+/// parsing come from that declaration, with the same parser as `embeddings`.
+
+/// The options several subcommands take.
+enum BenchOptions {
+    static let quick = Flag("--quick", help: "A reduced run (about a minute) that checks fast and naive results agree.")
+    static let json = Option<String>("--json", valueName: "file", help: "Also write every figure as JSON (name, value, unit, estimated).")
+    static let corpus = Option<String>(
+        "--corpus", valueName: "dir", help: "Any folder of Markdown files.", defaultDescription: "the built-in Swift lessons")
+}
+
+/// `embeddings-bench [--quick] …`: every table.
+enum FullRun: CommandDescription {
+    static let name = ""
+    static let abstract = "Reproduce the naive-versus-optimized timing tables with real measurements."
+    static let chunksOut = Option<String>(
+        "--chunks-out", valueName: "file",
+        help: "Write the corpus's chunks as JSON Lines {\"id\", \"source\", \"headings\", \"text\"} and stop (Benchmarks/peers uses this to run the very same texts).")
+    static var options: [any OptionDeclaration] { [BenchOptions.quick, BenchOptions.json, BenchOptions.corpus, chunksOut] }
+}
+
+enum STSCommand: CommandDescription {
+    static let name = "sts"
+    static let abstract = "Spearman correlation on the STS Benchmark."
+    static let options: [any OptionDeclaration] = []
+    static let arguments = [Argument("<file>", help: "STS Benchmark pairs.")]
+}
+
+enum SweepCommand: CommandDescription {
+    static let name = "sweep"
+    static let abstract = "Retrieval settings swept over a corpus and its evaluation cases."
+    static let options: [any OptionDeclaration] = []
+    static let arguments = [Argument("<corpus-dir>", help: "A folder of Markdown files."), Argument("<cases.json>", help: "Its evaluation cases.")]
+}
+
+enum MemoryCommand: CommandDescription {
+    static let name = "memory"
+    static let abstract = "Late chunking of one long document, with peak memory."
+    static let options: [any OptionDeclaration] = []
+    static let arguments = [Argument("megabytes", usage: "[megabytes]", help: "The document's size (default 1).")]
+}
+
+enum TopKCommand: CommandDescription {
+    static let name = "topk"
+    static let abstract = "Table 3 alone."
+    static let vectors = Option<Int>("--vectors", valueName: "n", help: "With topk: vectors searched.", default: 1_000_000, range: 1...50_000_000)
+    static var options: [any OptionDeclaration] {
+        [vectors, BenchOptions.json.with(help: "With topk: write the rows as JSON.")]
+    }
+}
+
+enum QuantizationCommand: CommandDescription {
+    static let name = "quantization"
+    static let abstract = "Recall of int8 and binary codes on real embeddings."
+    static var options: [any OptionDeclaration] { [BenchOptions.corpus.repeatable] }
+}
+
+enum ProbeCommand: CommandDescription {
+    static let name = "probe"
+    static let abstract = "One measurement, printed as one JSON line."
+    static var options: [any OptionDeclaration] { [BenchOptions.quick, BenchOptions.corpus] }
+    static let arguments = [Argument("sgemm|topk [vectors]|encoder [chunks]", help: "The measurement.")]
+}
+
+enum StoresCommand: CommandDescription {
+    static let name = "stores"
+    static let abstract = "The index file beside PostgreSQL + pgvector."
+    static let store = Option<String>(
+        "--store", valueName: "url", help: "With stores: the PostgreSQL database (scripts/postgres.sh start prints one).")
+    static let copies = Option<Int>("--copies", valueName: "n", help: "With stores: copies of the built-in corpus.", default: 112, range: 1...10_000)
+    static var options: [any OptionDeclaration] { [store.required, copies] }
+}
+
+enum MultilingualCommand: CommandDescription {
+    static let name = "multilingual"
+    static let abstract = "intfloat/multilingual-e5-small beside all-MiniLM-L6-v2."
+    static var options: [any OptionDeclaration] { [BenchOptions.quick, BenchOptions.corpus] }
+    static let arguments = [Argument("<sentences.json>", usage: "[<sentences.json>]...", help: "Translation sets.")]
+}
+
+let subcommands: [any CommandDescription.Type] = [
+    STSCommand.self, SweepCommand.self, MemoryCommand.self, TopKCommand.self, QuantizationCommand.self,
+    ProbeCommand.self, StoresCommand.self, MultilingualCommand.self,
+]
+
 let usage = """
-OVERVIEW: Reproduce the naive-versus-optimized timing tables with real measurements.
+OVERVIEW: \(FullRun.abstract)
 
-USAGE: embeddings-bench [--quick] [--json <file>] [--corpus <dir>]
-       embeddings-bench sts <file>
-       embeddings-bench sweep <corpus-dir> <cases.json>
-       embeddings-bench memory [megabytes]
-       embeddings-bench topk [--vectors <n>] [--json <file>]
-       embeddings-bench quantization [--corpus <dir>]...
-       embeddings-bench probe sgemm|topk [vectors]|encoder [chunks] [--quick] [--corpus <dir>]
-       embeddings-bench stores --store <url> [--copies <n>]
-       embeddings-bench multilingual [--quick] [--corpus <dir>] [<sentences.json>]...
-
-OPTIONS:
-  --quick          A reduced run (about a minute) that checks fast and naive results agree.
-  --json <file>    Also write every figure as JSON (name, value, unit, estimated).
-  --corpus <dir>   Any folder of Markdown files (default: the built-in Swift lessons).
-  --chunks-out <file>
-                   Write the corpus's chunks as JSON Lines {"id", "source", "headings", "text"}
-                   and stop (Benchmarks/peers uses this to run the very same texts).
-  -h, --help       Show help information.
-
+USAGE: \(([FullRun.self] + subcommands).map { $0.usage(program: "embeddings-bench") }.joined(separator: "\n       "))
+\(FullRun.argumentAndOptionSections)\(HelpFormatter.section("SUBCOMMAND OPTIONS", ([TopKCommand.vectors, StoresCommand.store, StoresCommand.copies] as [any OptionDeclaration]).flatMap(\.members).map { ($0.label, $0.help) }))
 topk runs Table 3 alone (default 1,000,000 vectors) and writes {"rows": [{"vectors", "method",
 "ms_per_query", "recall_at_10"}]} with methods exact, int8, binary and batch32 to --json.
 quantization measures recall@10 of int8 and binary codes with rescoring on real embeddings
@@ -44,11 +113,6 @@ in child processes with OPENBLAS_CORETYPE set, to measure other OpenBLAS cores s
 
 """
 
-func fail(_ message: String, code: Int32) -> Never {
-    FileHandle.standardError.write(Data("error: \(message)\n".utf8))
-    exit(code)
-}
-
 func defaultCorpus() -> URL {
     let fromSource = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Fixtures/corpus/swift-lessons")
@@ -56,146 +120,90 @@ func defaultCorpus() -> URL {
     return URL(fileURLWithPath: "Fixtures/corpus/swift-lessons")
 }
 
-/// A known model (default: the default model), installed when missing and loaded; exits on failure.
-func loadModel(_ descriptor: ModelCatalog.Descriptor = ModelCatalog.defaultModel) -> ContextualEmbedding {
-    guard let embedding = ContextualEmbedding(modelIdentifier: descriptor.identifier) else { fail("\(descriptor.identifier) unknown", code: 1) }
+/// A known model (default: the default model), installed when missing and loaded.
+func loadModel(_ descriptor: ModelCatalog.Descriptor = ModelCatalog.defaultModel) throws -> ContextualEmbedding {
+    guard let embedding = ContextualEmbedding(modelIdentifier: descriptor.identifier) else {
+        throw CLIError.failure("\(descriptor.identifier) unknown")
+    }
     do {
         if !embedding.hasAvailableAssets {
             try AssetCache.install(descriptor.assets) { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
         }
         try embedding.load()
     } catch {
-        fail("\(error)", code: 1)
+        throw CLIError.failure("\(error)")
     }
     return embedding
 }
 
-var arguments = Array(CommandLine.arguments.dropFirst())
-if arguments.contains("--help") || arguments.contains("-h") {
-    print(usage, terminator: "")
-    exit(0)
-}
-if arguments.first == "sts" {
-    guard arguments.count == 2 else { fail("usage: embeddings-bench sts <file>", code: 64) }
-    let embedding = loadModel()
-    do {
-        let (spearman, pairs) = try STSBench.run(file: arguments[1], embedding: embedding)
-        let difference = spearman - STSBench.published
-        print(String(format: "STS Benchmark: %d pairs, Spearman × 100 = %.2f (published all-MiniLM-L6-v2: %.2f, difference %+.2f)", pairs, spearman, STSBench.published, difference))
-        if abs(difference) > 0.05 { fail("Spearman differs from the published value by more than 0.05", code: 1) }
-        exit(0)
-    } catch {
-        fail("\(error)", code: 65)
-    }
+/// `program` positionals: none.
+func expectNoArguments(_ parsed: ParsedArguments) throws {
+    if let extra = parsed.positionals.first { throw CLIError.usage("unexpected argument '\(extra)'") }
 }
 
-if arguments.first == "memory" {
-    let megabytes = arguments.count > 1 ? Double(arguments[1]) ?? -1 : 1
-    guard megabytes > 0 else { fail("usage: embeddings-bench memory [megabytes]", code: 64) }
-    let embedding = loadModel()
-    do { print(try MemoryBench.run(megabytes: megabytes, embedding: embedding)) } catch { fail("\(error)", code: 1) }
-    exit(0)
+/// Runs `body`, reporting any error but a `CLIError` as `make` says (exit 1 unless told).
+func reporting<T>(as make: (String) -> CLIError = CLIError.failure, _ body: () throws -> T) throws -> T {
+    do { return try body() } catch let error as CLIError { throw error } catch { throw make("\(error)") }
 }
 
-if arguments.first == "probe" {
-    var probeArguments = Array(arguments.dropFirst())
-    let probeQuick = probeArguments.contains("--quick")
-    probeArguments.removeAll { $0 == "--quick" }
-    var probeCorpus = defaultCorpus()
-    if let at = probeArguments.firstIndex(of: "--corpus") {
-        guard at + 1 < probeArguments.count else { fail("--corpus needs a folder", code: 64) }
-        probeCorpus = URL(fileURLWithPath: probeArguments[at + 1])
-        probeArguments.removeSubrange(at...(at + 1))
-    }
-    do {
-        let result = try Probe.main(probeArguments, quick: probeQuick, corpus: probeCorpus)
-        print(String(decoding: try JSONEncoder().encode(result), as: UTF8.self))
-        exit(0)
-    } catch {
-        fail("\(error)", code: 64)
-    }
+/// The corpus `--corpus` names, else the built-in one.
+func corpus(_ parsed: ParsedArguments) -> URL {
+    parsed[BenchOptions.corpus].map { URL(fileURLWithPath: $0) } ?? defaultCorpus()
 }
 
-if arguments.first == "stores" {
-    var url: String? = nil
-    var copies = 112
-    var j = 1
-    while j < arguments.count {
-        switch arguments[j] {
-        case "--store":
-            guard j + 1 < arguments.count else { fail("--store needs a URL", code: 64) }
-            url = arguments[j + 1]; j += 1
-        case "--copies":
-            guard j + 1 < arguments.count, let n = Int(arguments[j + 1]), n >= 1, n <= 10_000 else { fail("--copies needs a count from 1 to 10,000", code: 64) }
-            copies = n; j += 1
-        default: fail("unknown argument '\(arguments[j])'", code: 64)
-        }
-        j += 1
+func runSTS(_ parsed: ParsedArguments) throws {
+    guard parsed.positionals.count == 1 else { throw CLIError.usage("usage: \(STSCommand.usage(program: "embeddings-bench"))") }
+    let embedding = try loadModel()
+    let (spearman, pairs) = try reporting(as: CLIError.data) { try STSBench.run(file: parsed.positionals[0], embedding: embedding) }
+    let difference = spearman - STSBench.published
+    print(String(format: "STS Benchmark: %d pairs, Spearman × 100 = %.2f (published all-MiniLM-L6-v2: %.2f, difference %+.2f)", pairs, spearman, STSBench.published, difference))
+    if abs(difference) > 0.05 { throw CLIError.failure("Spearman differs from the published value by more than 0.05") }
+}
+
+func runMemory(_ parsed: ParsedArguments) throws {
+    let megabytes = parsed.positionals.first.map { Double($0) ?? -1 } ?? 1
+    guard megabytes > 0 else { throw CLIError.usage("usage: \(MemoryCommand.usage(program: "embeddings-bench"))") }
+    let embedding = try loadModel()
+    try reporting { print(try MemoryBench.run(megabytes: megabytes, embedding: embedding)) }
+}
+
+func runProbe(_ parsed: ParsedArguments) throws {
+    let result = try reporting(as: CLIError.usage) { try Probe.main(parsed.positionals, quick: parsed[BenchOptions.quick], corpus: corpus(parsed)) }
+    print(String(decoding: try JSONEncoder().encode(result), as: UTF8.self))
+}
+
+func runStores(_ parsed: ParsedArguments) throws {
+    try expectNoArguments(parsed)
+    guard let url = parsed[StoresCommand.store] else {
+        throw CLIError.usage("stores needs \(StoresCommand.store.synopsis) (scripts/postgres.sh start prints one)")
     }
-    guard let url else { fail("stores needs --store <url> (scripts/postgres.sh start prints one)", code: 64) }
-    let embedding = loadModel()
+    let copies = try parsed.value(StoresCommand.copies)
+    let embedding = try loadModel()
     let evalFile = defaultCorpus().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("eval/swift-lessons.json")
-    do {
+    try reporting {
         let evaluation = try EvaluationSet(contentsOf: evalFile)
         print("## embeddings-bench stores\n\n\(Machine.current().markdown)\n")
         print(try StoreBench.run(url: url, copies: copies, embedding: embedding, corpus: defaultCorpus(), evaluation: evaluation))
-        exit(0)
-    } catch {
-        fail("\(error)", code: 1)
     }
 }
 
-if arguments.first == "multilingual" {
-    var sets = [URL]()
-    var multilingualCorpus = defaultCorpus()
-    var multilingualQuick = false
-    var j = 1
-    while j < arguments.count {
-        switch arguments[j] {
-        case "--quick": multilingualQuick = true
-        case "--corpus":
-            guard j + 1 < arguments.count else { fail("--corpus needs a folder", code: 64) }
-            multilingualCorpus = URL(fileURLWithPath: arguments[j + 1]); j += 1
-        default:
-            guard !arguments[j].hasPrefix("-") else { fail("unknown option '\(arguments[j])'", code: 64) }
-            sets.append(URL(fileURLWithPath: arguments[j]))
-        }
-        j += 1
-    }
+func runMultilingual(_ parsed: ParsedArguments) throws {
+    var sets = parsed.positionals.map { URL(fileURLWithPath: $0) }
     if sets.isEmpty {
         let evalFolder = defaultCorpus().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("eval")
         sets = ["crosslingual.json", "crosslingual-heldout.json"].map { evalFolder.appendingPathComponent($0) }
     }
     print("## embeddings-bench multilingual\n\n\(Machine.current().markdown)\n")
-    do {
-        print(try MultilingualBench.run(sets: sets, corpus: multilingualCorpus, quick: multilingualQuick))
-        exit(0)
-    } catch {
-        fail("\(error)", code: 1)
-    }
+    try reporting { print(try MultilingualBench.run(sets: sets, corpus: corpus(parsed), quick: parsed[BenchOptions.quick])) }
 }
 
-if arguments.first == "topk" {
-    var vectors = 1_000_000
-    var topkJSON: String? = nil
-    var j = 1
-    while j < arguments.count {
-        switch arguments[j] {
-        case "--vectors":
-            guard j + 1 < arguments.count, let n = Int(arguments[j + 1].replacingOccurrences(of: "_", with: "")), n > 0, n <= 50_000_000 else {
-                fail("--vectors needs a count from 1 to 50,000,000", code: 64)
-            }
-            vectors = n; j += 1
-        case "--json":
-            guard j + 1 < arguments.count else { fail("--json needs a file", code: 64) }
-            topkJSON = arguments[j + 1]; j += 1
-        default: fail("unknown argument '\(arguments[j])'", code: 64)
-        }
-        j += 1
-    }
+func runTopK(_ parsed: ParsedArguments) throws {
+    try expectNoArguments(parsed)
+    let vectors = try parsed.value(TopKCommand.vectors)
+    let topkJSON = parsed[BenchOptions.json]
     let machine = Machine.current()
     print("## embeddings-bench topk\n\n\(machine.markdown)\n")
-    do {
+    try reporting {
         let (text, figures) = try TopKBench(report: Report(), sizes: [vectors]).run()
         print(text)
         print("Peak resident memory: \(String(format: "%.0f", Double(peakResidentBytes()) / 1_048_576)) MiB (floats \(String(format: "%.0f", Double(vectors * 384 * 4) / 1_048_576)) MiB, int8 codes \(String(format: "%.0f", Double(vectors * 384) / 1_048_576)) MiB, binary codes \(String(format: "%.0f", Double(vectors * 48) / 1_048_576)) MiB).")
@@ -208,20 +216,12 @@ if arguments.first == "topk" {
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             try encoder.encode(Document(machine: machine.dictionary, rows: figures)).write(to: URL(fileURLWithPath: topkJSON))
         }
-        exit(0)
-    } catch {
-        fail("\(error)", code: 1)
     }
 }
 
-if arguments.first == "quantization" {
-    var corpora = [URL]()
-    var j = 1
-    while j < arguments.count {
-        guard arguments[j] == "--corpus", j + 1 < arguments.count else { fail("usage: embeddings-bench quantization [--corpus <dir>]...", code: 64) }
-        corpora.append(URL(fileURLWithPath: arguments[j + 1]))
-        j += 2
-    }
+func runQuantization(_ parsed: ParsedArguments) throws {
+    try expectNoArguments(parsed)
+    var corpora = parsed.values(BenchOptions.corpus).map { URL(fileURLWithPath: $0) }
     var evalSets = [URL]()
     if corpora.isEmpty {
         corpora = [defaultCorpus()]
@@ -230,55 +230,23 @@ if arguments.first == "quantization" {
         evalSets = ["swift-lessons.json", "swift-docs.json"].map { evalFolder.appendingPathComponent($0) }
             .filter { FileManager.default.fileExists(atPath: $0.path) }
     }
-    let embedding = loadModel()
+    let embedding = try loadModel()
     print("## embeddings-bench quantization\n\n\(Machine.current().markdown)\n")
-    do {
-        print(try QuantizationBench.run(corpora: corpora, evalSets: evalSets, embedding: embedding, report: Report()))
-        exit(0)
-    } catch {
-        fail("\(error)", code: 1)
+    try reporting { print(try QuantizationBench.run(corpora: corpora, evalSets: evalSets, embedding: embedding, report: Report())) }
+}
+
+func runSweep(_ parsed: ParsedArguments) async throws {
+    guard parsed.positionals.count == 2 else { throw CLIError.usage("usage: \(SweepCommand.usage(program: "embeddings-bench"))") }
+    let embedding = try loadModel()
+    let corpusURL = URL(fileURLWithPath: parsed.positionals[0]), casesURL = URL(fileURLWithPath: parsed.positionals[1])
+    do { print(try await RetrievalSweep.run(corpus: corpusURL, cases: casesURL, embedding: embedding)) } catch {
+        throw CLIError.failure("\(error)")
     }
 }
 
-if arguments.first == "sweep" {
-    guard arguments.count == 3 else { fail("usage: embeddings-bench sweep <corpus-dir> <cases.json>", code: 64) }
-    let embedding = loadModel()
-    let corpusURL = URL(fileURLWithPath: arguments[1]), casesURL = URL(fileURLWithPath: arguments[2])
-    let semaphore = DispatchSemaphore(value: 0)
-    Task {
-        do { print(try await RetrievalSweep.run(corpus: corpusURL, cases: casesURL, embedding: embedding)) } catch {
-            fail("\(error)", code: 1)
-        }
-        semaphore.signal()
-    }
-    semaphore.wait()
-    exit(0)
-}
-
-var quick = false
-var jsonPath: String? = nil
-var corpus = defaultCorpus()
-var chunksOut: String? = nil
-var i = 0
-while i < arguments.count {
-    switch arguments[i] {
-    case "--quick": quick = true
-    case "--json":
-        guard i + 1 < arguments.count else { fail("--json needs a file", code: 64) }
-        jsonPath = arguments[i + 1]; i += 1
-    case "--chunks-out":
-        guard i + 1 < arguments.count else { fail("--chunks-out needs a file", code: 64) }
-        chunksOut = arguments[i + 1]; i += 1
-    case "--corpus":
-        guard i + 1 < arguments.count else { fail("--corpus needs a folder", code: 64) }
-        corpus = URL(fileURLWithPath: arguments[i + 1]); i += 1
-    default: fail("unknown argument '\(arguments[i])'", code: 64)
-    }
-    i += 1
-}
-
-if let chunksOut {
-    do {
+/// `--chunks-out FILE`: the corpus's chunks as JSON Lines, and nothing else.
+func writeChunks(of corpus: URL, to chunksOut: String) throws {
+    try reporting {
         let (chunks, problems) = try MarkdownChunker().chunks(ofFolder: corpus)
         for problem in problems { FileHandle.standardError.write(Data("warning: \(problem)\n".utf8)) }
         let encoder = JSONEncoder()
@@ -290,39 +258,75 @@ if let chunksOut {
         }
         try lines.write(to: URL(fileURLWithPath: chunksOut))
         FileHandle.standardError.write(Data("wrote \(chunks.count) chunks to \(chunksOut)\n".utf8))
-        exit(0)
-    } catch {
-        fail("\(error)", code: 1)
     }
 }
 
-let machine = Machine.current()
-let report = Report()
-report.machine = machine.dictionary
-print("## embeddings-bench\(quick ? " --quick" : "")\n\n\(machine.markdown)\n")
-do {
-    let (chunks, problems) = try MarkdownChunker().chunks(ofFolder: corpus)
+func runFull(_ parsed: ParsedArguments) throws {
+    try expectNoArguments(parsed)
+    let quick = parsed[BenchOptions.quick]
+    let corpus = corpus(parsed)
+    if let chunksOut = parsed[FullRun.chunksOut] { return try writeChunks(of: corpus, to: chunksOut) }
+    let machine = Machine.current()
+    let report = Report()
+    report.machine = machine.dictionary
+    print("## embeddings-bench\(quick ? " --quick" : "")\n\n\(machine.markdown)\n")
+    let (chunks, problems) = try reporting { try MarkdownChunker().chunks(ofFolder: corpus) }
     for problem in problems { FileHandle.standardError.write(Data("warning: \(problem)\n".utf8)) }
-    guard !chunks.isEmpty else { fail("no Markdown chunks under \(corpus.path)", code: 66) }
-    let meanLength = Double(chunks.map(\.text.count).reduce(0, +)) / Double(chunks.count)
-    let pages = Set(chunks.map(\.source)).count
-    print("Corpus: \(corpus.lastPathComponent), \(pages) pages, \(chunks.count) chunks, mean \(String(format: "%.0f", meanLength)) characters.\n")
-    report.add("corpus", "chunks", Double(chunks.count), "")
-    report.add("corpus", "mean chunk length", meanLength, "characters")
-    let embedding = loadModel()
-    let count = quick ? min(60, chunks.count) : min(722, chunks.count)
-    let bench = CorpusBench(embedding: embedding, texts: chunks.prefix(count).map(\.text), report: report, quick: quick)
-    let (figures, table1) = try bench.run()
-    print(table1)
-    let kernels = KernelBench(report: report, quick: quick, corpus: corpus)
-    let (peaks, kernelTable) = kernels.peaks()
-    print(bench.encoderTable(figures, peaks: peaks))
-    print(kernelTable)
-    print(try kernels.wrongChoice(encoderAsRun: figures.batched / Double(count), texts: count))
-    print(try bench.table2(figures, count: quick ? 2_173 : 21_730))
-    let sizes = quick ? [722, 21_730] : [722, 21_730, 100_000, 1_000_000]
-    print(try TopKBench(report: report, sizes: sizes).run().table)
-    if let jsonPath { try report.write(to: jsonPath) }
-} catch {
-    fail("\(error)", code: 1)
+    guard !chunks.isEmpty else { throw CLIError.noInput("no Markdown chunks under \(corpus.path)") }
+    try reporting {
+        let meanLength = Double(chunks.map(\.text.count).reduce(0, +)) / Double(chunks.count)
+        let pages = Set(chunks.map(\.source)).count
+        print("Corpus: \(corpus.lastPathComponent), \(pages) pages, \(chunks.count) chunks, mean \(String(format: "%.0f", meanLength)) characters.\n")
+        report.add("corpus", "chunks", Double(chunks.count), "")
+        report.add("corpus", "mean chunk length", meanLength, "characters")
+        let embedding = try loadModel()
+        let count = quick ? min(60, chunks.count) : min(722, chunks.count)
+        let bench = CorpusBench(embedding: embedding, texts: chunks.prefix(count).map(\.text), report: report, quick: quick)
+        let (figures, table1) = try bench.run()
+        print(table1)
+        let kernels = KernelBench(report: report, quick: quick, corpus: corpus)
+        let (peaks, kernelTable) = kernels.peaks()
+        print(bench.encoderTable(figures, peaks: peaks))
+        print(kernelTable)
+        print(try kernels.wrongChoice(encoderAsRun: figures.batched / Double(count), texts: count))
+        print(try bench.table2(figures, count: quick ? 2_173 : 21_730))
+        let sizes = quick ? [722, 21_730] : [722, 21_730, 100_000, 1_000_000]
+        print(try TopKBench(report: report, sizes: sizes).run().table)
+        if let jsonPath = parsed[BenchOptions.json] { try report.write(to: jsonPath) }
+    }
 }
+
+/// Parses the arguments for the subcommand they name (else the full run) and runs it; `--help`
+/// (before `--`) prints the help instead.
+@MainActor
+func runBench(_ arguments: [String]) async throws {
+    let command = subcommands.first { $0.name == arguments.first } ?? FullRun.self
+    let rest = command == FullRun.self ? arguments : Array(arguments.dropFirst())
+    let parsed = try command.parse(rest)
+    if parsed.isHelpRequested { return print(usage, terminator: "") }
+    switch command.name {
+    case STSCommand.name: try runSTS(parsed)
+    case SweepCommand.name: try await runSweep(parsed)
+    case MemoryCommand.name: try runMemory(parsed)
+    case TopKCommand.name: try runTopK(parsed)
+    case QuantizationCommand.name: try runQuantization(parsed)
+    case ProbeCommand.name: try runProbe(parsed)
+    case StoresCommand.name: try runStores(parsed)
+    case MultilingualCommand.name: try runMultilingual(parsed)
+    default: try runFull(parsed)
+    }
+}
+
+// The one place the process ends: usage errors 64, bad data 65, a missing corpus 66, else 1.
+let status: Int32
+do {
+    try await runBench(Array(CommandLine.arguments.dropFirst()))
+    status = 0
+} catch let error as CLIError {
+    if !error.message.isEmpty { FileHandle.standardError.write(Data("error: \(error.message)\n".utf8)) }
+    status = error.exitCode
+} catch {
+    FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+    status = 1
+}
+exit(status)
