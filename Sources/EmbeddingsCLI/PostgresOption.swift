@@ -32,7 +32,7 @@ enum PostgresOption {
 
     /// Options that only one of --out and --store take.
     static func checkIndexArguments(_ parsed: ParsedArguments) throws {
-        let store = SharedOptions.store.name
+        let store = SharedOptions.store.name  // the option's spelling, for the messages
         if parsed.contains(SharedOptions.store) {
             if parsed.contains(SharedOptions.out) { throw CLIError.usage("\(SharedOptions.out.name) and \(store) exclude each other") }
             if parsed[IndexCommand.lateChunking] { throw CLIError.usage("\(IndexCommand.lateChunking.name) is for index files; it cannot go with \(store)") }
@@ -48,13 +48,13 @@ enum PostgresOption {
 
     /// The search function of `--index FILE` or `--store URL` (exactly one), for search and eval.
     static func searcher(_ parsed: ParsedArguments, mode: RetrievalMode) throws -> (String, RetrievalMode, Int) throws -> [RetrievalHit] {
-        let index = SharedOptions.index, store = SharedOptions.store
-        switch (parsed[index], parsed[store]) {
-        case (nil, nil): throw CLIError.usage("missing \(index.synopsis) (or \(store.synopsis))")
-        case (.some, .some): throw CLIError.usage("\(index.name) and \(store.name) exclude each other")
+        let indexOption = SharedOptions.index, storeOption = SharedOptions.store
+        switch (parsed[indexOption], parsed[storeOption]) {
+        case (nil, nil): throw CLIError.usage("missing \(indexOption.synopsis) (or \(storeOption.synopsis))")
+        case (.some, .some): throw CLIError.usage("\(indexOption.name) and \(storeOption.name) exclude each other")
         case (.some, nil):
             if parsed.contains(SharedOptions.tablePrefix) || parsed.contains(SharedOptions.efSearch) {
-                throw CLIError.usage("\(SharedOptions.tablePrefix.name) and \(SharedOptions.efSearch.name) go with \(store.name)")
+                throw CLIError.usage("\(SharedOptions.tablePrefix.name) and \(SharedOptions.efSearch.name) go with \(storeOption.name)")
             }
             let store = try StoreOption.open(parsed, mode: mode)
             return { question, mode, k in
