@@ -42,7 +42,7 @@ public enum ModelCatalog {
         public var identifier: String { assets.identifier }
 
         /// A descriptor from its parts.
-        public init(assets: AssetPackage, dimension: Int, maximumSequenceLength: Int, pooling: PoolingStrategy,
+        package init(assets: AssetPackage, dimension: Int, maximumSequenceLength: Int, pooling: PoolingStrategy,
                     normalizes: Bool, languages: [String], revision: Int, family: Family = .bert,
                     queryPrefix: String = "", passagePrefix: String = "") {
             self.family = family

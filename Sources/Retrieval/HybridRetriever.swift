@@ -120,7 +120,7 @@ public struct HybridRetriever: Sendable {
 
     /// BM25 hits (best first, from any engine that scores like `BM25`) without those under
     /// `RetrievalSettings.lexicalFloor` of the best; none when the best scores 0.
-    public func applyingLexicalFloor(_ hits: [(document: Int, score: Double)]) -> [(document: Int, score: Double)] {
+    package func applyingLexicalFloor(_ hits: [(document: Int, score: Double)]) -> [(document: Int, score: Double)] {
         guard let best = hits.first?.score, best > 0 else { return [] }
         return hits.filter { $0.score >= settings.lexicalFloor * best }
     }
@@ -141,7 +141,7 @@ public struct HybridRetriever: Sendable {
     /// after `applyingLexicalFloor`, `semantic` as in `retrieve`, and `chunk` giving the chunk of
     /// a document number in either list. Documents are numbered in corpus order, as chunk indexes
     /// are, so ties break the same way.
-    public func fuse(
+    package func fuse(
         lexical: [(document: Int, score: Double)], semantic: [(document: Int, score: Float)]?, mode: RetrievalMode, k: Int,
         chunk: (Int) -> Chunk?
     ) -> [RetrievalHit] {
