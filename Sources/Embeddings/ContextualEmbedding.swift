@@ -36,6 +36,9 @@ public final class ContextualEmbedding: Sendable {
     public let modelIdentifier: String
     /// BCP-47 languages the model was trained for.
     public let languages: [String]
+    /// The scripts those languages are written in, each once, as `NLContextualEmbedding.scripts`:
+    /// `[.latin]` for all-MiniLM-L6-v2 (see `Script.scripts(forLanguage:)`).
+    public var scripts: [Script] { Script.scripts(forLanguages: languages) }
     /// The model revision (the asset package's version, as an integer: 0.1.0 → 100).
     public let revision: Int
     /// The length of each token vector.
