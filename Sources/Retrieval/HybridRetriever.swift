@@ -16,6 +16,11 @@ public struct RetrievalHit: Sendable, Equatable {
     public var chunk: Chunk
     /// The score the hits are ranked by: BM25 in lexical mode, cosine similarity in semantic
     /// mode, the fused score (see `Fusion`) in hybrid mode.
+    ///
+    /// `Double`, where `SearchHit.score` (a vector index's cosine similarity) is `Float`, on
+    /// purpose: BM25 and fusion are computed in `Double`, and `embeddings search --json` prints
+    /// this value as it is. Rounding it to `Float` would change the printed digits and could
+    /// reorder near-ties. A semantic-mode score is the index's `Float` cosine, widened exactly.
     public var score: Double
     /// The chunk's rank (from 1) in the lexical list, if it was there.
     public var lexicalRank: Int?
