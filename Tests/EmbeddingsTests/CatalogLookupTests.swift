@@ -20,6 +20,12 @@ final class CatalogLookupTests: XCTestCase {
         XCTAssertEqual(Script.arabic.description, "Arab")
     }
 
+    func testScriptsEncodeAsTheirCodes() throws {
+        let data = try JSONEncoder().encode([Script.latin, .cyrillic])
+        XCTAssertEqual(String(decoding: data, as: UTF8.self), #"["Latn","Cyrl"]"#)
+        XCTAssertEqual(try JSONDecoder().decode([Script].self, from: Data(#"["Hans"]"#.utf8)), [.simplifiedChinese])
+    }
+
     func testScriptsOfALanguage() {
         XCTAssertEqual(Script.scripts(forLanguage: "ru"), [.cyrillic])
         XCTAssertEqual(Script.scripts(forLanguage: "EN-gb"), [.latin])
