@@ -6,16 +6,14 @@ let package = Package(
     // Synchronization's Mutex (macOS 15, iOS 18) is the oldest Apple floor the code compiles for.
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
+        // What a user imports. The encoder, its file readers, BLAS and the asset channel are
+        // targets only: Embeddings re-exports the few of their types its API shows.
         .library(name: "Embeddings", targets: ["Embeddings"]),
         .library(name: "VectorIndex", targets: ["VectorIndex"]),
-        .library(name: "Tokenization", targets: ["Tokenization"]),
-        .library(name: "WordPiece", targets: ["WordPiece"]),
-        .library(name: "SentencePiece", targets: ["SentencePiece"]),
-        .library(name: "BertEncoder", targets: ["BertEncoder"]),
-        .library(name: "ModelAssets", targets: ["ModelAssets"]),
-        .library(name: "LinearAlgebra", targets: ["LinearAlgebra"]),
         .library(name: "Retrieval", targets: ["Retrieval"]),
         .library(name: "PostgresStorage", targets: ["PostgresStorage"]),
+        // The tokenizers alone (no encoder): `import WordPiece` or `import SentencePiece`.
+        .library(name: "Tokenizers", targets: ["Tokenization", "WordPiece", "SentencePiece"]),
         .executable(name: "embeddings", targets: ["EmbeddingsCLI"]),
         .executable(name: "embeddings-bench", targets: ["EmbeddingsBench"]),
     ],

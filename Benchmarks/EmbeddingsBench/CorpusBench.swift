@@ -54,9 +54,10 @@ struct CorpusBench {
             throw EmbeddingsError.invalidModel("\(embedding.modelIdentifier) is unknown")
         }
         try oneThread.load()
+        let savedThreads = BLAS.threadCount
         BLAS.threadCount = ProcessInfo.processInfo.activeProcessorCount
         let (_, blasThreads) = try timed { consume(try oneThread.sentenceVectors(for: texts, batchSize: 16)) }
-        BLAS.threadCount = 1
+        BLAS.threadCount = savedThreads
         oneThread.unload()
         let peakMemory = peakResidentBytes()
         return EncoderFigures(oneByOne: oneByOne, oneByOnePlusNaive: plusNaive, batched: batched, batchedBLASThreads: blasThreads,

@@ -1,28 +1,28 @@
 import Foundation
 
 /// The fields of a Hugging Face BERT `config.json` the encoder uses.
-public struct BertConfiguration: Codable, Equatable, Sendable {
+package struct BertConfiguration: Codable, Equatable, Sendable {
     /// V: vocabulary size.
-    public var vocabularySize: Int
+    package var vocabularySize: Int
     /// H: hidden size.
-    public var hiddenSize: Int
+    package var hiddenSize: Int
     /// Number of transformer layers.
-    public var layerCount: Int
+    package var layerCount: Int
     /// Number of attention heads (H must be a multiple of it).
-    public var headCount: Int
+    package var headCount: Int
     /// I: feed-forward inner size.
-    public var intermediateSize: Int
+    package var intermediateSize: Int
     /// P: size of the position-embedding table.
-    public var maximumPositions: Int
+    package var maximumPositions: Int
     /// Number of token types (segments).
-    public var typeVocabularySize: Int
+    package var typeVocabularySize: Int
     /// LayerNorm epsilon.
-    public var layerNormEpsilon: Float
+    package var layerNormEpsilon: Float
     /// The activation; only `gelu` (erf) is supported.
-    public var hiddenActivation: String
+    package var hiddenActivation: String
     /// The position id of a sequence's first token: 0 for BERT; XLM-RoBERTa counts from its
     /// padding index + 1 (2), so a 514-row table serves 512 tokens. Not read from `config.json`.
-    public var positionOffset: Int = 0
+    package var positionOffset: Int = 0
 
     enum CodingKeys: String, CodingKey {
         case vocabularySize = "vocab_size"
@@ -37,7 +37,7 @@ public struct BertConfiguration: Codable, Equatable, Sendable {
     }
 
     /// A configuration from its fields, unchecked (`validate(path:)` checks it).
-    public init(vocabularySize: Int, hiddenSize: Int, layerCount: Int, headCount: Int, intermediateSize: Int,
+    package init(vocabularySize: Int, hiddenSize: Int, layerCount: Int, headCount: Int, intermediateSize: Int,
                 maximumPositions: Int, typeVocabularySize: Int, layerNormEpsilon: Float, hiddenActivation: String = "gelu") {
         self.vocabularySize = vocabularySize
         self.hiddenSize = hiddenSize
@@ -51,15 +51,15 @@ public struct BertConfiguration: Codable, Equatable, Sendable {
     }
 
     /// The most tokens one sequence may have: the position rows from `positionOffset` on.
-    public var maximumSequenceLength: Int { maximumPositions - positionOffset }
+    package var maximumSequenceLength: Int { maximumPositions - positionOffset }
 
     /// D: the size of one attention head.
-    public var headSize: Int { hiddenSize / headCount }
+    package var headSize: Int { hiddenSize / headCount }
 
     /// Reads and checks `config.json`.
     /// - Throws: `invalidConfiguration` with the path when the file cannot be read, is not a
     ///   BERT configuration, or fails `validate(path:)`.
-    public init(contentsOf url: URL) throws {
+    package init(contentsOf url: URL) throws {
         let data: Data
         do { data = try Data(contentsOf: url) } catch {
             throw EncoderError.invalidConfiguration(path: url.path, reason: "cannot read: \(error.localizedDescription)")
@@ -74,7 +74,7 @@ public struct BertConfiguration: Codable, Equatable, Sendable {
 
     /// Checks sizes are positive (at most 2²⁴) and consistent, and the activation is supported.
     /// - Throws: `invalidConfiguration` naming `path` and the offending field.
-    public func validate(path: String) throws {
+    package func validate(path: String) throws {
         func fail(_ reason: String) -> EncoderError { .invalidConfiguration(path: path, reason: reason) }
         for (name, value) in [("vocab_size", vocabularySize), ("hidden_size", hiddenSize), ("num_hidden_layers", layerCount),
                               ("num_attention_heads", headCount), ("intermediate_size", intermediateSize),

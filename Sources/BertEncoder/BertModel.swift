@@ -11,26 +11,26 @@ import LinearAlgebra
 /// let model = try BertModel(folder: modelFolder)
 /// let states = try model.forward(tokenIDs: [[101, 7592, 102]])  // one [3, 384] matrix
 /// ```
-public final class BertModel: Sendable {
+package final class BertModel: Sendable {
     /// The architecture.
-    public let configuration: BertConfiguration
+    package let configuration: BertConfiguration
     let weights: BertWeights
     private let pool: WorkspacePool
 
-    /// How many threads one `forward` call spreads its sequences over. Each thread runs its
-    /// share with single-threaded BLAS; on 2 cores this measured faster than OpenBLAS's own
-    /// threads at encoder shapes (see Docs/Benchmarks.md). Fixed at creation.
-    public let parallelism: Int
+    /// How many threads one `forward` call spreads its sequences over, fixed at creation. Above
+    /// 1, every call runs its BLAS single-threaded (`BLAS.singleThreaded`, only while it runs): on
+    /// 2 cores this measured faster than OpenBLAS's own threads at encoder shapes (see
+    /// Docs/Benchmarks.md). At 1, BLAS keeps the threads it has (OpenBLAS: one per core unless
+    /// `OPENBLAS_NUM_THREADS` says otherwise), so one sequence at a time uses them inside each GEMM.
+    package let parallelism: Int
 
-    /// Reads `config.json` and `model.safetensors` from a model folder.
-    ///
-    /// Creating a model sets BLAS to one thread per call for the whole process: the model spreads
-    /// its work over threads itself.
+    /// Reads `config.json` and `model.safetensors` from a model folder. Creating a model changes
+    /// no process-wide setting (see `parallelism` for BLAS threads).
     /// - Parameter parallelism: threads per `forward` call (values below 1 count as 1); defaults to
     ///   the number of active cores.
     /// - Throws: `EncoderError` naming the file: `invalidConfiguration`, `io`, `invalidSafetensors`,
     ///   `missingTensor` or `shapeMismatch`.
-    public convenience init(folder: URL, parallelism: Int = ProcessInfo.processInfo.activeProcessorCount) throws {
+    package convenience init(folder: URL, parallelism: Int = ProcessInfo.processInfo.activeProcessorCount) throws {
         let configuration = try BertConfiguration(contentsOf: folder.appendingPathComponent("config.json"))
         let file = try SafetensorsFile(contentsOf: folder.appendingPathComponent("model.safetensors"))
         try self.init(configuration: configuration, weights: BertWeights(file: file, configuration: configuration), parallelism: parallelism)
@@ -39,12 +39,12 @@ public final class BertModel: Sendable {
     /// An XLM-RoBERTa encoder from a packed 4-bit model file (multilingual-e5-small): the
     /// projections dequantized once to `Float`, the word table kept in 4-bit blocks.
     /// - Throws: `EncoderError.invalidConfiguration` for a malformed file.
-    public convenience init(packed file: PackedModelFile, parallelism: Int = ProcessInfo.processInfo.activeProcessorCount) throws {
+    package convenience init(packed file: PackedModelFile, parallelism: Int = ProcessInfo.processInfo.activeProcessorCount) throws {
         try self.init(configuration: file.configuration, weights: file.bertWeights(), parallelism: parallelism)
     }
 
     /// The bytes the weights take in memory (the word table as stored: 4-bit or `Float`).
-    public var weightBytes: Int {
+    package var weightBytes: Int {
         let w = weights
         var floats = w.positionEmbeddings.count + w.tokenTypeEmbeddings.count + 2 * w.embeddingsLayerNorm.gamma.count
         for layer in w.layers {
@@ -63,8 +63,6 @@ public final class BertModel: Sendable {
         self.weights = weights
         self.parallelism = max(1, parallelism)
         self.pool = WorkspacePool(configuration: configuration)
-        // The encoder parallelizes across sequences itself; OpenBLAS threads would compete.
-        BLAS.threadCount = 1
     }
 
     /// The last hidden states for each sequence of token ids: one `[Tᵢ, H]` matrix per sequence.
@@ -73,7 +71,7 @@ public final class BertModel: Sendable {
     /// products run closer to BLAS peak); attention stays within each sequence.
     /// - Throws: `tokenOutOfRange` or `sequenceTooLong` before any work is done.
     /// - Complexity: O(ΣTᵢ·H·(H + I) + ΣTᵢ²·H) per layer.
-    public func forward(tokenIDs batch: [[Int]]) throws -> [Matrix] {
+    package func forward(tokenIDs batch: [[Int]]) throws -> [Matrix] {
         try check(batch)
         let workers = min(max(1, parallelism), batch.count)
         guard workers > 1 else { return forwardChecked(batch) }
@@ -90,13 +88,17 @@ public final class BertModel: Sendable {
         }
         if start < batch.count { groups.append(start..<batch.count) }
         let ranges = groups
-        return try ParallelGroups.map(count: ranges.count, threads: workers) { g in forwardChecked(Array(batch[ranges[g]])) }.flatMap { $0 }
+        // One scope around all the threads, so BLAS's thread count is not switched between groups.
+        return try withEncoderBLASThreads {
+            try ParallelGroups.map(count: ranges.count, threads: workers) { g in forwardChecked(Array(batch[ranges[g]])) }.flatMap { $0 }
+        }
     }
 
-    /// The same as `forward(tokenIDs:)`, all of it on the calling thread (single-threaded BLAS):
-    /// for callers that spread their own work over threads, one batch per thread.
+    /// The same as `forward(tokenIDs:)`, all of it on the calling thread (BLAS single-threaded
+    /// when `parallelism` > 1): for callers that spread their own work over threads, one batch per
+    /// thread.
     /// - Throws: `tokenOutOfRange` or `sequenceTooLong` before any work is done.
-    public func forwardOnCallingThread(tokenIDs batch: [[Int]]) throws -> [Matrix] {
+    package func forwardOnCallingThread(tokenIDs batch: [[Int]]) throws -> [Matrix] {
         try check(batch)
         return forwardChecked(batch)
     }
@@ -111,8 +113,18 @@ public final class BertModel: Sendable {
         }
     }
 
+    /// `body` with BLAS single-threaded when the model spreads its work over threads itself
+    /// (OpenBLAS threads on top would compete for the same cores), as BLAS is set otherwise.
+    package func withEncoderBLASThreads<R>(_ body: () throws -> R) rethrows -> R {
+        parallelism > 1 ? try BLAS.singleThreaded(body) : try body()
+    }
+
     /// One group of already-checked sequences on the calling thread.
     private func forwardChecked(_ batch: [[Int]]) -> [Matrix] {
+        withEncoderBLASThreads { forwardCheckedUnscoped(batch) }
+    }
+
+    private func forwardCheckedUnscoped(_ batch: [[Int]]) -> [Matrix] {
         let c = configuration
         var segments = [Range<Int>]()
         var rows = 0
@@ -141,5 +153,5 @@ public final class BertModel: Sendable {
     }
 
     /// Frees the idle scratch buffers (they are allocated again on the next call).
-    public func releaseWorkspaces() { pool.drain() }
+    package func releaseWorkspaces() { pool.drain() }
 }

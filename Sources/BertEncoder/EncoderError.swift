@@ -1,7 +1,7 @@
 import Foundation
 
 /// Errors thrown while reading model files or running the encoder.
-public enum EncoderError: Error, Equatable, CustomStringConvertible {
+package enum EncoderError: Error, Equatable, CustomStringConvertible {
     /// A safetensors file is malformed; `reason` says where and how.
     case invalidSafetensors(path: String, reason: String)
     /// A required tensor is missing.
@@ -17,7 +17,7 @@ public enum EncoderError: Error, Equatable, CustomStringConvertible {
     /// A file could not be read.
     case io(path: String, reason: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case let .invalidSafetensors(path, reason): return "\(path): invalid safetensors file: \(reason)"
         case let .missingTensor(path, name): return "\(path): missing tensor '\(name)'"
@@ -32,5 +32,5 @@ public enum EncoderError: Error, Equatable, CustomStringConvertible {
 }
 
 extension EncoderError: LocalizedError {
-    public var errorDescription: String? { description }
+    package var errorDescription: String? { description }
 }

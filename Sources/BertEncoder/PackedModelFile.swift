@@ -18,34 +18,34 @@ import Foundation
 /// checkpoint. This file is a 4-bit repack: the fp32 original is not on the Python package index.
 ///
 /// Every inconsistency is an `EncoderError.invalidConfiguration` naming the file and the field.
-public struct PackedModelFile: Sendable {
+package struct PackedModelFile: Sendable {
     /// The path it was read from.
-    public let path: String
+    package let path: String
     /// The encoder's architecture (positions counted from XLM-RoBERTa's offset of 2).
-    public let configuration: BertConfiguration
+    package let configuration: BertConfiguration
     /// The number of SentencePiece pieces (the word table may have a few more rows).
-    public let pieceCount: Int
+    package let pieceCount: Int
     /// The ids of `<s>`, `</s>`, `<pad>` and `<unk>`.
-    public let beginID: Int, endID: Int, paddingID: Int, unknownID: Int
+    package let beginID: Int, endID: Int, paddingID: Int, unknownID: Int
     /// Every piece's UTF-8 bytes, back to back.
-    public let pieceBytes: [UInt8]
+    package let pieceBytes: [UInt8]
     /// `pieceCount + 1` offsets into `pieceBytes`.
-    public let pieceOffsets: [Int32]
+    package let pieceOffsets: [Int32]
     /// One log-probability per piece.
-    public let pieceScores: [Float]
+    package let pieceScores: [Float]
     /// The normalization table: scalar → replacement (empty to remove).
-    public let normalization: [UInt32: [UInt32]]
+    package let normalization: [UInt32: [UInt32]]
 
     private struct Tensor { var dtype: UInt8; var count: Int; var range: Range<Int> }
     private let tensors: [String: Tensor]
     private let data: Data
 
     /// XLM-RoBERTa's padding index: positions start one after it.
-    public static let paddingIndex = 1
+    package static let paddingIndex = 1
 
     /// Maps and validates the file at `url` (the weights are read by `bertWeights()`).
     /// - Throws: `io` when it cannot be read, `invalidConfiguration` when it is malformed.
-    public init(contentsOf url: URL) throws {
+    package init(contentsOf url: URL) throws {
         path = url.path
         do { data = try Data(contentsOf: url, options: .alwaysMapped) } catch {
             throw EncoderError.io(path: url.path, reason: "cannot read: \(error.localizedDescription)")

@@ -7,9 +7,9 @@ import Foundation
 /// a header longer than the file or than 100 MB, a header that is not a JSON object, an unknown
 /// dtype, a shape whose element count does not match the byte range, byte ranges out of the
 /// data section or overlapping.
-public struct SafetensorsFile: Sendable {
+package struct SafetensorsFile: Sendable {
     /// The element types this reader understands. Integer tensors are listed but not converted.
-    public enum DType: String, Sendable {
+    package enum DType: String, Sendable {
         /// Float types, which `floats(_:shape:)` converts to `Float`.
         case f32 = "F32", f16 = "F16", bf16 = "BF16", f64 = "F64"
         /// Integer and boolean types, listed in `tensors` but not converted.
@@ -26,31 +26,31 @@ public struct SafetensorsFile: Sendable {
     }
 
     /// One tensor's description.
-    public struct TensorInfo: Equatable, Sendable {
+    package struct TensorInfo: Equatable, Sendable {
         /// The element type.
-        public var dtype: DType
+        package var dtype: DType
         /// The dimensions, outermost first (empty for a scalar).
-        public var shape: [Int]
+        package var shape: [Int]
         /// Byte range within the data section.
-        public var range: Range<Int>
+        package var range: Range<Int>
     }
 
     /// The largest header accepted, in bytes (100 MB).
-    public static let maximumHeaderSize = 100_000_000
+    package static let maximumHeaderSize = 100_000_000
 
     /// The path it was read from.
-    public let path: String
+    package let path: String
     /// Tensors by name.
-    public let tensors: [String: TensorInfo]
+    package let tensors: [String: TensorInfo]
     /// The `__metadata__` strings, if any.
-    public let metadata: [String: String]
+    package let metadata: [String: String]
     /// The file's bytes, memory-mapped by Foundation.
     private let data: Data
     private let dataOffset: Int
 
     /// Maps and validates the file at `url`.
     /// - Throws: `io` when it cannot be read, `invalidSafetensors` when it is malformed.
-    public init(contentsOf url: URL) throws {
+    package init(contentsOf url: URL) throws {
         path = url.path
         do { data = try Data(contentsOf: url, options: .alwaysMapped) } catch {
             throw EncoderError.io(path: url.path, reason: "cannot read: \(error.localizedDescription)")
@@ -125,7 +125,7 @@ public struct SafetensorsFile: Sendable {
 
     /// The tensor `name` as `Float` values (F32 copied, F16/BF16/F64 converted), checking its shape.
     /// - Throws: `missingTensor`, `shapeMismatch`, or `invalidSafetensors` for integer dtypes.
-    public func floats(_ name: String, shape expected: [Int]) throws -> [Float] {
+    package func floats(_ name: String, shape expected: [Int]) throws -> [Float] {
         guard let info = tensors[name] else { throw EncoderError.missingTensor(path: path, name: name) }
         guard info.shape == expected else {
             throw EncoderError.shapeMismatch(path: path, name: name, expected: expected, actual: info.shape)

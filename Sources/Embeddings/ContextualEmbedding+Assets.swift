@@ -35,7 +35,7 @@ extension ContextualEmbedding {
         public var isAvailable: Bool { self == .available }
 
         /// The availability that an asset package's cache status means.
-        public init(_ status: AssetCache.Status) {
+        package init(_ status: AssetCache.Status) {
             switch status {
             case .installed: self = .available
             case .notInstalled: self = .unavailable(.assetsNotInstalled)

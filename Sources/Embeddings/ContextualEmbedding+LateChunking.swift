@@ -17,7 +17,7 @@ extension ContextualEmbedding {
     /// - Complexity: O(T·(model cost per token)) for T tokens; about 2× a single pass.
     public func lateChunkVectors(for text: String, spans: [Range<String.Index>], windowsPerCall: Int = 8) throws -> [[Float]] {
         precondition(windowsPerCall > 0, "windowsPerCall must be positive")
-        let tokenizer = try self.tokenizer()
+        let tokenizer = try components().tokenizer
         var pooler = SpanPooler(spans: spans, dimension: dimension)
         guard !spans.isEmpty else { return pooler.vectors() }
         // The model's passage prefix (e5: "passage: ") opens every window, after <s>.
@@ -76,7 +76,7 @@ extension ContextualEmbedding {
     /// were streamed). Tests compare the two.
     package func lateChunkVectorsReference(for text: String, spans: [Range<String.Index>], windowsPerCall: Int = 8) throws -> [[Float]] {
         precondition(windowsPerCall > 0, "windowsPerCall must be positive")
-        let tokenizer = try self.tokenizer()
+        let tokenizer = try components().tokenizer
         let tokens = (tokenizer as? BertTokenizer)?.referenceContentTokens(of: text) ?? tokenizer.tokenizeWithoutSpecialTokens(text)
         var pooler = SpanPooler(spans: spans, dimension: dimension)
         guard !tokens.isEmpty, !spans.isEmpty else { return pooler.vectors() }

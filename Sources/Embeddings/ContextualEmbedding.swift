@@ -6,6 +6,7 @@ import ModelAssets
 import SentencePiece
 import Synchronization
 import Tokenization
+import VectorIndex
 import WordPiece
 
 /// A contextual embedding model: one vector per token, each tied to its range in the text.
@@ -35,6 +36,9 @@ public final class ContextualEmbedding: Sendable {
     public let modelIdentifier: String
     /// BCP-47 languages the model was trained for.
     public let languages: [String]
+    /// The scripts those languages are written in, each once, as `NLContextualEmbedding.scripts`:
+    /// `[.latin]` for all-MiniLM-L6-v2 (see `Script.scripts(forLanguage:)`).
+    public var scripts: [Script] { Script.scripts(forLanguages: languages) }
     /// The model revision (the asset package's version, as an integer: 0.1.0 → 100).
     public let revision: Int
     /// The length of each token vector.
@@ -46,8 +50,11 @@ public final class ContextualEmbedding: Sendable {
     public let poolingStrategy: PoolingStrategy
     /// Whether the model's sentence vectors are L2-normalized.
     public let normalizesSentenceVectors: Bool
-    /// How many threads one batch call spreads its texts over (each with single-threaded BLAS),
-    /// fixed at creation. The number of cores unless the initializer was given another.
+    /// How many threads one batch call spreads its texts over, fixed at creation: the number of
+    /// cores unless the initializer was given another. Above 1, each thread runs its BLAS calls
+    /// single-threaded while the call lasts; at 1, the encoder uses BLAS's own threads inside each
+    /// matrix product (OpenBLAS: one per core unless `OPENBLAS_NUM_THREADS` says otherwise).
+    /// Loading a model changes no process-wide BLAS setting.
     public let parallelism: Int
     /// What the model expects in front of a query (`"query: "` for e5; empty for MiniLM).
     public let queryPrefix: String
@@ -73,7 +80,7 @@ public final class ContextualEmbedding: Sendable {
     private let family: ModelCatalog.Family
     private let loaded = Mutex<Components?>(nil)
 
-    private struct Components: Sendable {
+    struct Components: Sendable {
         let tokenizer: any TextTokenizer
         let model: BertModel
     }
@@ -234,7 +241,8 @@ public final class ContextualEmbedding: Sendable {
         loaded.withLock { $0 = nil }
     }
 
-    private func components() throws -> Components {
+    /// The loaded tokenizer and encoder, loading them first if needed.
+    func components() throws -> Components {
         try loaded.withLock { loaded in
             if let loaded { return loaded }
             let components: Components
@@ -279,7 +287,7 @@ public final class ContextualEmbedding: Sendable {
     }
 
     /// The encoder's last hidden states for raw token id sequences (loads the model if needed).
-    public func forward(tokenIDs: [[Int]]) throws -> [Matrix] {
+    package func forward(tokenIDs: [[Int]]) throws -> [Matrix] {
         do { return try components().model.forward(tokenIDs: tokenIDs) } catch let error as EncoderError {
             throw EmbeddingsError.invalidModel(error.description)
         }
@@ -296,10 +304,16 @@ public final class ContextualEmbedding: Sendable {
         }
     }
 
-    /// The tokenizer alone, without reading the encoder's weights (the loaded one when the model
-    /// is loaded): for tokenizing without encoding.
+    /// The model's tokenizer, a `BertTokenizer` or an `XLMRobertaTokenizer`: the loaded one when
+    /// the model is loaded; otherwise one read from the model's files alone, without the encoder's
+    /// weights (and without loading the model), for tokenizing without encoding.
+    ///
+    /// ```swift
+    /// let tokens = try embedding.tokenizer().tokenize("A river bank.")
+    /// ```
     /// - Throws: `assetsNotAvailable` when an installed model is missing, `invalidModel` for bad files.
-    public func standaloneTokenizer() throws -> any TextTokenizer {
+    /// - Complexity: O(1) when loaded; otherwise reading the vocabulary (milliseconds) on every call.
+    public func tokenizer() throws -> any TextTokenizer {
         if let components = loaded.withLock({ $0 }) { return components.tokenizer }
         switch try location() {
         case let .bertFolder(url): return try ModelFolder(url: url, identifier: modelIdentifier).makeTokenizer()
@@ -317,15 +331,17 @@ public final class ContextualEmbedding: Sendable {
     }
 
     /// The bytes the loaded encoder's weights take (loads the model if needed).
-    public func weightBytes() throws -> Int { try components().model.weightBytes }
+    package func weightBytes() throws -> Int { try components().model.weightBytes }
 
-    /// A fingerprint of everything that decides this model's sentence vectors: for index files.
-    public func fingerprintDescription() throws -> (identifier: String, dimension: Int, pooling: String, normalized: Bool, tokenizerHash: String) {
-        (modelIdentifier, dimension, poolingStrategy.rawValue, normalizesSentenceVectors, try tokenizer().fingerprint)
+    /// A fingerprint of everything that decides this model's sentence vectors, for index files
+    /// (reads the tokenizer, not the weights, when the model is not loaded).
+    /// - Throws: as `tokenizer()`.
+    package var fingerprint: IndexFingerprint {
+        get throws {
+            IndexFingerprint(modelIdentifier: modelIdentifier, dimension: dimension, pooling: poolingStrategy.rawValue,
+                             normalized: normalizesSentenceVectors, tokenizerHash: try tokenizer().fingerprint)
+        }
     }
-
-    /// The tokenizer (loads the model if needed): a `BertTokenizer` or an `XLMRobertaTokenizer`.
-    public func tokenizer() throws -> any TextTokenizer { try components().tokenizer }
 
     /// The tokens the model reads for `string` as an input of type `inputType`: the model's
     /// prefix for that type goes in front, and every range stays relative to `string` (tokens
@@ -386,11 +402,15 @@ public final class ContextualEmbedding: Sendable {
                                            _ make: @Sendable (TokenizedText, Matrix) -> T) throws -> [T] {
         let components = try components()
         let prefix = prefix(for: inputType)
-        return try ParallelGroups.map(count: groups.count, threads: parallelism) { g in
-            let tokenized = strings[groups[g]].map { components.tokenizer.tokenize($0, prefix: prefix) }
-            let states = try components.model.forwardOnCallingThread(tokenIDs: tokenized.map(\.ids))
-            return zip(tokenized, states).map(make)
-        }.flatMap { $0 }
+        // One BLAS scope around all the threads (see `BertModel.parallelism`): pooling's BLAS
+        // calls run single-threaded too, and the thread count is not switched between groups.
+        return try components.model.withEncoderBLASThreads {
+            try ParallelGroups.map(count: groups.count, threads: parallelism) { g in
+                let tokenized = strings[groups[g]].map { components.tokenizer.tokenize($0, prefix: prefix) }
+                let states = try components.model.forwardOnCallingThread(tokenIDs: tokenized.map(\.ids))
+                return zip(tokenized, states).map(make)
+            }.flatMap { $0 }
+        }
     }
 
     /// `0..<count` in batches of `batchSize`, each batch cut into `threads` contiguous groups

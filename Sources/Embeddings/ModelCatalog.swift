@@ -41,8 +41,24 @@ public enum ModelCatalog {
         /// The model identifier, e.g. `sentence-transformers/all-MiniLM-L6-v2`.
         public var identifier: String { assets.identifier }
 
+        /// The scripts the model's languages are written in (`ContextualEmbedding.Script.scripts(forLanguage:)`),
+        /// each once: `[.latin]` for all-MiniLM-L6-v2.
+        public var scripts: [ContextualEmbedding.Script] { ContextualEmbedding.Script.scripts(forLanguages: languages) }
+
+        /// Whether the model serves a BCP-47 language (`"en"`, `"en-US"`: only the primary subtag
+        /// counts, case-insensitively).
+        public func serves(language: String) -> Bool {
+            let primary = language.split(whereSeparator: { $0 == "-" || $0 == "_" }).first.map { $0.lowercased() } ?? ""
+            return !primary.isEmpty && languages.contains { $0.lowercased() == primary }
+        }
+
+        /// Whether the model covers a script (`.han` counts as either Chinese script).
+        public func covers(script: ContextualEmbedding.Script) -> Bool {
+            script.isCovered(by: scripts)
+        }
+
         /// A descriptor from its parts.
-        public init(assets: AssetPackage, dimension: Int, maximumSequenceLength: Int, pooling: PoolingStrategy,
+        package init(assets: AssetPackage, dimension: Int, maximumSequenceLength: Int, pooling: PoolingStrategy,
                     normalizes: Bool, languages: [String], revision: Int, family: Family = .bert,
                     queryPrefix: String = "", passagePrefix: String = "") {
             self.family = family
@@ -121,8 +137,22 @@ public enum ModelCatalog {
     /// The default model for a BCP-47 language (`"en"`, `"en-US"`: only the primary subtag
     /// counts, case-insensitively), or `nil` when no known model serves it.
     public static func descriptor(forLanguage language: String) -> Descriptor? {
-        let primary = language.split(whereSeparator: { $0 == "-" || $0 == "_" }).first.map { $0.lowercased() } ?? ""
-        guard !primary.isEmpty else { return nil }
-        return known.first { $0.languages.contains { $0.lowercased() == primary } }
+        known.first { $0.serves(language: language) }
+    }
+
+    /// The default model for a script: the first known model that covers it (all-MiniLM-L6-v2
+    /// for Latin, multilingual-e5-small for the others), or `nil` when none does.
+    public static func descriptor(forScript script: ContextualEmbedding.Script) -> Descriptor? {
+        known.first { $0.covers(script: script) }
+    }
+
+    /// The known models, in `known` order, that serve every language in `languages`, cover every
+    /// script in `scripts` and, when `revision` is given, have that revision (empty lists and a
+    /// `nil` revision constrain nothing).
+    public static func descriptors(languages: [String] = [], scripts: [ContextualEmbedding.Script] = [], revision: Int? = nil) -> [Descriptor] {
+        known.filter { model in
+            languages.allSatisfy(model.serves(language:)) && scripts.allSatisfy(model.covers(script:))
+                && (revision.map { $0 == model.revision } ?? true)
+        }
     }
 }

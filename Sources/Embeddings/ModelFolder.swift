@@ -9,23 +9,23 @@ import WordPiece
 /// `Normalize` module) and the pooling module's `config.json`. `tokenizer.json`'s truncation and
 /// padding settings are ignored on purpose: sentence-transformers overrides them with
 /// `max_seq_length` and pads only within a batch.
-public struct ModelFolder: Sendable {
+package struct ModelFolder: Sendable {
     /// The folder.
-    public let url: URL
+    package let url: URL
     /// The encoder's architecture.
-    public let configuration: BertConfiguration
+    package let configuration: BertConfiguration
     /// The most tokens per text, `[CLS]` and `[SEP]` included.
-    public let maximumSequenceLength: Int
+    package let maximumSequenceLength: Int
     /// The pooling the model was trained with.
-    public let pooling: PoolingStrategy
+    package let pooling: PoolingStrategy
     /// Whether the model's pipeline ends in L2 normalization.
-    public let normalizes: Bool
+    package let normalizes: Bool
     /// An identifier for the model, from `config.json`'s `_name_or_path` or the folder name.
-    public let identifier: String
+    package let identifier: String
 
     /// Reads the folder's configuration files (not the weights).
     /// - Throws: `EmbeddingsError.invalidModel` naming the file and the problem.
-    public init(url: URL, identifier: String? = nil) throws {
+    package init(url: URL, identifier: String? = nil) throws {
         self.url = url
         func path(_ name: String) -> URL { url.appendingPathComponent(name) }
         func json(_ name: String, required: Bool) throws -> [String: Any]? {
@@ -91,7 +91,7 @@ public struct ModelFolder: Sendable {
     }
 
     /// The tokenizer described by the folder.
-    public func makeTokenizer() throws -> BertTokenizer {
+    package func makeTokenizer() throws -> BertTokenizer {
         do {
             return try BertTokenizer(contentsOf: url, maximumLength: maximumSequenceLength)
         } catch let error as WordPieceError {
@@ -101,7 +101,7 @@ public struct ModelFolder: Sendable {
 
     /// The encoder, with its weights read from `model.safetensors`.
     /// - Parameter parallelism: threads per `forward` call (see `BertModel.parallelism`).
-    public func makeModel(parallelism: Int = ProcessInfo.processInfo.activeProcessorCount) throws -> BertModel {
+    package func makeModel(parallelism: Int = ProcessInfo.processInfo.activeProcessorCount) throws -> BertModel {
         do {
             return try BertModel(folder: url, parallelism: parallelism)
         } catch let error as EncoderError {

@@ -56,6 +56,34 @@ public final class SentenceEmbedding: Sendable {
     /// why installing failed, use `ContextualEmbedding.requestAssets()` instead.
     public static func sentenceEmbedding(for language: String) -> SentenceEmbedding? {
         guard let descriptor = ModelCatalog.descriptor(forLanguage: language) else { return nil }
+        return installedAndLoaded(descriptor, language: language)
+    }
+
+    /// The sentence embedding of the model with this revision that serves a BCP-47 language
+    /// (one of `supportedSentenceEmbeddingRevisions(for:)`), installed and loaded, as
+    /// `NLEmbedding.sentenceEmbedding(for:revision:)`; `nil` as `sentenceEmbedding(for:)` is,
+    /// and for a revision no model serving the language has. Blocks while a missing model installs.
+    public static func sentenceEmbedding(for language: String, revision: Int) -> SentenceEmbedding? {
+        guard let descriptor = ModelCatalog.descriptors(languages: [language], revision: revision).first else { return nil }
+        return installedAndLoaded(descriptor, language: language)
+    }
+
+    /// The revision of the model `sentenceEmbedding(for:)` gives for a BCP-47 language, as
+    /// `NLEmbedding.currentSentenceEmbeddingRevision(for:)`: 100 for `"en"` (all-MiniLM-L6-v2),
+    /// 300 for the other languages of multilingual-e5-small; 0 when no model serves the language.
+    /// Reads only the catalog: nothing is installed or loaded.
+    public static func currentSentenceEmbeddingRevision(for language: String) -> Int {
+        ModelCatalog.descriptor(forLanguage: language)?.revision ?? 0
+    }
+
+    /// The revisions of every model that serves a BCP-47 language, as
+    /// `NLEmbedding.supportedSentenceEmbeddingRevisions(for:)`: `[100, 300]` for `"en"` (both
+    /// models serve English), `[300]` for `"ru"`, empty when no model serves it. Reads only the catalog.
+    public static func supportedSentenceEmbeddingRevisions(for language: String) -> IndexSet {
+        IndexSet(ModelCatalog.descriptors(languages: [language]).map(\.revision))
+    }
+
+    private static func installedAndLoaded(_ descriptor: ModelCatalog.Descriptor, language: String) -> SentenceEmbedding? {
         let model = ContextualEmbedding(descriptor: descriptor, parallelism: nil)
         if !model.hasAvailableAssets {
             guard (try? AssetCache.install(descriptor.assets)) != nil else { return nil }
@@ -131,6 +159,31 @@ public final class SentenceEmbedding: Sendable {
         return nearest(to: vector.map(Float.init), maximumCount: maximumCount, excluding: nil, distanceType)
     }
 
+    /// The candidates nearest to `string` no farther than `maximumDistance`, nearest first: at
+    /// most `maximumCount`, as `NLEmbedding.neighbors(for:maximumCount:maximumDistance:distanceType:)`.
+    /// A candidate exactly `maximumDistance` away is included. Empty when `maximumDistance` is
+    /// negative or NaN, and as `neighbors(for:maximumCount:distanceType:)` is.
+    ///
+    /// ```swift
+    /// let close = embedding.neighbors(for: "What does a closure keep?", maximumCount: 4, maximumDistance: 0.5)
+    /// ```
+    /// - Complexity: one query embedding and an exact O(n·D + n·log k) scan of the n candidates.
+    public func neighbors(for string: String, maximumCount: Int, maximumDistance: Double,
+                          distanceType: DistanceType = .cosine) -> [(String, Double)] {
+        guard maximumDistance >= 0 else { return [] }
+        return Self.within(maximumDistance, neighbors(for: string, maximumCount: maximumCount, distanceType: distanceType))
+    }
+
+    /// The candidates nearest to a vector (of length `dimension`) no farther than
+    /// `maximumDistance`, nearest first: at most `maximumCount`. Empty as
+    /// `neighbors(for:maximumCount:maximumDistance:distanceType:)` with a string is, and for a
+    /// vector of the wrong length or with non-finite values.
+    public func neighbors(for vector: [Double], maximumCount: Int, maximumDistance: Double,
+                          distanceType: DistanceType = .cosine) -> [(String, Double)] {
+        guard maximumDistance >= 0 else { return [] }
+        return Self.within(maximumDistance, neighbors(for: vector, maximumCount: maximumCount, distanceType: distanceType))
+    }
+
     /// Calls `block` with each neighbor of `string`, nearest first, until it returns `false` or
     /// `maximumCount` neighbors have been given.
     public func enumerateNeighbors(for string: String, maximumCount: Int, distanceType: DistanceType = .cosine,
@@ -138,6 +191,21 @@ public final class SentenceEmbedding: Sendable {
         for (candidate, distance) in neighbors(for: string, maximumCount: maximumCount, distanceType: distanceType) {
             guard block(candidate, distance) else { return }
         }
+    }
+
+    /// Calls `block` with each neighbor of `string` no farther than `maximumDistance`, nearest
+    /// first, until it returns `false` or `maximumCount` neighbors have been given.
+    public func enumerateNeighbors(for string: String, maximumCount: Int, maximumDistance: Double,
+                                   distanceType: DistanceType = .cosine, using block: (String, Double) -> Bool) {
+        for (candidate, distance) in neighbors(for: string, maximumCount: maximumCount, maximumDistance: maximumDistance,
+                                               distanceType: distanceType) {
+            guard block(candidate, distance) else { return }
+        }
+    }
+
+    /// The leading neighbors (nearest first) no farther than `maximumDistance`.
+    static func within(_ maximumDistance: Double, _ neighbors: [(String, Double)]) -> [(String, Double)] {
+        Array(neighbors.prefix { $0.1 <= maximumDistance })
     }
 
     private func floatVectors(_ strings: [String]) throws -> [[Float]] {

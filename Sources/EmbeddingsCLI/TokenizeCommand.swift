@@ -22,7 +22,7 @@ struct TokenizeCommand: Command {
         let embedding = try ModelOption.unloaded(parsed)
         let prefix = embedding.prefix(for: inputType)
         let tokenizer: any TextTokenizer
-        do { tokenizer = try embedding.standaloneTokenizer() } catch let error as EmbeddingsError {
+        do { tokenizer = try embedding.tokenizer() } catch let error as EmbeddingsError {
             throw CLIError.data(error.description)
         }
         func line(_ key: String, _ value: String, _ text: String) -> String {

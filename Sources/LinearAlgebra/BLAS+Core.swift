@@ -18,17 +18,17 @@ import CBLAS
 /// line says so on standard error. See Docs/Numerics.md.
 extension BLAS {
     /// What the kernel check found and did, once per process.
-    public struct CoreCheck: Sendable, Equatable, Codable {
+    package struct CoreCheck: Sendable, Equatable, Codable {
         /// The core OpenBLAS chose by itself (nil where the library cannot say, as with Accelerate).
-        public var coreAtLoad: String?
+        package var coreAtLoad: String?
         /// The rule's verdict, in words ("kept Haswell: the chosen core fits the CPU",
         /// "switched Prescott → Cooperlake: the CPU out-classes Prescott").
-        public var summary: String
+        package var summary: String
         /// The core the check switched to, when it switched and the switch held.
-        public var switchedTo: String?
+        package var switchedTo: String?
         /// Largest relative error of the self-check on the core switched to; nil when no switch
         /// was tried or OpenBLAS refused it. Above `selfCheckTolerance`, the original core was restored.
-        public var selfCheckError: Double?
+        package var selfCheckError: Double?
     }
 
     /// A trial of one core in this process: switch, check results, switch back.
@@ -67,30 +67,30 @@ extension BLAS {
     }
 
     /// Everything about the BLAS in use, for `embeddings info` and benchmark headers.
-    public struct Configuration: Sendable, Equatable, Codable {
+    package struct Configuration: Sendable, Equatable, Codable {
         /// "OpenBLAS" or "Accelerate".
-        public var library: String
+        package var library: String
         /// "0.3.21" (nil when the library does not say).
-        public var version: String?
+        package var version: String?
         /// OpenBLAS's build line (`openblas_get_config`), e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Zen MAX_THREADS=64".
-        public var build: String
+        package var build: String
         /// Whether kernels can be switched at run time (DYNAMIC_ARCH symbols found).
-        public var canSwitchCores: Bool
+        package var canSwitchCores: Bool
         /// The x86 cores this build ships (empty when it cannot switch).
-        public var shippedCores: [String]
+        package var shippedCores: [String]
         /// The core OpenBLAS chose at load (nil for Accelerate).
-        public var coreAtLoad: String?
+        package var coreAtLoad: String?
         /// The core in use now, after the kernel check (nil for Accelerate).
-        public var coreInUse: String?
+        package var coreInUse: String?
         /// What the kernel check decided, in words (`CoreCheck.summary`).
-        public var check: String
+        package var check: String
         /// Threads BLAS uses inside one call.
-        public var threads: Int
+        package var threads: Int
         /// The processor running this process.
-        public var cpu: CPUInfo
+        package var cpu: CPUInfo
 
         /// Whether the core in use differs from the one OpenBLAS chose at load (the check switched it).
-        public var isCorrected: Bool {
+        package var isCorrected: Bool {
             guard let coreAtLoad, let coreInUse else { return false }
             return coreAtLoad.lowercased() != coreInUse.lowercased()
         }
@@ -102,10 +102,10 @@ extension BLAS {
     static let failSelfCheckVariable = "CONTEXTUAL_EMBEDDINGS_TEST_FAIL_SELF_CHECK"
 
     /// Relative error above which a core's results count as wrong.
-    public static let selfCheckTolerance = 1e-4
+    package static let selfCheckTolerance = 1e-4
 
     /// The kernel check's outcome; running it is what the first BLAS call of the process waits for.
-    public static let coreCheck: CoreCheck = performCoreCheck()
+    package static let coreCheck: CoreCheck = performCoreCheck()
 
     /// Runs the kernel check if it has not run yet (every BLAS wrapper calls this first).
     @inline(__always)
@@ -114,7 +114,7 @@ extension BLAS {
     }
 
     /// The BLAS library, its cores, the CPU and threads.
-    public static var configuration: Configuration {
+    package static var configuration: Configuration {
         let check = coreCheck
         #if canImport(Accelerate)
         return Configuration(library: "Accelerate", version: nil, build: "Accelerate", canSwitchCores: false, shippedCores: [],
@@ -129,8 +129,15 @@ extension BLAS {
         #endif
     }
 
-    /// The core OpenBLAS runs now (nil for Accelerate).
-    public static var coreInUse: String? {
+    /// The core OpenBLAS runs now, after the kernel check (nil for Accelerate). Reading it runs
+    /// the check first when no BLAS call has yet, so it never reports the core the check replaces.
+    package static var coreInUse: String? {
+        prepare()
+        return currentCoreName
+    }
+
+    /// The core OpenBLAS reports at this moment, without running the check (for the check itself).
+    private static var currentCoreName: String? {
         #if canImport(Accelerate)
         return nil
         #else
@@ -169,7 +176,7 @@ extension BLAS {
         }
         guard cpuCanRun(core: name) else { throw CoreError.cpuCannotRun(name) }
         return try CoreHooks.lock.withLock {
-            let before = coreInUse ?? ""
+            let before = currentCoreName ?? ""
             let (reported, error) = hooks.activateAndCheck(name)
             let restored = hooks.activate(before)
             guard reported.lowercased() == name.lowercased() else { throw CoreError.switchRefused(requested: name, reported: reported) }

@@ -1,17 +1,18 @@
 import Foundation
+import Synchronization
 #if canImport(Accelerate)
 import Accelerate
 #else
 import CBLAS
 #endif
 
-/// The BLAS library the package runs on: what it is and which kernels it uses (public), and the
-/// package's thin, typed wrappers over the C routines it calls (package-only).
+/// The BLAS library the package runs on: what it is and which kernels it uses (for `embeddings
+/// info` and benchmark headers), and the package's thin, typed wrappers over the C routines it calls.
 ///
 /// All matrices are row-major `Float`. Pointers passed in are only read or written for the
 /// duration of the call. This file and BLAS+Core.swift (the kernel check) are the only ones in the
 /// package that talk to BLAS directly; every wrapper runs the kernel check before its first call.
-public enum BLAS {
+package enum BLAS {
     /// Whether a matrix operand is used as stored or transposed.
     package enum Transpose: Sendable {
         case none
@@ -83,6 +84,10 @@ public enum BLAS {
     }
 
     /// The number of threads BLAS uses inside one call (1 on Apple platforms, where Accelerate decides).
+    ///
+    /// Nothing in the package sets it as a side effect: OpenBLAS starts with its own choice
+    /// (`OPENBLAS_NUM_THREADS`, else one per core). Inside `singleThreaded(_:)` it reads 1; a value
+    /// set there takes effect when the last such scope ends.
     package static var threadCount: Int {
         get {
             #if canImport(Accelerate)
@@ -96,14 +101,53 @@ public enum BLAS {
             precondition(newValue >= 1, "BLAS.threadCount must be at least 1")
             #if !canImport(Accelerate)
             prepare()
-            openblas_set_num_threads(Int32(newValue))
+            threads.withLock { state in
+                if state.scopes > 0 {
+                    state.outside = newValue
+                } else {
+                    openblas_set_num_threads(Int32(newValue))
+                }
+            }
             #endif
         }
     }
 
+    /// `body` with BLAS running one thread per call, for callers that spread their own work over
+    /// threads (the encoder: one batch per thread); `threadCount` is back to what it was when the
+    /// last open scope ends. Scopes nest and may be open on several threads at once.
+    ///
+    /// OpenBLAS's thread count is process-wide: BLAS calls on other threads while a scope is open
+    /// run single-threaded too.
+    package static func singleThreaded<R>(_ body: () throws -> R) rethrows -> R {
+        #if canImport(Accelerate)
+        return try body()
+        #else
+        prepare()
+        threads.withLock { state in
+            if state.scopes == 0 {
+                state.outside = Int(openblas_get_num_threads())
+                if state.outside != 1 { openblas_set_num_threads(1) }
+            }
+            state.scopes += 1
+        }
+        defer {
+            threads.withLock { state in
+                state.scopes -= 1
+                if state.scopes == 0, state.outside != 1 { openblas_set_num_threads(Int32(state.outside)) }
+            }
+        }
+        return try body()
+        #endif
+    }
+
+    #if !canImport(Accelerate)
+    /// Open `singleThreaded` scopes, and the thread count to restore when the last one ends.
+    private static let threads = Mutex<(scopes: Int, outside: Int)>((0, 1))
+    #endif
+
     /// A one-line description of the BLAS library and the core in use, for benchmark headers:
     /// "OpenBLAS 0.3.21, core Cooperlake (corrected from Prescott)".
-    public static var libraryDescription: String {
+    package static var libraryDescription: String {
         let configuration = self.configuration
         var text = configuration.library + (configuration.version.map { " " + $0 } ?? "")
         if let core = configuration.coreInUse {

@@ -5,9 +5,9 @@
 /// `BLAS.coreCheck` applies it once, before the package's first BLAS call.
 extension BLAS {
     /// Set to `1` (or `true`, `yes`, `on`) to keep whatever core OpenBLAS chose: no check, no switch.
-    public static let keepCoreVariable = "CONTEXTUAL_EMBEDDINGS_KEEP_BLAS_CORE"
+    package static let keepCoreVariable = "CONTEXTUAL_EMBEDDINGS_KEEP_BLAS_CORE"
     /// OpenBLAS's own variable: when a user sets it, that choice is never overridden.
-    public static let coreTypeVariable = "OPENBLAS_CORETYPE"
+    package static let coreTypeVariable = "OPENBLAS_CORETYPE"
 
     /// What the kernel check does with the core OpenBLAS chose.
     package enum CoreDecision: Equatable, Sendable {

@@ -6,9 +6,9 @@ import CKernels
 /// Features are listed only when the operating system also saves the registers they use, so a
 /// feature here is one the process can execute. On other architectures `features` and `vendor`
 /// are empty, and `modelName` comes from `/proc/cpuinfo` (else it is the architecture).
-public struct CPUInfo: Sendable, Equatable, Codable {
+package struct CPUInfo: Sendable, Equatable, Codable {
     /// An instruction-set extension that decides which BLAS kernels can run.
-    public enum Feature: String, Sendable, Codable, CaseIterable, Comparable {
+    package enum Feature: String, Sendable, Codable, CaseIterable, Comparable {
         /// The SSE generations from SSE3 to SSE4.2, and population count.
         case sse3, ssse3, sse4_1 = "sse4.1", sse4_2 = "sse4.2", popcnt
         /// 256-bit AVX, FMA3, half-precision conversion and AVX2.
@@ -17,27 +17,27 @@ public struct CPUInfo: Sendable, Equatable, Codable {
         case avx512f, avx512bw, avx512dq, avx512vl, avx512vnni = "avx512_vnni", avx512bf16 = "avx512_bf16"
 
         /// Orders features as declared, older extensions first (how `summary` lists them).
-        public static func < (a: Feature, b: Feature) -> Bool {
+        package static func < (a: Feature, b: Feature) -> Bool {
             allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
         }
     }
 
     /// `x86_64`, `arm64`, …
-    public var architecture: String
+    package var architecture: String
     /// The cpuid vendor string (`GenuineIntel`, `AuthenticAMD`, `HygonGenuine`, …); empty off x86.
-    public var vendor: String
+    package var vendor: String
     /// The marketing name (cpuid brand string, else `/proc/cpuinfo`'s "model name").
-    public var modelName: String
+    package var modelName: String
     /// Display family, as `lscpu` prints it (Intel Emerald Rapids: 6); 0 off x86.
-    public var family: Int
+    package var family: Int
     /// Display model, as `lscpu` prints it (Intel Emerald Rapids: 207); 0 off x86.
-    public var model: Int
+    package var model: Int
     /// The extensions the CPU has and the operating system enables.
-    public var features: Set<Feature>
+    package var features: Set<Feature>
 
     /// A description of some CPU, for tests of the kernel check and for reports; `current` is
     /// the one running this process.
-    public init(architecture: String = "x86_64", vendor: String, modelName: String = "", family: Int = 0, model: Int = 0,
+    package init(architecture: String = "x86_64", vendor: String, modelName: String = "", family: Int = 0, model: Int = 0,
                 features: Set<Feature>) {
         self.architecture = architecture
         self.vendor = vendor
@@ -48,14 +48,14 @@ public struct CPUInfo: Sendable, Equatable, Codable {
     }
 
     /// AVX2 and FMA3 together: what OpenBLAS's Haswell and Zen kernels need.
-    public var hasAVX2FMA: Bool { features.isSuperset(of: [.avx, .avx2, .fma]) }
+    package var hasAVX2FMA: Bool { features.isSuperset(of: [.avx, .avx2, .fma]) }
     /// AVX-512 F, BW, DQ and VL: what OpenBLAS's SkylakeX kernels need.
-    public var hasAVX512: Bool { hasAVX2FMA && features.isSuperset(of: [.avx512f, .avx512bw, .avx512dq, .avx512vl]) }
+    package var hasAVX512: Bool { hasAVX2FMA && features.isSuperset(of: [.avx512f, .avx512bw, .avx512dq, .avx512vl]) }
     /// AVX-512 with BF16: what OpenBLAS's Cooperlake kernels need.
-    public var hasAVX512BF16: Bool { hasAVX512 && features.contains(.avx512bf16) }
+    package var hasAVX512BF16: Bool { hasAVX512 && features.contains(.avx512bf16) }
 
     /// The processor running this process.
-    public static let current: CPUInfo = read()
+    package static let current: CPUInfo = read()
 
     private static func read() -> CPUInfo {
         var facts = ce_cpu_facts()
@@ -90,7 +90,7 @@ public struct CPUInfo: Sendable, Equatable, Codable {
     }
 
     /// "AMD EPYC (AuthenticAMD family 25 model 1): sse3 … avx2" — one line for logs and headers.
-    public var summary: String {
+    package var summary: String {
         let features = self.features.sorted().map(\.rawValue).joined(separator: " ")
         let id = vendor.isEmpty ? architecture : "\(vendor) family \(family) model \(model)"
         return "\(modelName) (\(id))" + (features.isEmpty ? "" : ": " + features)

@@ -4,10 +4,10 @@
 /// - the cosine similarity of anything with a zero vector is 0 (so its distance is 1), never NaN;
 /// - normalizing a zero vector leaves it zero;
 /// - the caller checks finiteness (the index and the embedding result reject NaN and ∞ with errors).
-public enum VectorMath {
+package enum VectorMath {
     /// The dot product `Σ aᵢ·bᵢ`. Both vectors must have the same length.
     /// - Complexity: O(n).
-    public static func dot(_ a: [Float], _ b: [Float]) -> Float {
+    package static func dot(_ a: [Float], _ b: [Float]) -> Float {
         precondition(a.count == b.count, "dot: lengths \(a.count) and \(b.count) differ")
         return a.withUnsafeBufferPointer { pa in
             b.withUnsafeBufferPointer { pb in
@@ -18,20 +18,20 @@ public enum VectorMath {
 
     /// The Euclidean (L2) norm.
     /// - Complexity: O(n).
-    public static func norm(_ a: [Float]) -> Float {
+    package static func norm(_ a: [Float]) -> Float {
         a.withUnsafeBufferPointer { BLAS.norm($0.baseAddress!, count: a.count) }
     }
 
     /// Cosine similarity `a·b / (|a|·|b|)` in [−1, 1]; 0 when either vector is zero.
     /// - Complexity: O(n).
-    public static func cosineSimilarity(_ a: [Float], _ b: [Float]) -> Float {
+    package static func cosineSimilarity(_ a: [Float], _ b: [Float]) -> Float {
         let denominator = norm(a) * norm(b)
         guard denominator > 0 else { return 0 }
         return min(1, max(-1, dot(a, b) / denominator))
     }
 
     /// Cosine distance, `1 − cosineSimilarity(a, b)`, in [0, 2].
-    public static func cosineDistance(_ a: [Float], _ b: [Float]) -> Float {
+    package static func cosineDistance(_ a: [Float], _ b: [Float]) -> Float {
         1 - cosineSimilarity(a, b)
     }
 
@@ -42,7 +42,7 @@ public enum VectorMath {
     /// VectorMath.normalized([0, 0])  // [0, 0]
     /// ```
     /// - Complexity: O(n).
-    public static func normalized(_ a: [Float]) -> [Float] {
+    package static func normalized(_ a: [Float]) -> [Float] {
         var copy = a
         copy.withUnsafeMutableBufferPointer { normalize($0.baseAddress!, count: $0.count) }
         return copy

@@ -103,8 +103,7 @@ public actor EmbeddingStore {
 
     /// The fingerprint of the vectors `embedding` makes (shared by the stores).
     package static func fingerprint(of embedding: ContextualEmbedding) throws -> IndexFingerprint {
-        let f = try embedding.fingerprintDescription()
-        return IndexFingerprint(modelIdentifier: f.identifier, dimension: f.dimension, pooling: f.pooling, normalized: f.normalized, tokenizerHash: f.tokenizerHash)
+        try embedding.fingerprint
     }
 
     /// The number of chunks.

@@ -16,6 +16,11 @@ public struct RetrievalHit: Sendable, Equatable {
     public var chunk: Chunk
     /// The score the hits are ranked by: BM25 in lexical mode, cosine similarity in semantic
     /// mode, the fused score (see `Fusion`) in hybrid mode.
+    ///
+    /// `Double`, where `SearchHit.score` (a vector index's cosine similarity) is `Float`, on
+    /// purpose: BM25 and fusion are computed in `Double`, and `embeddings search --json` prints
+    /// this value as it is. Rounding it to `Float` would change the printed digits and could
+    /// reorder near-ties. A semantic-mode score is the index's `Float` cosine, widened exactly.
     public var score: Double
     /// The chunk's rank (from 1) in the lexical list, if it was there.
     public var lexicalRank: Int?
@@ -120,7 +125,7 @@ public struct HybridRetriever: Sendable {
 
     /// BM25 hits (best first, from any engine that scores like `BM25`) without those under
     /// `RetrievalSettings.lexicalFloor` of the best; none when the best scores 0.
-    public func applyingLexicalFloor(_ hits: [(document: Int, score: Double)]) -> [(document: Int, score: Double)] {
+    package func applyingLexicalFloor(_ hits: [(document: Int, score: Double)]) -> [(document: Int, score: Double)] {
         guard let best = hits.first?.score, best > 0 else { return [] }
         return hits.filter { $0.score >= settings.lexicalFloor * best }
     }
@@ -141,7 +146,7 @@ public struct HybridRetriever: Sendable {
     /// after `applyingLexicalFloor`, `semantic` as in `retrieve`, and `chunk` giving the chunk of
     /// a document number in either list. Documents are numbered in corpus order, as chunk indexes
     /// are, so ties break the same way.
-    public func fuse(
+    package func fuse(
         lexical: [(document: Int, score: Double)], semantic: [(document: Int, score: Float)]?, mode: RetrievalMode, k: Int,
         chunk: (Int) -> Chunk?
     ) -> [RetrievalHit] {

@@ -11,10 +11,10 @@ import Darwin
 /// rename it over the target, then flush the folder. A reader (or a crash) sees the complete old
 /// file or the complete new one. On failure the temporary file is removed and the old one kept;
 /// temporary files of saves killed outright (their process is gone) are removed by the next save.
-public enum AtomicFile {
+package enum AtomicFile {
     /// Writes the bytes that `produce` hands to its sink to `url`, atomically.
     /// - Throws: `VectorIndexError.io` naming the failed operation, or what `produce` throws.
-    public static func write(to url: URL, _ produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
+    package static func write(to url: URL, _ produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
         let path = url.path
         let folder = url.deletingLastPathComponent().path
         removeStaleTemporaries(of: url)
@@ -61,7 +61,7 @@ extension AtomicFile {
     /// Checks, before any long work, that a file can be created beside `url` (the folder exists
     /// and is writable), by creating and removing an empty temporary file there.
     /// - Throws: `VectorIndexError.io` with operation "create temporary file".
-    public static func checkWritable(_ url: URL) throws {
+    package static func checkWritable(_ url: URL) throws {
         let folder = url.deletingLastPathComponent().path
         let probe = folder + "/" + temporaryPrefix(of: url) + "\(getpid())-probe-\(UInt32.random(in: 0...UInt32.max))"
         let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0o644)

@@ -18,7 +18,7 @@ extension FlatIndex {
     }
 
     /// The int8 quantizer in use (nil when the index keeps no int8 codes).
-    public var int8Quantizer: Int8Quantizer? { int8Table?.quantizer }
+    package var int8Quantizer: Int8Quantizer? { int8Table?.quantizer }
 
     /// Builds codes for every stored vector (replacing any kept before); `exact` in the set is
     /// ignored. int8 ranges (perDimension) are learned from the vectors stored now: vectors added
@@ -39,7 +39,7 @@ extension FlatIndex {
 
     /// Builds int8 codes with given ranges (for instance those of another index).
     /// - Throws: `invalidCodes` when the quantizer's dimension differs from the index's.
-    public mutating func buildInt8Codes(quantizer: Int8Quantizer) throws {
+    package mutating func buildInt8Codes(quantizer: Int8Quantizer) throws {
         guard quantizer.dimension == dimension else {
             throw VectorIndexError.invalidCodes("quantizer has \(quantizer.dimension) dimensions, the index \(dimension)")
         }

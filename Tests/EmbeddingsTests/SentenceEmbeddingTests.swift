@@ -104,6 +104,29 @@ final class SentenceEmbeddingTests: XCTestCase {
         XCTAssertEqual(embedding.neighbors(for: question, maximumCount: 1000).count, embedding.count)
     }
 
+    func testMaximumDistanceCutsTheNeighbors() throws {
+        let embedding = try embedding()
+        try embedding.add(["Arrays keep order.", "Sets keep unique values.", "Dictionaries map keys to values.", "Interest rates rose in March."])
+        let question = "Which collection has no duplicates?"
+        let all = embedding.neighbors(for: question, maximumCount: 4)
+        XCTAssertEqual(all.count, 4)
+        let bound = all[1].1
+        let near = embedding.neighbors(for: question, maximumCount: 4, maximumDistance: bound)
+        XCTAssertEqual(near.map(\.0), all.filter { $0.1 <= bound }.map(\.0))
+        XCTAssertGreaterThanOrEqual(near.count, 2)
+        XCTAssertTrue(embedding.neighbors(for: question, maximumCount: 4, maximumDistance: all[0].1 / 2).isEmpty)
+        XCTAssertTrue(embedding.neighbors(for: question, maximumCount: 4, maximumDistance: -1).isEmpty)
+        XCTAssertEqual(embedding.neighbors(for: question, maximumCount: 1, maximumDistance: 2).map(\.0), [all[0].0])
+        let vector = try XCTUnwrap(embedding.vector(for: question))
+        XCTAssertEqual(embedding.neighbors(for: vector, maximumCount: 4, maximumDistance: bound).map(\.0), near.map(\.0))
+        var seen = [String]()
+        embedding.enumerateNeighbors(for: question, maximumCount: 4, maximumDistance: bound) { candidate, _ in
+            seen.append(candidate)
+            return true
+        }
+        XCTAssertEqual(seen, near.map(\.0))
+    }
+
     func testEnumerateNeighborsStopsWhenAsked() throws {
         let embedding = try embedding()
         try embedding.add(["Arrays keep order.", "Sets keep unique values.", "Dictionaries map keys to values.", "Tuples group values."])
