@@ -1,4 +1,5 @@
 #include "codes.h"
+#include <stdatomic.h>
 #include <string.h>
 
 // ---------------------------------------------------------------- generic
@@ -128,16 +129,26 @@ static int detect_int8_paths(void) { return 1 << CE_PATH_GENERIC; }
 static int detect_hamming_paths(void) { return 1 << CE_PATH_GENERIC; }
 #endif
 
-static int int8_paths = -1, hamming_paths = -1;
+// Detected on first use by whichever scan worker gets there first: atomics, so concurrent first
+// calls are not a data race (each computes the same value; relaxed order suffices for one int).
+static _Atomic int int8_paths = -1, hamming_paths = -1;
 
 int ce_int8_paths(void) {
-    if (int8_paths < 0) int8_paths = detect_int8_paths();
-    return int8_paths;
+    int paths = atomic_load_explicit(&int8_paths, memory_order_relaxed);
+    if (paths < 0) {
+        paths = detect_int8_paths();
+        atomic_store_explicit(&int8_paths, paths, memory_order_relaxed);
+    }
+    return paths;
 }
 
 int ce_hamming_paths(void) {
-    if (hamming_paths < 0) hamming_paths = detect_hamming_paths();
-    return hamming_paths;
+    int paths = atomic_load_explicit(&hamming_paths, memory_order_relaxed);
+    if (paths < 0) {
+        paths = detect_hamming_paths();
+        atomic_store_explicit(&hamming_paths, paths, memory_order_relaxed);
+    }
+    return paths;
 }
 
 int ce_u8s8_dot_rows(const uint8_t *codes, size_t rows, size_t dim, const int8_t *query, int32_t *out, int path) {

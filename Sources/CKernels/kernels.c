@@ -1,5 +1,6 @@
 #include "ckernels.h"
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -137,19 +138,22 @@ static int detect_avx2(void) {
 #define HAVE_AVX2 0
 #endif
 
-static int uses_avx2 = -1;
+// -1 until first use. Atomic: every worker thread calls ce_uses_avx2, and tests flip it with
+// ce_force_generic; the first-use store only replaces -1, so it never undoes a forced choice.
+static _Atomic int uses_avx2 = -1;
 
 int ce_uses_avx2(void) {
-    int current = __atomic_load_n(&uses_avx2, __ATOMIC_RELAXED);
+    int current = atomic_load_explicit(&uses_avx2, memory_order_relaxed);
     if (current < 0) {
-        current = HAVE_AVX2;
-        __atomic_store_n(&uses_avx2, current, __ATOMIC_RELAXED);
+        int detected = HAVE_AVX2;
+        if (atomic_compare_exchange_strong_explicit(&uses_avx2, &current, detected, memory_order_relaxed, memory_order_relaxed))
+            current = detected;
     }
     return current;
 }
 
 void ce_force_generic(int on) {
-    __atomic_store_n(&uses_avx2, on ? 0 : HAVE_AVX2, __ATOMIC_RELAXED);
+    atomic_store_explicit(&uses_avx2, on ? 0 : HAVE_AVX2, memory_order_relaxed);
 }
 
 void ce_exp_finite(float *x, size_t count) {

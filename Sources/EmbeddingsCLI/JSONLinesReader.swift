@@ -1,39 +1,90 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Reads `{"id": "...", "text": "..."}` objects, one per line, from a file handle, streaming.
 /// Blank lines are skipped. A line that is not such an object is a `CLIError.data` naming the line.
+///
+/// Linear in the input whatever its line lengths: the newline search resumes where the last one
+/// stopped, and the lines already returned are dropped from the buffer only once they make up
+/// half of it, so each byte is searched once and moved at most once on average.
 struct JSONLinesReader {
     struct Record {
         var id: String
         var text: String
     }
 
-    private let handle: FileHandle
-    private var buffer = Data()
+    /// The most bytes one read asks for.
+    static let readSize = 1 << 16
+
+    private let read: (Int) -> Data
+    private var buffer = [UInt8]()
+    /// Where the next line begins; the bytes before it are lines already returned.
+    private var start = 0
+    /// `buffer[start..<searched]` holds no newline.
+    private var searched = 0
     private var finished = false
     private(set) var lineNumber = 0
+    /// The bytes examined for a newline so far (tests check that it stays within the input).
+    private(set) var bytesSearched = 0
+    /// The bytes moved to the front of the buffer so far (likewise).
+    private(set) var bytesMoved = 0
 
-    init(handle: FileHandle) { self.handle = handle }
+    init(handle: FileHandle) { self.init { handle.readData(ofLength: $0) } }
+
+    /// A reader of the bytes `read(n)` returns, at most `n` at a time; empty at the end.
+    init(read: @escaping (Int) -> Data) { self.read = read }
 
     /// The next raw line (without its newline), or `nil` at the end of input.
     mutating func nextLine() -> Data? {
         while true {
-            if let newline = buffer.firstIndex(of: 0x0A) {
-                let line = buffer[buffer.startIndex..<newline]
-                buffer.removeSubrange(buffer.startIndex...newline)
-                lineNumber += 1
-                return Data(line)
-            }
-            if finished {
-                guard !buffer.isEmpty else { return nil }
-                let line = buffer
-                buffer = Data()
+            if let newline = nextNewline() {
+                let line = Data(buffer[start..<newline])
+                start = newline + 1
+                searched = start
                 lineNumber += 1
                 return line
             }
-            let chunk = handle.readData(ofLength: 1 << 16)
-            if chunk.isEmpty { finished = true } else { buffer.append(chunk) }
+            if finished {
+                guard start < buffer.count else { return nil }
+                let line = Data(buffer[start...])
+                start = buffer.count
+                searched = start
+                lineNumber += 1
+                return line
+            }
+            let chunk = read(Self.readSize)
+            if chunk.isEmpty { finished = true } else { append(chunk) }
         }
+    }
+
+    /// The index of the next newline at or after `start`, searching only bytes not searched before.
+    private mutating func nextNewline() -> Int? {
+        let from = searched, count = buffer.count - from
+        guard count > 0 else { return nil }
+        let found = buffer.withUnsafeBytes { bytes in
+            memchr(bytes.baseAddress! + from, 0x0A, count).map { $0 - UnsafeMutableRawPointer(mutating: bytes.baseAddress!) }
+        }
+        searched = found.map { $0 + 1 } ?? buffer.count
+        bytesSearched += searched - from
+        return found
+    }
+
+    /// Appends a read, first dropping the returned lines when they are at least half the buffer
+    /// (what is moved is then at most what was consumed since the last move).
+    private mutating func append(_ chunk: Data) {
+        if start > 0, start >= buffer.count - start {
+            bytesMoved += buffer.count - start
+            buffer.removeSubrange(0..<start)
+            searched -= start
+            start = 0
+        }
+        buffer.append(contentsOf: chunk)
     }
 
     /// The next record, or `nil` at the end of input.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Accelerate)
 import Accelerate
 #else
@@ -175,7 +176,7 @@ extension BLAS {
             throw CoreError.unknownCore(core, shipped: hooks.shipped)
         }
         guard cpuCanRun(core: name) else { throw CoreError.cpuCannotRun(name) }
-        return try CoreHooks.lock.withLock {
+        return try CoreHooks.lock.withLock { _ in
             let before = currentCoreName ?? ""
             let (reported, error) = hooks.activateAndCheck(name)
             let restored = hooks.activate(before)
@@ -198,7 +199,7 @@ extension BLAS {
         // as if OpenBLAS had chosen it. Ignored when the user set OPENBLAS_CORETYPE or the CPU cannot run it.
         if let simulated = environment[simulatedCoreVariable], !simulated.isEmpty, (environment[coreTypeVariable] ?? "").isEmpty,
            let name = hooks.shipped.first(where: { $0.lowercased() == simulated.lowercased() }), cpuCanRun(core: name) {
-            chosen = CoreHooks.lock.withLock { hooks.activate(name) }
+            chosen = CoreHooks.lock.withLock { _ in hooks.activate(name) }
         }
         let failSelfCheck = environment[failSelfCheckVariable] == "1"
         let target: String
@@ -208,7 +209,7 @@ extension BLAS {
         case let .switchCore(to):
             target = to
         }
-        return CoreHooks.lock.withLock {
+        return CoreHooks.lock.withLock { _ in
             var (reported, error) = hooks.activateAndCheck(target)
             if failSelfCheck, error.isFinite { error = 1 }
             if error <= selfCheckTolerance {
@@ -301,7 +302,9 @@ struct CoreHooks: Sendable {
                              "Nehalem", "Athlon", "Opteron", "Opteron_SSE3", "Barcelona", "Nano", "Sandybridge", "Bobcat",
                              "Bulldozer", "Piledriver", "Haswell", "Steamroller", "Excavator", "Zen", "SkylakeX", "Cooperlake",
                              "SapphireRapids"]
-    static let lock = NSLock()
+    /// Held while OpenBLAS switches cores: its kernel table is process-wide state, so one switch
+    /// (and its self-check) runs at a time.
+    static let lock = Mutex(())
     static let shared: CoreHooks? = find()
 
     let quit: @convention(c) () -> Void

@@ -18,96 +18,127 @@ public struct EnglishStemmer: Sendable {
         if let exception = Self.exceptions[input] { return exception }
         var w = Array(input)
         if w.first == "'" { w.removeFirst() }
-        // Mark consonant y's as Y.
-        for i in w.indices where w[i] == "y" && (i == 0 || Self.isVowel(w[i - 1])) { w[i] = "Y" }
+        Self.markConsonantYs(&w)
+        // The regions are found once, before any suffix is removed, as Porter2 specifies.
         let (r1, r2) = Self.regions(w)
+        Self.step0(&w)
+        Self.step1a(&w)
+        if Self.invariantAfterStep1a.contains(String(w)) { return String(w) }
+        Self.step1b(&w, r1: r1)
+        Self.step1c(&w)
+        Self.step2(&w, r1: r1)
+        Self.step3(&w, r1: r1, r2: r2)
+        Self.step4(&w, r2: r2)
+        Self.step5(&w, r1: r1, r2: r2)
+        return String(w).replacingOccurrences(of: "Y", with: "y")
+    }
 
-        // Step 0: apostrophe suffixes.
+    /// Marks consonant y's (initial, or after a vowel) as Y.
+    private static func markConsonantYs(_ w: inout [Character]) {
+        for i in w.indices where w[i] == "y" && (i == 0 || isVowel(w[i - 1])) { w[i] = "Y" }
+    }
+
+    /// Step 0: apostrophe suffixes.
+    private static func step0(_ w: inout [Character]) {
         for suffix in ["'s'", "'s", "'"] where w.hasSuffix(suffix) { w.removeLast(suffix.count); break }
+    }
 
-        // Step 1a.
+    /// Step 1a: plural s.
+    private static func step1a(_ w: inout [Character]) {
         if w.hasSuffix("sses") {
             w.removeLast(2)
         } else if w.hasSuffix("ied") || w.hasSuffix("ies") {
             w.removeLast(w.count > 4 ? 2 : 1)
         } else if w.hasSuffix("us") || w.hasSuffix("ss") {
             // unchanged
-        } else if w.last == "s", w.count >= 2, w.dropLast(2).contains(where: Self.isVowel) {
+        } else if w.last == "s", w.count >= 2, w.dropLast(2).contains(where: isVowel) {
             w.removeLast()
         }
-        if Self.invariantAfterStep1a.contains(String(w)) { return String(w) }
+    }
 
-        // Step 1b.
+    /// Step 1b: eed, ed, ing (and their -ly forms), then the at/bl/iz, double-letter and short-word fixes.
+    private static func step1b(_ w: inout [Character], r1: Int) {
         if let suffix = ["eedly", "eed"].first(where: { w.hasSuffix($0) }) {
             if w.count - suffix.count >= r1 { w.removeLast(suffix.count); w += ["e", "e"] }
         } else if let suffix = ["ingly", "edly", "ing", "ed"].first(where: { w.hasSuffix($0) }),
-                  w.dropLast(suffix.count).contains(where: Self.isVowel) {
+                  w.dropLast(suffix.count).contains(where: isVowel) {
             w.removeLast(suffix.count)
             if w.hasSuffix("at") || w.hasSuffix("bl") || w.hasSuffix("iz") {
                 w.append("e")
             } else if w.count >= 2, w[w.count - 1] == w[w.count - 2], "bdfgmnprt".contains(w[w.count - 1]) {
                 w.removeLast()
-            } else if Self.isShortWord(w, r1: r1) {
+            } else if isShortWord(w, r1: r1) {
                 w.append("e")
             }
         }
+    }
 
-        // Step 1c.
-        if w.count > 2, w.last == "y" || w.last == "Y", !Self.isVowel(w[w.count - 2]) { w[w.count - 1] = "i" }
+    /// Step 1c: a final y after a consonant (not the first letter) becomes i.
+    private static func step1c(_ w: inout [Character]) {
+        if w.count > 2, w.last == "y" || w.last == "Y", !isVowel(w[w.count - 2]) { w[w.count - 1] = "i" }
+    }
 
-        // Step 2.
-        let step2: [(String, String)] = [
-            ("ization", "ize"), ("ational", "ate"), ("fulness", "ful"), ("ousness", "ous"), ("iveness", "ive"),
-            ("tional", "tion"), ("biliti", "ble"), ("lessli", "less"), ("entli", "ent"), ("ation", "ate"),
-            ("alism", "al"), ("aliti", "al"), ("ousli", "ous"), ("iviti", "ive"), ("fulli", "ful"),
-            ("enci", "ence"), ("anci", "ance"), ("abli", "able"), ("izer", "ize"), ("ator", "ate"),
-            ("alli", "al"), ("bli", "ble"), ("ogi", "og"), ("li", ""),
-        ]
-        if let (suffix, replacement) = step2.first(where: { w.hasSuffix($0.0) }), w.count - suffix.count >= r1 {
-            let stemEnd = w.count - suffix.count
-            if suffix == "ogi" {
-                if stemEnd > 0, w[stemEnd - 1] == "l" { w.removeLast(suffix.count); w += replacement }
-            } else if suffix == "li" {
-                if stemEnd > 0, "cdeghkmnrt".contains(w[stemEnd - 1]) { w.removeLast(2) }
-            } else {
-                w.removeLast(suffix.count)
-                w += replacement
-            }
+    private static let step2Suffixes: [(String, String)] = [
+        ("ization", "ize"), ("ational", "ate"), ("fulness", "ful"), ("ousness", "ous"), ("iveness", "ive"),
+        ("tional", "tion"), ("biliti", "ble"), ("lessli", "less"), ("entli", "ent"), ("ation", "ate"),
+        ("alism", "al"), ("aliti", "al"), ("ousli", "ous"), ("iviti", "ive"), ("fulli", "ful"),
+        ("enci", "ence"), ("anci", "ance"), ("abli", "able"), ("izer", "ize"), ("ator", "ate"),
+        ("alli", "al"), ("bli", "ble"), ("ogi", "og"), ("li", ""),
+    ]
+
+    /// Step 2: the longest listed suffix in R1 is replaced (ogi after l; li after a valid li-ending).
+    private static func step2(_ w: inout [Character], r1: Int) {
+        guard let (suffix, replacement) = step2Suffixes.first(where: { w.hasSuffix($0.0) }), w.count - suffix.count >= r1 else { return }
+        let stemEnd = w.count - suffix.count
+        if suffix == "ogi" {
+            if stemEnd > 0, w[stemEnd - 1] == "l" { w.removeLast(suffix.count); w += replacement }
+        } else if suffix == "li" {
+            if stemEnd > 0, "cdeghkmnrt".contains(w[stemEnd - 1]) { w.removeLast(2) }
+        } else {
+            w.removeLast(suffix.count)
+            w += replacement
         }
+    }
 
-        // Step 3.
-        let step3: [(String, String)] = [
-            ("ational", "ate"), ("tional", "tion"), ("alize", "al"), ("icate", "ic"), ("iciti", "ic"),
-            ("ative", ""), ("ical", "ic"), ("ness", ""), ("ful", ""),
-        ]
-        if let (suffix, replacement) = step3.first(where: { w.hasSuffix($0.0) }), w.count - suffix.count >= r1 {
-            if suffix == "ative" {
-                if w.count - suffix.count >= r2 { w.removeLast(suffix.count) }
-            } else {
-                w.removeLast(suffix.count)
-                w += replacement
-            }
+    private static let step3Suffixes: [(String, String)] = [
+        ("ational", "ate"), ("tional", "tion"), ("alize", "al"), ("icate", "ic"), ("iciti", "ic"),
+        ("ative", ""), ("ical", "ic"), ("ness", ""), ("ful", ""),
+    ]
+
+    /// Step 3: the longest listed suffix in R1 is replaced (ative only in R2).
+    private static func step3(_ w: inout [Character], r1: Int, r2: Int) {
+        guard let (suffix, replacement) = step3Suffixes.first(where: { w.hasSuffix($0.0) }), w.count - suffix.count >= r1 else { return }
+        if suffix == "ative" {
+            if w.count - suffix.count >= r2 { w.removeLast(suffix.count) }
+        } else {
+            w.removeLast(suffix.count)
+            w += replacement
         }
+    }
 
-        // Step 4.
-        let step4 = ["ement", "ance", "ence", "able", "ible", "ment", "ant", "ent", "ism", "ate", "iti", "ous", "ive", "ize", "ion", "al", "er", "ic"]
-        if let suffix = step4.first(where: { w.hasSuffix($0) }), w.count - suffix.count >= r2 {
-            if suffix == "ion" {
-                let stemEnd = w.count - 3
-                if stemEnd > 0, w[stemEnd - 1] == "s" || w[stemEnd - 1] == "t" { w.removeLast(3) }
-            } else {
-                w.removeLast(suffix.count)
-            }
+    private static let step4Suffixes = [
+        "ement", "ance", "ence", "able", "ible", "ment", "ant", "ent", "ism", "ate", "iti", "ous", "ive", "ize", "ion", "al", "er", "ic",
+    ]
+
+    /// Step 4: the longest listed suffix in R2 is removed (ion only after s or t).
+    private static func step4(_ w: inout [Character], r2: Int) {
+        guard let suffix = step4Suffixes.first(where: { w.hasSuffix($0) }), w.count - suffix.count >= r2 else { return }
+        if suffix == "ion" {
+            let stemEnd = w.count - 3
+            if stemEnd > 0, w[stemEnd - 1] == "s" || w[stemEnd - 1] == "t" { w.removeLast(3) }
+        } else {
+            w.removeLast(suffix.count)
         }
+    }
 
-        // Step 5.
+    /// Step 5: a final e (in R2, or in R1 after no short syllable) or the second l of a final ll in R2 is removed.
+    private static func step5(_ w: inout [Character], r1: Int, r2: Int) {
         if w.last == "e" {
             let stemEnd = w.count - 1
-            if stemEnd >= r2 || (stemEnd >= r1 && !Self.endsInShortSyllable(Array(w.prefix(stemEnd)))) { w.removeLast() }
+            if stemEnd >= r2 || (stemEnd >= r1 && !endsInShortSyllable(Array(w.prefix(stemEnd)))) { w.removeLast() }
         } else if w.last == "l", w.count - 1 >= r2, w.count >= 2, w[w.count - 2] == "l" {
             w.removeLast()
         }
-        return String(w).replacingOccurrences(of: "Y", with: "y")
     }
 
     static func isVowel(_ c: Character) -> Bool { "aeiouy".contains(c) }

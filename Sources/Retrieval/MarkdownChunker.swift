@@ -32,6 +32,14 @@ public struct MarkdownChunker: Sendable {
     /// - Complexity: O(n) in the page's length.
     public func chunks(of markdown: String, source: String) -> [Chunk] {
         let base = source.hasSuffix(".md") ? String(source.dropLast(3)) : source
+        let (sections, pageTitle) = Self.sections(of: markdown)
+        let title = pageTitle ?? (base as NSString).lastPathComponent
+        return chunks(of: sections, title: title, base: base, source: source, page: markdown)
+    }
+
+    /// Step 1: the page cut at headings of level 1–4 (front matter dropped, fenced code never
+    /// cut), each section with its heading path; and the page's first level-1 heading.
+    private static func sections(of markdown: String) -> (sections: [Section], pageTitle: String?) {
         var lines = markdown.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map { line -> Substring in
             line.hasSuffix("\r") ? line.dropLast() : line
         }
@@ -56,7 +64,7 @@ public struct MarkdownChunker: Sendable {
                 current.lines.append(line)
                 continue
             }
-            if let (level, text) = Self.heading(line), level <= 4 {
+            if let (level, text) = heading(line), level <= 4 {
                 sections.append(current)
                 if level == 1, pageTitle == nil { pageTitle = text }
                 path.removeAll { $0.level >= level }
@@ -67,16 +75,19 @@ public struct MarkdownChunker: Sendable {
             current.lines.append(line)
         }
         sections.append(current)
+        return (sections, pageTitle)
+    }
 
-        let fileName = (base as NSString).lastPathComponent
-        let title = pageTitle ?? fileName
+    /// Step 2: the non-empty sections' pieces as chunks, each with its span in `page` and an id
+    /// unique within the page (see `ChunkIDs`).
+    private func chunks(of sections: [Section], title: String, base: String, source: String, page: String) -> [Chunk] {
         var chunks = [Chunk]()
-        var used = Set<String>()
+        var ids = ChunkIDs(base: base)
         for section in sections {
             let joined = section.lines.joined(separator: "\n")
             let body = joined.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !body.isEmpty else { continue }
-            var locator = SpanLocator(section: section.lines, joined: joined, body: body, page: markdown)
+            var locator = SpanLocator(section: section.lines, joined: joined, body: body, page: page)
             let headings = section.headings.isEmpty ? [title] : section.headings
             var label = headings.last.map(Self.slug) ?? ""
             if label.isEmpty { label = Self.slug(title) }
@@ -84,18 +95,33 @@ public struct MarkdownChunker: Sendable {
             var header = title
             if let last = headings.last, last != title { header += " — " + last }
             for (n, piece) in pieces(of: body).enumerated() {
-                var id = "\(base)#\(label)" + (n == 0 ? "" : "-\(n + 1)")
-                var k = 2
-                while used.contains(id) {
-                    id = "\(base)#\(label)" + (n == 0 ? "" : "-\(n + 1)") + "~\(k)"
-                    k += 1
-                }
-                used.insert(id)
-                chunks.append(Chunk(id: id, source: source, headings: headings, title: title, text: header + "\n\n" + piece,
-                                    span: locator?.span(of: piece)))
+                chunks.append(Chunk(id: ids.next(label: label, piece: n), source: source, headings: headings, title: title,
+                                    text: header + "\n\n" + piece, span: locator?.span(of: piece)))
             }
         }
         return chunks
+    }
+
+    /// Chunk ids within one page: `base#label` for a section's first piece, `base#label-n` for its
+    /// n-th, and `~2`, `~3`, … appended when an earlier section already took that id.
+    private struct ChunkIDs {
+        let base: String
+        private var used = Set<String>()
+
+        init(base: String) { self.base = base }
+
+        /// The id of piece `piece` (from 0) of a section labelled `label`.
+        mutating func next(label: String, piece n: Int) -> String {
+            let plain = "\(base)#\(label)" + (n == 0 ? "" : "-\(n + 1)")
+            var id = plain
+            var k = 2
+            while used.contains(id) {
+                id = plain + "~\(k)"
+                k += 1
+            }
+            used.insert(id)
+            return id
+        }
     }
 
     /// Reads every `*.md` below `folder` (sorted by path) and chunks it. Files that are not UTF-8

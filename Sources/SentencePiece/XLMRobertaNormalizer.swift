@@ -67,25 +67,37 @@ public struct XLMRobertaNormalizer: Sendable {
 
     /// Normalizes `text`, whose first byte is at `byteOffset` in the string the alignments refer to.
     public func normalize(_ text: Substring, byteOffset: Int = 0) -> Normalized {
-        // The original scalars and their byte ranges.
-        var ranges = [Range<Int>]()
-        // Step 1 as `tokenizers` records it: (scalar, change) where change 0 replaces the next
-        // original scalar, +1 inserts, and −k also drops the k original scalars after it.
-        var transformations = [(scalar: Unicode.Scalar, change: Int)]()
-        transformations.reserveCapacity(text.utf8.count)
-        ranges.reserveCapacity(text.utf8.count)
-        var offset = byteOffset
+        let mapped = characterMap(text, byteOffset: byteOffset)
+        let aligned = Self.aligned(mapped, byteOffset: byteOffset)
+        return Self.addingMetaspace(to: Self.collapsingSpaceRuns(in: aligned))
+    }
 
-        func replace(oldCount: Int, with new: [Unicode.Scalar]) {
-            for s in new { transformations.append((s, 0)) }
+    /// Step 1 as `tokenizers` records it, before alignment: the original scalars' byte ranges, and
+    /// the transformations `(scalar, change)` where change 0 replaces the next original scalar,
+    /// +1 inserts, and −k also drops the k original scalars after it.
+    private struct Transformations {
+        var ranges: [Range<Int>] = []
+        var steps: [(scalar: Unicode.Scalar, change: Int)] = []
+
+        /// Records `new` in place of the next `oldCount` original scalars.
+        mutating func replace(oldCount: Int, with new: [Unicode.Scalar]) {
+            for s in new { steps.append((s, 0)) }
             let diff = new.count - oldCount
             if diff > 0 {
-                for k in (transformations.count - diff)..<transformations.count { transformations[k].change = 1 }
-            } else if diff < 0, !transformations.isEmpty {
-                transformations[transformations.count - 1].change += diff
+                for k in (steps.count - diff)..<steps.count { steps[k].change = 1 }
+            } else if diff < 0, !steps.isEmpty {
+                steps[steps.count - 1].change += diff
             }
         }
+    }
 
+    /// Step 1: the precompiled character map, applied per grapheme cluster (a short cluster that a
+    /// key begins as a whole, any other scalar by scalar).
+    private func characterMap(_ text: Substring, byteOffset: Int) -> Transformations {
+        var result = Transformations()
+        result.steps.reserveCapacity(text.utf8.count)
+        result.ranges.reserveCapacity(text.utf8.count)
+        var offset = byteOffset
         // Clusters repeat (vocalized Arabic, decomposed Latin): look each one up once per call.
         var clusterValues = [[UInt32]: [Unicode.Scalar]?]()
         for character in text {
@@ -93,11 +105,10 @@ public struct XLMRobertaNormalizer: Sendable {
             let start = offset
             for s in scalars {
                 let length = UTF8.width(s)
-                ranges.append(offset..<(offset + length))
+                result.ranges.append(offset..<(offset + length))
                 offset += length
             }
-            let clusterBytes = offset - start
-            if scalars.count > 1, clusterBytes < 6 {
+            if scalars.count > 1, offset - start < 6 {
                 let key = scalars.map(\.value)
                 let value: [Unicode.Scalar]?
                 if let cached = clusterValues[key] {
@@ -107,26 +118,30 @@ public struct XLMRobertaNormalizer: Sendable {
                     clusterValues[key] = value
                 }
                 if let value {
-                    replace(oldCount: scalars.count, with: value)
+                    result.replace(oldCount: scalars.count, with: value)
                     continue
                 }
             }
             for s in scalars {
                 if let value = replacement(of: s) {
-                    replace(oldCount: 1, with: value)
+                    result.replace(oldCount: 1, with: value)
                 } else {
-                    transformations.append((s, 0))
+                    result.steps.append((s, 0))
                 }
             }
         }
+        return result
+    }
 
-        // Apply the transformations the way `NormalizedString.transform` aligns them.
+    /// Applies the transformations the way `NormalizedString.transform` aligns them.
+    private static func aligned(_ mapped: Transformations, byteOffset: Int) -> Normalized {
+        let ranges = mapped.ranges
         var out = Normalized()
-        out.scalars.reserveCapacity(transformations.count)
-        out.alignments.reserveCapacity(transformations.count)
+        out.scalars.reserveCapacity(mapped.steps.count)
+        out.alignments.reserveCapacity(mapped.steps.count)
         var cursor = 0
         let empty = byteOffset..<byteOffset
-        for (scalar, change) in transformations {
+        for (scalar, change) in mapped.steps {
             let alignment: Range<Int>
             if change > 0 {
                 alignment = cursor > 0 ? ranges[cursor - 1] : empty
@@ -138,33 +153,40 @@ public struct XLMRobertaNormalizer: Sendable {
             out.scalars.append(scalar)
             out.alignments.append(alignment)
         }
+        return out
+    }
 
-        // Step 2: a run of spaces becomes one space, aligned to the run's last space.
+    /// Step 2: a run of spaces becomes one space, aligned to the run's last space.
+    private static func collapsingSpaceRuns(in text: Normalized) -> Normalized {
         var collapsed = Normalized()
-        collapsed.scalars.reserveCapacity(out.scalars.count + 1)
-        collapsed.alignments.reserveCapacity(out.scalars.count + 1)
+        collapsed.scalars.reserveCapacity(text.scalars.count + 1)
+        collapsed.alignments.reserveCapacity(text.scalars.count + 1)
         var i = 0
-        while i < out.scalars.count {
-            if out.scalars[i] == " " {
+        while i < text.scalars.count {
+            if text.scalars[i] == " " {
                 var j = i + 1
-                while j < out.scalars.count, out.scalars[j] == " " { j += 1 }
+                while j < text.scalars.count, text.scalars[j] == " " { j += 1 }
                 collapsed.scalars.append(" ")
-                collapsed.alignments.append(out.alignments[j - 1])
+                collapsed.alignments.append(text.alignments[j - 1])
                 i = j
             } else {
-                collapsed.scalars.append(out.scalars[i])
-                collapsed.alignments.append(out.alignments[i])
+                collapsed.scalars.append(text.scalars[i])
+                collapsed.alignments.append(text.alignments[i])
                 i += 1
             }
         }
-
-        // Step 3: metaspace, with the leading marker aligned to the first scalar.
-        for k in collapsed.scalars.indices where collapsed.scalars[k] == " " { collapsed.scalars[k] = Self.metaspace }
-        if let first = collapsed.scalars.first, first != Self.metaspace {
-            collapsed.scalars.insert(Self.metaspace, at: 0)
-            collapsed.alignments.insert(collapsed.alignments[0], at: 0)
-        }
         return collapsed
+    }
+
+    /// Step 3: metaspace, with the leading marker aligned to the first scalar.
+    private static func addingMetaspace(to text: Normalized) -> Normalized {
+        var result = text
+        for k in result.scalars.indices where result.scalars[k] == " " { result.scalars[k] = metaspace }
+        if let first = result.scalars.first, first != metaspace {
+            result.scalars.insert(metaspace, at: 0)
+            result.alignments.insert(result.alignments[0], at: 0)
+        }
+        return result
     }
 
     /// The value the character map gives a multi-scalar cluster as a whole, or `nil` when no

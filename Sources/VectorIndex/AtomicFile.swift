@@ -10,7 +10,9 @@ import Darwin
 /// Crash-safe file replacement: write a temporary file beside the target, flush it to disk,
 /// rename it over the target, then flush the folder. A reader (or a crash) sees the complete old
 /// file or the complete new one. On failure the temporary file is removed and the old one kept;
-/// temporary files of saves killed outright (their process is gone) are removed by the next save.
+/// temporary files of saves killed outright (their process is gone) are removed by the next save
+/// once they are 2 seconds old (the environment variable `CONTEXTUAL_EMBEDDINGS_STALE_TEMPORARY_AGE`
+/// sets that age in seconds for a process, e.g. `0` in tests of killed saves).
 package enum AtomicFile {
     /// Writes the bytes that `produce` hands to its sink to `url`, atomically.
     /// - Throws: `VectorIndexError.io` naming the failed operation, or what `produce` throws.
@@ -72,16 +74,37 @@ extension AtomicFile {
 
     static func temporaryPrefix(of url: URL) -> String { "." + url.lastPathComponent + ".tmp-" }
 
+    /// How long a temporary file must have gone unmodified before a save may remove it, unless
+    /// `staleTemporaryAgeVariable` says otherwise: 2 seconds. It covers the instant between a
+    /// save creating its temporary file and locking it.
+    package static let defaultStaleTemporaryAge: Duration = .seconds(2)
+
+    /// The environment variable that sets `staleTemporaryAge` for a process, in seconds (a
+    /// non-negative decimal number such as `0` or `0.5`), so that tests of killed saves in child
+    /// processes need not wait out the default. Any other value is ignored.
+    package static let staleTemporaryAgeVariable = "CONTEXTUAL_EMBEDDINGS_STALE_TEMPORARY_AGE"
+
+    /// The age `write` uses: `staleTemporaryAge(in:)` of this process's environment, read once.
+    package static let staleTemporaryAge = staleTemporaryAge(in: ProcessInfo.processInfo.environment)
+
+    /// `staleTemporaryAgeVariable`'s value in `environment` when valid, else `defaultStaleTemporaryAge`.
+    package static func staleTemporaryAge(in environment: [String: String]) -> Duration {
+        guard let text = environment[staleTemporaryAgeVariable],
+              let seconds = Double(text), seconds.isFinite, seconds >= 0 else { return defaultStaleTemporaryAge }
+        return .nanoseconds(Int64(min(seconds, 1e9) * 1e9))
+    }
+
     /// Removes temporary files beside `url` left by saves that died (SIGKILL, power loss): files
-    /// that no process holds a lock on and that were last written over 2 seconds ago. A live
-    /// save holds an exclusive `flock` on its temporary file from creation to rename, so it is
-    /// never removed, whatever process, PID namespace or host it runs in (as far as the file
-    /// system supports `flock`).
-    static func removeStaleTemporaries(of url: URL) {
+    /// that no process holds a lock on and that were last modified more than `age` ago
+    /// (`staleTemporaryAge` unless given). A live save holds an exclusive `flock` on its temporary
+    /// file from creation to rename, so it is never removed, whatever process, PID namespace or
+    /// host it runs in (as far as the file system supports `flock`).
+    package static func removeStaleTemporaries(of url: URL, olderThan age: Duration = staleTemporaryAge) {
         let folder = url.deletingLastPathComponent()
         let prefix = temporaryPrefix(of: url)
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return }
-        let now = time(nil)
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
         for name in names where name.hasPrefix(prefix) {
             let path = folder.appendingPathComponent(name).path
             let fd = open(path, O_RDONLY | O_NOFOLLOW)
@@ -90,13 +113,18 @@ extension AtomicFile {
             var info = stat()
             guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
             #if canImport(Darwin)
-            let modified = info.st_mtimespec.tv_sec
+            let modified = info.st_mtimespec
             #else
-            let modified = info.st_mtim.tv_sec
+            let modified = info.st_mtim
             #endif
-            guard now - modified > 2 else { continue }
+            guard duration(from: modified, to: now) > age else { continue }
             if flock(fd, LOCK_EX | LOCK_NB) == 0 { unlink(path) }
         }
+    }
+
+    /// `end − start` (negative when a clock was set back).
+    private static func duration(from start: timespec, to end: timespec) -> Duration {
+        .seconds(Int64(end.tv_sec) - Int64(start.tv_sec)) + .nanoseconds(Int64(end.tv_nsec) - Int64(start.tv_nsec))
     }
 }
 

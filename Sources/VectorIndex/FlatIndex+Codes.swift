@@ -148,27 +148,22 @@ extension FlatIndex {
     /// The `wanted` rows of highest rank (unordered): `rank(start, m, ranks)` writes the ranks of
     /// rows `start..<start + m` (blocks of 8,192), called from one worker per core for large indexes.
     private func bestRows(wanted: Int, filter: (@Sendable (Int) -> Bool)?, rank: @Sendable (Int, Int, UnsafeMutablePointer<Float>) -> Void) -> [Int] {
-        let n = count
-        let parts = n * dimension >= 1 << 21 ? min(ProcessInfo.processInfo.activeProcessorCount, n) : 1
-        var heaps = [BoundedHeap](repeating: BoundedHeap(capacity: wanted), count: parts)
         let block = 8192
-        withoutActuallyEscaping(rank) { rank in
-            heaps.withUnsafeMutableBufferPointer { slots in
-                let shared = WorkerShared(HeapSlots(slots: slots))
-                DispatchQueue.concurrentPerform(iterations: parts) { part in
-                    let rows = (n * part / parts)..<(n * (part + 1) / parts)
-                    var ranks = [Float](repeating: 0, count: block)
-                    var start = rows.lowerBound
-                    while start < rows.upperBound {
-                        let m = min(block, rows.upperBound - start)
-                        ranks.withUnsafeMutableBufferPointer { r in
-                            rank(start, m, r.baseAddress!)
-                            shared.value.slots[part].insert(contentsOf: UnsafeBufferPointer(rebasing: r[0..<m]), indexOffset: start, isIncluded: filter)
-                        }
-                        start += m
-                    }
+        // Each worker makes its own heap: heaps copied from one value would share one buffer
+        // that every worker's first insert copies away from.
+        let heaps = RowSplit.map(rows: count, parts: RowSplit.parts(rows: count, dimension: dimension)) { rows in
+            var heap = BoundedHeap(capacity: wanted)
+            var ranks = [Float](repeating: 0, count: block)
+            var start = rows.lowerBound
+            while start < rows.upperBound {
+                let m = min(block, rows.upperBound - start)
+                ranks.withUnsafeMutableBufferPointer { r in
+                    rank(start, m, r.baseAddress!)
+                    heap.insert(contentsOf: UnsafeBufferPointer(rebasing: r[0..<m]), indexOffset: start, isIncluded: filter)
                 }
+                start += m
             }
+            return heap
         }
         var merged = heaps[0]
         for heap in heaps.dropFirst() {
@@ -183,9 +178,4 @@ private struct CodeOperands {
     let codes: UnsafeRawPointer
     let scales: UnsafePointer<Float>?
     let query: UnsafeRawPointer
-}
-
-/// One heap per worker; each writes only its own slot.
-private struct HeapSlots {
-    let slots: UnsafeMutableBufferPointer<BoundedHeap>
 }

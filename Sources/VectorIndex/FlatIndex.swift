@@ -176,16 +176,10 @@ public struct FlatIndex: Sendable {
     /// vectorized row-dot pass: at 1,000,000 × 384 it measured 47–53 ms on 2 cores against
     /// 75–92 ms for OpenBLAS sgemv on the same split (Docs/Benchmarks.md).
     static func scores(matrix: UnsafePointer<Float>, rows: Int, dimension: Int, query: UnsafePointer<Float>, into scores: UnsafeMutablePointer<Float>) {
-        let parts = rows * dimension >= 1 << 21 ? ProcessInfo.processInfo.activeProcessorCount : 1
-        guard parts > 1 else {
-            Kernels.dotRows(matrix, rows: rows, columns: dimension, query: query, into: scores)
-            return
-        }
         let pointers = WorkerShared(SendablePointers(matrix: matrix, query: query, scores: scores))
-        DispatchQueue.concurrentPerform(iterations: parts) { part in
-            let start = rows * part / parts, end = rows * (part + 1) / parts
-            Kernels.dotRows(pointers.value.matrix + start * dimension, rows: end - start, columns: dimension,
-                            query: pointers.value.query, into: pointers.value.scores + start)
+        _ = RowSplit.map(rows: rows, parts: RowSplit.parts(rows: rows, dimension: dimension)) { part in
+            Kernels.dotRows(pointers.value.matrix + part.lowerBound * dimension, rows: part.count, columns: dimension,
+                            query: pointers.value.query, into: pointers.value.scores + part.lowerBound)
         }
     }
 
@@ -203,17 +197,14 @@ public struct FlatIndex: Sendable {
         // Large indexes: each core scans its own range of rows into its own heaps; merged below.
         // When BLAS runs its own threads (no model loaded sets it to one), one part uses them all
         // instead: splitting as well would run cores × BLAS threads on the cores.
-        let parts = count * dimension >= 1 << 21 && BLAS.threadCount == 1 ? min(ProcessInfo.processInfo.activeProcessorCount, count) : 1
-        var partHeaps = [[BoundedHeap]](repeating: [], count: parts)
-        storage.withUnsafeBufferPointer { matrix in
+        let split = RowSplit.parts(rows: count, dimension: dimension)
+        let parts = split > 1 && BLAS.threadCount == 1 ? split : 1
+        let partHeaps = storage.withUnsafeBufferPointer { matrix in
             packed.withUnsafeBufferPointer { queryMatrix in
-                partHeaps.withUnsafeMutableBufferPointer { slots in
-                    let shared = WorkerShared(SharedBatch(matrix: matrix.baseAddress!, queries: queryMatrix.baseAddress!, slots: slots))
-                    DispatchQueue.concurrentPerform(iterations: parts) { part in
-                        let start = count * part / parts, end = count * (part + 1) / parts
-                        shared.value.slots[part] = Self.scanBlocks(matrix: shared.value.matrix, rows: start..<end, dimension: dimension,
-                                                             queries: shared.value.queries, queryCount: q, k: k, isIncluded: filter)
-                    }
+                let shared = WorkerShared(SharedBatch(matrix: matrix.baseAddress!, queries: queryMatrix.baseAddress!))
+                return RowSplit.map(rows: count, parts: parts) { rows in
+                    Self.scanBlocks(matrix: shared.value.matrix, rows: rows, dimension: dimension,
+                                    queries: shared.value.queries, queryCount: q, k: k, isIncluded: filter)
                 }
             }
         }
@@ -274,9 +265,8 @@ private struct SendablePointers {
     let scores: UnsafeMutablePointer<Float>
 }
 
-/// The inputs and per-part outputs of one parallel batch search; each worker writes its own slot.
+/// The inputs of one parallel batch search (read only).
 private struct SharedBatch {
     let matrix: UnsafePointer<Float>
     let queries: UnsafePointer<Float>
-    let slots: UnsafeMutableBufferPointer<[BoundedHeap]>
 }

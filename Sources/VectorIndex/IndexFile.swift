@@ -54,7 +54,6 @@ public struct StoredIndex: Sendable {
 public enum IndexFile {
     static let magic: [UInt8] = Array("CEINDEX".utf8) + [0]
     static let endMagic: [UInt8] = Array("CEIXEND".utf8) + [0]
-    static let headerSize = 64
     /// The format version this library writes.
     public static let version: UInt32 = 2
     /// The versions it reads.
@@ -132,27 +131,15 @@ public enum IndexFile {
             if int8.quantizer.scheme == .perVector { flags |= perVectorFlag }
         }
         if index.binaryTable != nil { flags |= binaryFlag }
-        let unpadded = headerSize + fingerprintJSON.count + ids.count + stored.metadata.count
-        let vectorsOffset = (unpadded + 63) / 64 * 64
-        var head = [UInt8]()
-        head.reserveCapacity(vectorsOffset)
-        head.append(contentsOf: magic)
-        func append<T: FixedWidthInteger>(_ value: T) {
-            withUnsafeBytes(of: value.littleEndian) { head.append(contentsOf: $0) }
-        }
-        append(version)
-        append(flags)
-        append(UInt64(fingerprintJSON.count))
-        append(UInt64(index.count))
-        append(UInt64(index.dimension))
-        append(UInt64(ids.count))
-        append(UInt64(stored.metadata.count))
-        append(UInt64(vectorsOffset))
+        let header = Header(flags: flags, fingerprintLength: fingerprintJSON.count, count: index.count, dimension: index.dimension,
+                            idsLength: ids.count, metadataLength: stored.metadata.count)
+        var head = header.encode()
+        head.reserveCapacity(header.vectorsOffset)
         head.append(contentsOf: fingerprintJSON)
         head.append(contentsOf: ids)
         head.append(contentsOf: stored.metadata)
-        head.append(contentsOf: [UInt8](repeating: 0, count: vectorsOffset - head.count))
-        let vectorsEnd = vectorsOffset + index.count * index.dimension * 4
+        head.append(contentsOf: [UInt8](repeating: 0, count: header.vectorsOffset - head.count))
+        let vectorsEnd = header.vectorsOffset + index.count * index.dimension * 4
         guard let layout = codesLayout(after: vectorsEnd, count: index.count, dimension: index.dimension, flags: flags) else {
             throw VectorIndexError.io(path: url.path, operation: "write", message: "index too large to lay out")
         }
@@ -203,26 +190,18 @@ public enum IndexFile {
     public static func fingerprint(of url: URL) throws -> IndexFingerprint {
         let path = url.path
         let file = try MappedFile(path: path)
-        let bytes = file.bytes
-        guard bytes.count >= magic.count, Array(bytes[0..<magic.count]) == magic else { throw VectorIndexError.notAnIndexFile(path: path) }
-        guard bytes.count >= headerSize else {
-            throw VectorIndexError.truncatedFile(path: path, expectedBytes: headerSize, actualBytes: bytes.count)
+        let header = try Header.parse(file.bytes, path: path)
+        guard header.fingerprintRange.upperBound <= file.bytes.count else {
+            throw VectorIndexError.truncatedFile(path: path, expectedBytes: header.fingerprintRange.upperBound, actualBytes: file.bytes.count)
         }
-        let fileVersion = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
-        guard readableVersions.contains(fileVersion) else { throw VectorIndexError.unsupportedVersion(path: path, version: fileVersion) }
-        let length = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 16, as: UInt64.self))
-        guard length <= UInt64(bytes.count - headerSize) else {
-            throw VectorIndexError.truncatedFile(path: path, expectedBytes: headerSize + Int(min(length, UInt64(Int.max / 2))), actualBytes: bytes.count)
-        }
-        do {
-            return try JSONDecoder().decode(IndexFingerprint.self, from: Data(bytes[headerSize..<(headerSize + Int(length))]))
-        } catch {
-            throw VectorIndexError.corruptFile(path: path, reason: "fingerprint is not valid JSON")
-        }
+        return try fingerprint(in: file.bytes, header: header, path: path)
     }
 
     /// Reads and checks an index file; with `expected`, also checks it was built the same way.
     /// Its codes, if it has any, come back in the index (`FlatIndex.precisions`).
+    ///
+    /// In order: the header, the layout of the sections against the file's size, the checksums,
+    /// the fingerprint, the ids, the vectors, then the codes; the first failure is thrown.
     /// - Throws: `notAnIndexFile`, `truncatedFile`, `unsupportedVersion`, `checksumMismatch`,
     ///   `corruptFile`, `fingerprintMismatch` or `io`. Never returns a partially read index.
     public static func read(from url: URL, expecting expected: IndexFingerprint? = nil,
@@ -230,99 +209,118 @@ public enum IndexFile {
         let path = url.path
         let file = try MappedFile(path: path)
         let bytes = file.bytes
-        let prefix = min(bytes.count, magic.count)
-        guard prefix > 0, Array(bytes[0..<prefix]) == Array(magic[0..<prefix]) else {
-            throw VectorIndexError.notAnIndexFile(path: path)
-        }
-        guard bytes.count >= headerSize + 16 else {
-            throw VectorIndexError.truncatedFile(path: path, expectedBytes: headerSize + 16, actualBytes: bytes.count)
-        }
-        func u32(_ offset: Int) -> UInt32 { UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)) }
-        func u64(_ offset: Int) throws -> Int {
-            let v = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
-            guard v <= UInt64(Int.max / 8) else {
-                throw VectorIndexError.corruptFile(path: path, reason: "field at byte \(offset) is \(v), too large")
-            }
-            return Int(v)
-        }
-        let fileVersion = u32(8)
-        guard readableVersions.contains(fileVersion) else { throw VectorIndexError.unsupportedVersion(path: path, version: fileVersion) }
-        let flags = u32(12)
-        if fileVersion == 1, flags != 0 {
-            throw VectorIndexError.corruptFile(path: path, reason: "reserved field is \(flags)")
-        }
-        guard flags & ~(int8Flag | perVectorFlag | binaryFlag) == 0, flags & perVectorFlag == 0 || flags & int8Flag != 0 else {
-            throw VectorIndexError.corruptFile(path: path, reason: "unknown codes flags \(flags)")
-        }
-        let trailerSize = fileVersion == 1 ? 16 : 24
-        let fingerprintLength = try u64(16), count = try u64(24), dimension = try u64(32)
-        let idsLength = try u64(40), metadataLength = try u64(48), vectorsOffset = try u64(56)
-        guard dimension > 0 else { throw VectorIndexError.corruptFile(path: path, reason: "dimension is 0") }
-        let (floats, o1) = count.multipliedReportingOverflow(by: dimension)
-        let (vectorBytes, o2) = floats.multipliedReportingOverflow(by: 4)
-        let (vectorsEnd, o3) = vectorsOffset.addingReportingOverflow(vectorBytes)
-        guard !(o1 || o2 || o3), let layout = codesLayout(after: vectorsEnd, count: count, dimension: dimension, flags: flags) else {
-            throw VectorIndexError.corruptFile(path: path, reason: "sizes overflow (\(count) × \(dimension))")
-        }
-        let (expectedSize, o4) = layout.end.addingReportingOverflow(trailerSize)
-        guard !o4 else { throw VectorIndexError.corruptFile(path: path, reason: "sizes overflow (\(count) × \(dimension))") }
-        let headEnd = headerSize + fingerprintLength + idsLength + metadataLength
-        guard vectorsOffset % 64 == 0, vectorsOffset >= headEnd else {
-            throw VectorIndexError.corruptFile(path: path, reason: "vectors offset \(vectorsOffset) is inconsistent")
-        }
-        guard bytes.count >= expectedSize else {
-            throw VectorIndexError.truncatedFile(path: path, expectedBytes: expectedSize, actualBytes: bytes.count)
-        }
-        guard bytes.count == expectedSize else {
-            throw VectorIndexError.corruptFile(path: path, reason: "\(bytes.count - expectedSize) unexpected bytes after the end")
-        }
-        guard Array(bytes[(expectedSize - 8)..<expectedSize]) == endMagic else {
+        // The smallest file: a header and a version 1 trailer.
+        let header = try Header.parse(bytes, path: path, minimumFileSize: Header.size + 16)
+        let layout = try FileLayout(header, fileSize: bytes.count, path: path)
+        guard Array(bytes[(layout.fileSize - 8)..<layout.fileSize]) == endMagic else {
             throw VectorIndexError.corruptFile(path: path, reason: "missing end marker")
         }
+        try verifyChecksums(bytes, header: header, layout: layout, verification: verification, path: path)
+
+        let fingerprint = try fingerprint(in: bytes, header: header, path: path)
+        guard fingerprint.dimension == header.dimension else {
+            throw VectorIndexError.corruptFile(path: path, reason: "fingerprint says \(fingerprint.dimension) dimensions, header \(header.dimension)")
+        }
+        if let expected, expected != fingerprint {
+            throw VectorIndexError.fingerprintMismatch(expected: expected, actual: fingerprint)
+        }
+        let ids = try readIDs(bytes, header: header, path: path)
+        let metadata = Data(bytes[header.metadataRange])
+        var index = try vectors(of: file, header: header, ids: ids, layout: layout, verification: verification)
+        try readCodes(of: file, header: header, layout: layout, into: &index)
+        return StoredIndex(index: index, fingerprint: fingerprint, metadata: metadata)
+    }
+
+    /// Where a file's sections end, from its header, checked against the file's size.
+    private struct FileLayout {
+        /// N × D: the number of float values.
+        var floats: Int
+        /// Where the vectors end.
+        var vectorsEnd: Int
+        /// Where the codes lie; `codes.end` is where the trailer begins.
+        var codes: CodesLayout
+        /// The size the file must have.
+        var fileSize: Int
+
+        /// - Throws: `corruptFile` when the sizes overflow or the sections overlap, `truncatedFile`
+        ///   when the file is shorter than the header says, `corruptFile` when longer.
+        init(_ header: Header, fileSize actual: Int, path: String) throws {
+            let count = header.count, dimension = header.dimension, vectorsOffset = header.vectorsOffset
+            guard dimension > 0 else { throw VectorIndexError.corruptFile(path: path, reason: "dimension is 0") }
+            let (floats, o1) = count.multipliedReportingOverflow(by: dimension)
+            let (vectorBytes, o2) = floats.multipliedReportingOverflow(by: 4)
+            let (vectorsEnd, o3) = vectorsOffset.addingReportingOverflow(vectorBytes)
+            guard !(o1 || o2 || o3), let codes = codesLayout(after: vectorsEnd, count: count, dimension: dimension, flags: header.flags) else {
+                throw VectorIndexError.corruptFile(path: path, reason: "sizes overflow (\(count) × \(dimension))")
+            }
+            let (expectedSize, o4) = codes.end.addingReportingOverflow(header.trailerSize)
+            guard !o4 else { throw VectorIndexError.corruptFile(path: path, reason: "sizes overflow (\(count) × \(dimension))") }
+            guard vectorsOffset % 64 == 0, vectorsOffset >= header.metadataRange.upperBound else {
+                throw VectorIndexError.corruptFile(path: path, reason: "vectors offset \(vectorsOffset) is inconsistent")
+            }
+            guard actual >= expectedSize else {
+                throw VectorIndexError.truncatedFile(path: path, expectedBytes: expectedSize, actualBytes: actual)
+            }
+            guard actual == expectedSize else {
+                throw VectorIndexError.corruptFile(path: path, reason: "\(actual - expectedSize) unexpected bytes after the end")
+            }
+            self.floats = floats
+            self.vectorsEnd = vectorsEnd
+            self.codes = codes
+            self.fileSize = expectedSize
+        }
+    }
+
+    /// Version 1: one checksum of everything before it. Version 2: one of everything but the
+    /// vectors, and (with `.full`) one of the vectors.
+    /// - Throws: `checksumMismatch`.
+    private static func verifyChecksums(_ bytes: UnsafeRawBufferPointer, header: Header, layout: FileLayout,
+                                        verification: Verification, path: String) throws {
+        func stored(at offset: Int) -> UInt64 { UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
         func checksum(_ range: Range<Int>) -> Checksum {
             var c = Checksum()
             c.update(UnsafeRawBufferPointer(rebasing: bytes[range]))
             return c
         }
-        if fileVersion == 1 {
-            let stored = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: vectorsEnd, as: UInt64.self))
-            guard Checksum.of(UnsafeRawBufferPointer(rebasing: bytes[0..<vectorsEnd])) == stored else {
+        if header.version == 1 {
+            guard Checksum.of(UnsafeRawBufferPointer(rebasing: bytes[0..<layout.vectorsEnd])) == stored(at: layout.vectorsEnd) else {
                 throw VectorIndexError.checksumMismatch(path: path)
             }
-        } else {
-            var outside = checksum(0..<vectorsOffset)
-            outside.update(UnsafeRawBufferPointer(rebasing: bytes[vectorsEnd..<layout.end]))
-            let storedOutside = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: layout.end, as: UInt64.self))
-            guard outside.finalize() == storedOutside else { throw VectorIndexError.checksumMismatch(path: path) }
-            if verification == .full {
-                let storedInside = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: layout.end + 8, as: UInt64.self))
-                guard checksum(vectorsOffset..<vectorsEnd).finalize() == storedInside else { throw VectorIndexError.checksumMismatch(path: path) }
+            return
+        }
+        var outside = checksum(0..<header.vectorsOffset)
+        outside.update(UnsafeRawBufferPointer(rebasing: bytes[layout.vectorsEnd..<layout.codes.end]))
+        guard outside.finalize() == stored(at: layout.codes.end) else { throw VectorIndexError.checksumMismatch(path: path) }
+        if verification == .full {
+            guard checksum(header.vectorsOffset..<layout.vectorsEnd).finalize() == stored(at: layout.codes.end + 8) else {
+                throw VectorIndexError.checksumMismatch(path: path)
             }
         }
+    }
 
-        var cursor = headerSize
-        let fingerprintData = Data(bytes[cursor..<(cursor + fingerprintLength)])
-        cursor += fingerprintLength
-        let fingerprint: IndexFingerprint
+    /// The fingerprint JSON after the header (the caller has checked that the file holds it).
+    /// - Throws: `corruptFile` when it is not a fingerprint.
+    private static func fingerprint(in bytes: UnsafeRawBufferPointer, header: Header, path: String) throws -> IndexFingerprint {
         do {
-            fingerprint = try JSONDecoder().decode(IndexFingerprint.self, from: fingerprintData)
+            return try JSONDecoder().decode(IndexFingerprint.self, from: Data(bytes[header.fingerprintRange]))
         } catch {
             throw VectorIndexError.corruptFile(path: path, reason: "fingerprint is not valid JSON")
         }
-        guard fingerprint.dimension == dimension else {
-            throw VectorIndexError.corruptFile(path: path, reason: "fingerprint says \(fingerprint.dimension) dimensions, header \(dimension)")
-        }
-        if let expected, expected != fingerprint {
-            throw VectorIndexError.fingerprintMismatch(expected: expected, actual: fingerprint)
-        }
-        let idsEnd = cursor + idsLength
+    }
+
+    /// The ids section: N × (UInt32 length + UTF-8), filling it exactly.
+    /// - Throws: `corruptFile` naming the first id that does not fit or is not UTF-8.
+    private static func readIDs(_ bytes: UnsafeRawBufferPointer, header: Header, path: String) throws -> [String] {
+        let count = header.count
+        var cursor = header.idsRange.lowerBound
+        let idsEnd = header.idsRange.upperBound
         var ids = [String]()
-        ids.reserveCapacity(min(count, idsLength / 4 + 1))
+        ids.reserveCapacity(min(count, header.idsLength / 4 + 1))
         while ids.count < count {
             guard cursor + 4 <= idsEnd else {
                 throw VectorIndexError.corruptFile(path: path, reason: "ids section ends after \(ids.count) of \(count) ids")
             }
-            let length = Int(u32(cursor))
+            let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: cursor, as: UInt32.self)))
             cursor += 4
             guard length <= idsEnd - cursor else {
                 throw VectorIndexError.corruptFile(path: path, reason: "id \(ids.count) runs past the ids section")
@@ -336,24 +334,36 @@ public enum IndexFile {
         guard cursor == idsEnd else {
             throw VectorIndexError.corruptFile(path: path, reason: "ids section has \(idsEnd - cursor) extra bytes")
         }
-        let metadata = Data(bytes[idsEnd..<(idsEnd + metadataLength)])
-        let storage = VectorStorage.mapped(file, offset: vectorsOffset, count: floats)
-        if verification == .full || fileVersion == 1 {
+        return ids
+    }
+
+    /// The index over the mapped vectors, each checked finite unless `verification` skips them
+    /// (version 1 files are always checked).
+    /// - Throws: `corruptFile` for a non-finite value or a repeated id.
+    private static func vectors(of file: MappedFile, header: Header, ids: [String], layout: FileLayout,
+                                verification: Verification) throws -> FlatIndex {
+        let storage = VectorStorage.mapped(file, offset: header.vectorsOffset, count: layout.floats)
+        if verification == .full || header.version == 1 {
             let nonFinite = storage.withUnsafeBufferPointer { values in values.firstIndex { !$0.isFinite } }
             if let bad = nonFinite {
-                throw VectorIndexError.corruptFile(path: path, reason: "vector \(bad / dimension) has a non-finite value")
+                throw VectorIndexError.corruptFile(path: file.path, reason: "vector \(bad / header.dimension) has a non-finite value")
             }
         }
-        var index: FlatIndex
         do {
-            index = try FlatIndex(dimension: dimension, ids: ids, storage: storage)
+            return try FlatIndex(dimension: header.dimension, ids: ids, storage: storage)
         } catch VectorIndexError.duplicateID(let id) {
-            throw VectorIndexError.corruptFile(path: path, reason: "id '\(id)' appears twice")
+            throw VectorIndexError.corruptFile(path: file.path, reason: "id '\(id)' appears twice")
         }
-        if let codes = layout.int8Codes {
+    }
+
+    /// Attaches the int8 and binary codes the file keeps to `index`, mapped.
+    /// - Throws: `corruptFile` for int8 ranges that are not finite or an invalid per-vector scale.
+    private static func readCodes(of file: MappedFile, header: Header, layout: FileLayout, into index: inout FlatIndex) throws {
+        let count = header.count, dimension = header.dimension, path = file.path
+        if let codes = layout.codes.int8Codes {
             let quantizer: Int8Quantizer
-            if let parameters = layout.int8Parameters {
-                let values = (0..<(2 * dimension)).map { bytes.loadUnaligned(fromByteOffset: parameters.lowerBound + 4 * $0, as: Float.self) }
+            if let parameters = layout.codes.int8Parameters {
+                let values = (0..<(2 * dimension)).map { file.bytes.loadUnaligned(fromByteOffset: parameters.lowerBound + 4 * $0, as: Float.self) }
                 do {
                     quantizer = try Int8Quantizer(minimum: Array(values[0..<dimension]), step: Array(values[dimension...]))
                 } catch {
@@ -363,17 +373,16 @@ public enum IndexFile {
                 quantizer = Int8Quantizer(perVectorDimension: dimension)
             }
             var scales = StoredArray<Float>.owned([])
-            if let range = layout.int8Scales {
+            if let range = layout.codes.int8Scales {
                 scales = .mapped(file, offset: range.lowerBound, count: count)
                 let bad = scales.withUnsafeBufferPointer { $0.firstIndex { !$0.isFinite || $0 < 0 } }
                 if let bad { throw VectorIndexError.corruptFile(path: path, reason: "int8 scale of vector \(bad) is invalid") }
             }
-            index.int8Table = Int8Table(quantizer: quantizer, codes: .mapped(file, offset: codes.lowerBound, count: floats), scales: scales)
+            index.int8Table = Int8Table(quantizer: quantizer, codes: .mapped(file, offset: codes.lowerBound, count: layout.floats), scales: scales)
         }
-        if let range = layout.binaryCodes {
+        if let range = layout.codes.binaryCodes {
             let words = (dimension + 63) / 64
             index.binaryTable = BinaryTable(words: words, codes: .mapped(file, offset: range.lowerBound, count: count * words))
         }
-        return StoredIndex(index: index, fingerprint: fingerprint, metadata: metadata)
     }
 }

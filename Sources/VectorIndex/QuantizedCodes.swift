@@ -254,12 +254,7 @@ struct BinaryTable: Sendable {
 
 /// Runs `body` over contiguous row ranges, one per core for large matrices.
 private func forEachRowRange(rows: Int, dimension: Int, _ body: @Sendable (Range<Int>) -> Void) {
-    let parts = rows * dimension >= 1 << 21 ? min(ProcessInfo.processInfo.activeProcessorCount, rows) : 1
-    withoutActuallyEscaping(body) { body in
-        DispatchQueue.concurrentPerform(iterations: parts) { part in
-            body((rows * part / parts)..<(rows * (part + 1) / parts))
-        }
-    }
+    _ = RowSplit.map(rows: rows, parts: RowSplit.parts(rows: rows, dimension: dimension), body)
 }
 
 /// Where the encoders of one table write; each worker writes only its own rows.

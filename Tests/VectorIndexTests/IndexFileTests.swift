@@ -152,4 +152,27 @@ final class IndexFileTests: XCTestCase {
         XCTAssertTrue(left.contains(other.lastPathComponent), "another file's temporaries are not touched")
         XCTAssertTrue(left.contains("h.index"))
     }
+
+    func testTheStaleAgeDecidesWhichUnlockedTemporariesGo() throws {
+        let url = folder.appendingPathComponent("i.index")
+        let temporary = folder.appendingPathComponent(".i.index.tmp-999999-1")
+        try Data([1]).write(to: temporary)
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -1)], ofItemAtPath: temporary.path)
+        AtomicFile.removeStaleTemporaries(of: url, olderThan: AtomicFile.defaultStaleTemporaryAge)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: temporary.path), "1 s old: younger than the default 2 s")
+        AtomicFile.removeStaleTemporaries(of: url, olderThan: .milliseconds(500))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: temporary.path), "1 s old: older than 0.5 s")
+    }
+
+    func testTheStaleAgeComesFromTheEnvironment() {
+        let variable = AtomicFile.staleTemporaryAgeVariable
+        XCTAssertEqual(variable, "CONTEXTUAL_EMBEDDINGS_STALE_TEMPORARY_AGE")
+        XCTAssertEqual(AtomicFile.defaultStaleTemporaryAge, .seconds(2))
+        XCTAssertEqual(AtomicFile.staleTemporaryAge(in: [:]), .seconds(2))
+        XCTAssertEqual(AtomicFile.staleTemporaryAge(in: [variable: "0"]), .zero)
+        XCTAssertEqual(AtomicFile.staleTemporaryAge(in: [variable: "0.25"]), .milliseconds(250))
+        for invalid in ["", "-1", "soon", "nan", "inf"] {
+            XCTAssertEqual(AtomicFile.staleTemporaryAge(in: [variable: invalid]), .seconds(2), "'\(invalid)'")
+        }
+    }
 }

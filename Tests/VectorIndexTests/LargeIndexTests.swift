@@ -29,9 +29,34 @@ final class LargeIndexTests: XCTestCase {
         return scored.sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0 < $1.0 }.prefix(k).map(\.0)
     }
 
-    func testTheScanIsSplitAcrossCores() {
-        XCTAssertGreaterThanOrEqual(Self.rows * Self.dimension, 1 << 21, "past the parallel threshold")
-        XCTAssertGreaterThan(ProcessInfo.processInfo.activeProcessorCount, 1, "a machine with one core cannot run the split")
+    /// The part counts of the row splits that `body` runs.
+    func splits(_ body: () throws -> Void) rethrows -> [Int] {
+        let observer = RowSplit.Observer()
+        try RowSplit.$observer.withValue(observer) { try body() }
+        return observer.partCounts
+    }
+
+    func testEveryScanAndEncoderIsSplitAcrossTheCores() throws {
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        XCTAssertGreaterThan(cores, 1, "a machine with one core cannot run the split")
+        var (index, _) = try makeIndex()
+        var rng = SeededGenerator(seed: 80)
+        let query = rng.floats(Self.dimension)
+        XCTAssertEqual(try splits { _ = try index.scores(for: query) }, [cores])
+        XCTAssertEqual(try splits { _ = try index.search(query, k: 10) }, [cores])
+        // The batch path splits only when BLAS runs on one thread (else BLAS uses the cores).
+        XCTAssertEqual(try splits { _ = try index.search(batch: [query, query], k: 10) }, [BLAS.threadCount == 1 ? cores : 1])
+        XCTAssertEqual(splits { index.buildCodes([.int8, .binary]) }, [cores, cores], "int8 and binary encoders")
+        for precision in [SearchPrecision.int8, .binary] {
+            XCTAssertEqual(try splits { _ = try index.search(query, k: 10, precision: precision) }, [cores], "\(precision)")
+        }
+    }
+
+    func testASmallIndexIsScannedInOnePart() throws {
+        var index = FlatIndex(dimension: 4)
+        try index.add(contentsOf: (0..<100).map { (id: "s\($0)", vector: [1, Float($0), 0, 1]) })
+        XCTAssertEqual(try splits { _ = try index.search([1, 0, 0, 0], k: 3) }, [1])
+        XCTAssertEqual(splits { index.buildCodes([.binary]) }, [1])
     }
 
     func testExactSingleAndBatchSearchEqualBruteForce() throws {
