@@ -81,7 +81,7 @@ let package = Package(
         .testTarget(name: "ModelAssetsTests", dependencies: ["ModelAssets", "Hashing", "TestSupport"]),
         .testTarget(
             name: "EmbeddingsTests",
-            dependencies: ["Embeddings", "Tokenization", "Retrieval", "LinearAlgebra", "TestSupport", "ModelTestSupport"]
+            dependencies: ["Embeddings", "Tokenization", "Retrieval", "LinearAlgebra", "ModelAssets", "TestSupport", "ModelTestSupport"]
         ),
         .testTarget(
             name: "PostgresStorageTests",

@@ -103,10 +103,10 @@ enum MultilingualBench {
         out += "| Model | Mode | recall@1 | recall@2 | recall@4 |\n|---|---|---:|---:|---:|\n"
         for model in models {
             let store = EmbeddingStore(embedding: model)
-            _ = try blockingAwait { try await store.index(folder: corpus) }
+            _ = try store.index(folder: corpus)
             for mode in [RetrievalMode.hybrid, .semantic, .lexical] where mode != .lexical || model === models[0] {
                 let (recall, _) = try evaluation.recall(ks: [1, 2, 4]) { question in
-                    try blockingAwait { try await store.search(question, mode: mode, k: 4) }.map(\.chunk.id)
+                    try store.search(question, mode: mode, k: 4).map(\.chunk.id)
                 }
                 let name = mode == .lexical ? "(BM25, no model)" : model.modelIdentifier
                 out += String(format: "| %@ | %@ | %.3f | %.3f | %.3f |\n", name, mode.rawValue, recall[1] ?? 0, recall[2] ?? 0, recall[4] ?? 0)

@@ -57,16 +57,12 @@ enum StoreBench {
         return out
     }
 
-    static func pages(_ corpus: URL, copies: Int) throws -> [EmbeddingStore.Page] {
-        let files = try MarkdownChunker.markdownFiles(in: corpus)
-        var pages = [EmbeddingStore.Page]()
-        for copy in 0..<copies {
-            for (url, relative) in files {
-                let source = copies == 1 ? relative : String(format: "copy-%03d/", copy + 1) + relative
-                pages.append(EmbeddingStore.Page(source: source, text: try MarkdownChunker.readText(url)))
-            }
+    static func pages(_ corpus: URL, copies: Int) throws -> [Page] {
+        let pages = try MarkdownChunker.pages(in: corpus).pages
+        guard copies > 1 else { return pages }
+        return (0..<copies).flatMap { copy in
+            pages.map { Page(source: String(format: "copy-%03d/", copy + 1) + $0.source, text: $0.text) }
         }
-        return pages
     }
 
     /// HNSW recall@10 against exact, ties counted: a result counts when it scores at least the
@@ -86,6 +82,21 @@ enum StoreBench {
         return wanted == 0 ? 0 : Double(found) / Double(wanted)
     }
 
+    /// An indexing run of `store` over `pages` and what makes it last (the file store's save), timed.
+    static func indexing(_ store: any ChunkStore, _ pages: [Page], finish: () throws -> Void = {}) throws -> (IndexingStatistics, Double) {
+        let start = Date()
+        let statistics = try store.replace(with: pages)
+        try finish()
+        return (statistics, Date().timeIntervalSince(start))
+    }
+
+    /// Hybrid p50 and p90 and semantic-only p50 over `questions`, in seconds.
+    static func searching(_ store: any ChunkStore, _ questions: [String]) throws -> (Double, Double, Double) {
+        let (hybrid50, hybrid90) = try latency(questions) { q in _ = try store.search(q, mode: .hybrid, k: 4) }
+        let (semantic50, _) = try latency(questions) { q in _ = try store.search(q, mode: .semantic, k: 4) }
+        return (hybrid50, hybrid90, semantic50)
+    }
+
     static func run(url: String, copies: Int, embedding: ContextualEmbedding, corpus: URL, evaluation: EvaluationSet?) throws -> String {
         let questions = evaluation?.cases.map(\.question) ?? []
         var lexicalComparison = "| Mode | recall@4, BM25 from stored term counts | recall@4, PostgreSQL full-text search (ts_rank_cd, english) |\n|---|---|---|\n"
@@ -99,18 +110,15 @@ enum StoreBench {
             let file = EmbeddingStore(embedding: embedding)
             if n > 1 {
                 let known = cache
-                try blockingAwait { await file.setPrecomputedVectors(known) }
+                file.precomputedVectors = known
             }
-            var start = Date()
-            let fileStats = try blockingAwait { try await file.replace(with: pages) }
             let fileURL = FileManager.default.temporaryDirectory.appendingPathComponent("store-bench-\(UUID()).index")
             defer { try? FileManager.default.removeItem(at: fileURL) }
-            try blockingAwait { try await file.save(to: fileURL) }
-            let fileSeconds = Date().timeIntervalSince(start)
+            let (fileStats, fileSeconds) = try indexing(file, pages) { try file.save(to: fileURL) }
             if n == 1 {
                 // Every distinct chunk text's vector, for the copied corpus.
-                let chunks = try blockingAwait { await file.chunks }
-                let vectors = try blockingAwait { await file.vectors() }
+                let chunks = file.chunks
+                let vectors = file.vectors()
                 for chunk in chunks { if let v = vectors?.vector(for: chunk.id) { byText[chunk.text] = v } }
                 // The copied corpus: copy-001 keeps the real vectors, later copies near duplicates.
                 let copied = try Self.pages(corpus, copies: copies)
@@ -125,20 +133,16 @@ enum StoreBench {
                     }
                 }
             }
-            let (fp50, fp90) = try latency(questions) { q in _ = try blockingAwait { try await file.search(q, mode: .hybrid, k: 4) } }
-            let (fs50, _) = try latency(questions) { q in _ = try blockingAwait { try await file.search(q, mode: .semantic, k: 4) } }
+            let (fp50, fp90, fs50) = try searching(file, questions)
             rows.append(Row(corpus: label, store: "index file", chunks: fileStats.chunks, indexSeconds: fileSeconds,
                             embedded: fileStats.embedded, p50: fp50, p90: fp90, semanticP50: fs50, recall: nil))
             // PostgreSQL, exact then HNSW.
             let postgres = try PostgresStore(connection: url, embedding: embedding, tablePrefix: "bench")
             try postgres.drop()
             if n > 1 { postgres.precomputedVectors = cache }
-            start = Date()
-            let stats = try postgres.replace(with: pages)
-            let postgresSeconds = Date().timeIntervalSince(start)
+            let (stats, postgresSeconds) = try indexing(postgres, pages)
             postgres.vectorSearch = .exact
-            let (ep50, ep90) = try latency(questions) { q in _ = try postgres.search(q, mode: .hybrid, k: 4) }
-            let (es50, _) = try latency(questions) { q in _ = try postgres.search(q, mode: .semantic, k: 4) }
+            let (ep50, ep90, es50) = try searching(postgres, questions)
             rows.append(Row(corpus: label, store: "PostgreSQL, exact", chunks: stats.chunks, indexSeconds: postgresSeconds,
                             embedded: stats.embedded, p50: ep50, p90: ep90, semanticP50: es50, recall: 1))
             if n == 1, let set = evaluation {
@@ -149,12 +153,11 @@ enum StoreBench {
                     lexicalComparison += String(format: "| %@ | %.3f | %.3f |\n", mode.rawValue, bm25, fullText)
                 }
             }
-            start = Date()
+            let start = Date()
             try postgres.buildHNSWIndex()
             let hnswSeconds = Date().timeIntervalSince(start)
             postgres.vectorSearch = .hnsw(efSearch: 40)
-            let (hp50, hp90) = try latency(questions) { q in _ = try postgres.search(q, mode: .hybrid, k: 4) }
-            let (hs50, _) = try latency(questions) { q in _ = try postgres.search(q, mode: .semantic, k: 4) }
+            let (hp50, hp90, hs50) = try searching(postgres, questions)
             let recall = try hnswRecall(postgres, questions, efSearch: 40)
             rows.append(Row(corpus: label, store: "PostgreSQL, HNSW (ef_search 40)", chunks: stats.chunks, indexSeconds: hnswSeconds,
                             embedded: 0, p50: hp50, p90: hp90, semanticP50: hs50, recall: recall))

@@ -120,3 +120,18 @@ struct Progress {
         }
     }
 }
+
+/// Files the CLI reads (index files, evaluation cases), checked before they are opened: a FIFO,
+/// a device or a folder given where a file belongs is refused at once instead of blocking on an
+/// open that waits for a writer (or reading a device forever).
+enum InputFile {
+    /// - Throws: `CLIError.noInput` (66) when nothing is at `url`, `.data` (65) when it is not a
+    ///   regular file. `what` names it in the message ("index file").
+    static func check(_ url: URL, what: String) throws {
+        var info = stat()
+        guard stat(url.path, &info) == 0 else { throw CLIError.noInput("\(what) '\(url.path)' does not exist") }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw CLIError.data("\(what) '\(url.path)' is not a regular file")
+        }
+    }
+}

@@ -27,19 +27,15 @@ struct EvalCommand: Command {
         cases = URL(fileURLWithPath: parsed.positionals[0])
         k = try parsed.value(Self.k)
         mode = try StoreOption.mode(parsed)
-        guard parsed.contains(SharedOptions.index) || parsed.contains(SharedOptions.store) else {
-            throw CLIError.usage("missing \(SharedOptions.index.synopsis) (or \(SharedOptions.store.synopsis))")
-        }
+        _ = try StoreOption.location(parsed, fileOption: SharedOptions.index)
     }
 
     func run() throws {
-        guard FileManager.default.fileExists(atPath: cases.path) else { throw CLIError.noInput("cases file '\(cases.path)' does not exist") }
+        try InputFile.check(cases, what: "cases file")
         let set: EvaluationSet
         do { set = try EvaluationSet(contentsOf: cases) } catch let error as RetrievalError { throw CLIError.data(error.description) }
-        let search = try PostgresOption.searcher(parsed, mode: mode)
-        let (recall, failures) = try set.recall(ks: Array(1...k)) { [mode, k] question in
-            try search(question, mode, k).map(\.chunk.id)
-        }
+        let store = try StoreOption.openForSearch(parsed, mode: mode)
+        let (recall, failures) = try StoreOption.mapping { try store.evaluate(set, ks: Array(1...k), mode: mode) }
         print("\(set.cases.count) cases, mode \(mode.rawValue)")
         for i in 1...k { print(String(format: "recall@%d: %.3f", i, recall[i] ?? 0)) }
         for failure in failures { print("missed: \(failure.question)  (expected \(failure.expected.joined(separator: ", ")))") }

@@ -53,25 +53,28 @@ struct ExportCommand: Command {
 
     func run() throws {
         Console.configure(parsed)
-        let store = try StoreOption.open(parsed, mode: .lexical)
         let path = try parsed.value(SharedOptions.index)
+        let url = URL(fileURLWithPath: path)
+        try InputFile.check(url, what: "index file")
+        let store = EmbeddingStore(embedding: nil)
+        try StoreOption.load(store, from: url)
         // The store does not say whether it was built without a model; the file's fingerprint does.
         // Its vectors are mapped, not read again.
         let fingerprint: IndexFingerprint
-        do { fingerprint = try IndexFile.read(from: URL(fileURLWithPath: path), verification: .skippingVectors).fingerprint } catch {
+        do { fingerprint = try IndexFile.read(from: url, verification: .skippingVectors).fingerprint } catch {
             throw CLIError.data("\(error)")
         }
         // A store without a model is saved with this fingerprint and zero vectors that only keep
         // the ids in line (EmbeddingStore.save): there are no vectors to export.
         let lexicalOnly = fingerprint.modelIdentifier == "none"
-        let vectors = lexicalOnly ? nil : try blockingAwait { await store.vectors() }
+        let vectors = lexicalOnly ? nil : store.vectors()
         if vectors == nil {
             guard format == .jsonl else {
                 throw CLIError.data("'\(path)' is a lexical-only index (built with --lexical-only): it has no vectors to write as \(format.rawValue)")
             }
             Console.note("note: '\(path)' is a lexical-only index: the rows carry no \"vector\"")
         }
-        let exporter = Exporter(format: format, table: table, chunks: try blockingAwait { await store.chunks }, vectors: vectors,
+        let exporter = Exporter(format: format, table: table, chunks: store.chunks, vectors: vectors,
                                 modelIdentifier: fingerprint.modelIdentifier)
         var progress = Progress("exporting", total: exporter.chunks.count, writesToStandardOutput: !parsed.contains(Self.out))
         guard let out = parsed[Self.out] else {

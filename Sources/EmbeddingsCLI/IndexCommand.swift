@@ -35,41 +35,30 @@ struct IndexCommand: Command {
 
     let parsed: ParsedArguments
     let folders: [URL]
-    let output: URL?
-    let codes: Set<SearchPrecision>?
 
     init(parsed: ParsedArguments) throws {
         self.parsed = parsed
-        codes = parsed[Self.codes]
-        if let codes, !codes.isEmpty, parsed[Self.lexicalOnly] {
+        if let codes = parsed[Self.codes], !codes.isEmpty, parsed[Self.lexicalOnly] {
             throw CLIError.usage("\(Self.codes.name) needs embeddings; it cannot go with \(Self.lexicalOnly.name)")
         }
         guard !parsed.positionals.isEmpty else { throw CLIError.usage("expected at least one folder to index") }
-        try PostgresOption.checkIndexArguments(parsed)
-        let out = parsed[SharedOptions.out]
-        if out == nil, !parsed.contains(SharedOptions.store) {
-            throw CLIError.usage("missing \(SharedOptions.out.synopsis) (or \(SharedOptions.store.synopsis))")
-        }
+        try StoreOption.checkIndexArguments(parsed)
         if parsed[Self.lexicalOnly], parsed[Self.lateChunking] {
             throw CLIError.usage("\(Self.lateChunking.name) needs embeddings; it cannot go with \(Self.lexicalOnly.name)")
         }
         folders = parsed.positionals.map { URL(fileURLWithPath: $0) }
-        output = out.map { URL(fileURLWithPath: $0) }
     }
 
     /// The pages below every folder (unreadable files are reported and skipped).
-    func readPages() throws -> [EmbeddingStore.Page] {
-        var pages = [EmbeddingStore.Page]()
+    func readPages() throws -> [Page] {
+        var pages = [Page]()
         for folder in folders {
-            let files: [(url: URL, relative: String)]
-            do { files = try MarkdownChunker.markdownFiles(in: folder) } catch let error as RetrievalError {
+            let (found, problems): ([Page], [RetrievalError])
+            do { (found, problems) = try MarkdownChunker.pages(in: folder) } catch let error as RetrievalError {
                 throw CLIError.noInput(error.description)
             }
-            for (url, relative) in files {
-                do { pages.append(.init(source: relative, text: try MarkdownChunker.readText(url))) } catch let error as RetrievalError {
-                    Console.warning("skipped \(error)")
-                }
-            }
+            for problem in problems { Console.warning("skipped \(problem)") }
+            pages += found
         }
         guard !pages.isEmpty else { throw CLIError.data("no readable Markdown files found") }
         return pages
@@ -88,60 +77,21 @@ struct IndexCommand: Command {
     func run() throws {
         Console.configure(parsed)
         try checkFolders()
-        guard let output else { return try runOnPostgres() }
-        // Fail now, not after minutes of embedding, when the index cannot be written there.
-        do { try AtomicFile.checkWritable(output) } catch let error as VectorIndexError {
-            throw CLIError.failure(error.description)
-        }
-        let embedding = parsed[Self.lexicalOnly] ? nil : try ModelOption.load(parsed)
-        let store = EmbeddingStore(embedding: embedding, lateChunking: parsed[Self.lateChunking])
-        if FileManager.default.fileExists(atPath: output.path) {
-            do { try blockingAwait { try await store.load(from: output) } } catch {
-                Console.note("note: not reusing \(output.path) (\(error)); indexing from scratch")
-            }
-        }
+        let target = try StoreOption.openForIndexing(parsed) { parsed[Self.lexicalOnly] ? nil : try ModelOption.load(parsed) }
         let pages = try readPages()
         let start = Date()
-        let progressBox = ProgressBox(Progress("embedding", total: nil))
-        let allPages = pages
-        if let codes { try blockingAwait { await store.keepCodes(codes) } }
-        let stats = try blockingAwait {
-            try await store.replace(with: allPages) { done, total in progressBox.update(done, total) }
+        let progress = ProgressBox(Progress("embedding", total: nil))
+        let stats = try StoreOption.mapping {
+            try target.store.replace(with: pages) { done, total in progress.update(done, total) }
         }
-        progressBox.finish()
+        progress.finish()
         let seconds = Date().timeIntervalSince(start)
-        do { try blockingAwait { try await store.save(to: output) } } catch let error as VectorIndexError {
-            throw CLIError.failure(error.description)
-        }
+        let written = try target.finish()
         let rate = seconds > 0 ? Double(stats.embedded) / seconds : 0
         Console.note(String(format: "indexed %d pages, %d chunks: %d embedded, %d reused, %d removed in %.2f s (%.0f chunks/s)%@",
                             pages.count, stats.chunks, stats.embedded, stats.reused, stats.removed, seconds, rate,
                             stats.lateChunkingFallbacks > 0 ? ", \(stats.lateChunkingFallbacks) late-chunking fallbacks" : ""))
-        print("wrote \(output.path)")
-    }
-}
-
-extension IndexCommand {
-    /// `index DIR… --store URL`: one transaction; unchanged chunks keep their vectors.
-    func runOnPostgres() throws {
-        let embedding = parsed[Self.lexicalOnly] ? nil : try ModelOption.load(parsed)
-        let store = try PostgresOption.open(parsed, embedding: embedding)
-        let pages = try readPages()
-        let start = Date()
-        let progressBox = ProgressBox(Progress("embedding", total: nil))
-        let stats = try PostgresOption.mapping {
-            try store.replace(with: pages) { done, total in progressBox.update(done, total) }
-        }
-        let seconds = Date().timeIntervalSince(start)
-        if parsed[Self.hnsw] {
-            let indexStart = Date()
-            try PostgresOption.mapping { try store.buildHNSWIndex() }
-            Console.note(String(format: "built the HNSW index in %.2f s", Date().timeIntervalSince(indexStart)))
-        }
-        let rate = seconds > 0 ? Double(stats.embedded) / seconds : 0
-        Console.note(String(format: "indexed %d pages, %d chunks: %d embedded, %d reused, %d removed in %.2f s (%.0f chunks/s)",
-                            pages.count, stats.chunks, stats.embedded, stats.reused, stats.removed, seconds, rate))
-        print("stored in \(store.tablePrefix)_chunks")
+        print(written)
     }
 }
 

@@ -4,41 +4,6 @@ import Foundation
 import Retrieval
 import VectorIndex
 
-/// Opens an index file with the model that built it (unless lexical).
-enum StoreOption {
-    static func open(_ parsed: ParsedArguments, mode: RetrievalMode) throws -> EmbeddingStore {
-        let path = try parsed.value(SharedOptions.index)
-        let precision = try parsed.value(SharedOptions.precision).ofIndexFile()
-        guard FileManager.default.fileExists(atPath: path) else { throw CLIError.noInput("index file '\(path)' does not exist") }
-        let rescore = parsed[SharedOptions.rescore]
-        if rescore != nil, precision == .exact {
-            throw CLIError.usage("\(SharedOptions.rescore.name) goes with \(SharedOptions.precision.name) int8 or binary")
-        }
-        // Without --model, the model named in the file, when the library knows it.
-        var parsed = parsed
-        if mode != .lexical, !parsed.contains(SharedOptions.model),
-           let stored = try? IndexFile.fingerprint(of: URL(fileURLWithPath: path)).modelIdentifier,
-           ModelCatalog.descriptor(for: stored) != nil {
-            try parsed.set(SharedOptions.model, to: stored)
-        }
-        let embedding = mode == .lexical ? nil : try ModelOption.load(parsed)
-        let store = EmbeddingStore(embedding: embedding)
-        // Searching through codes reads the vectors only to rescore: map them without a full read.
-        let verification: IndexFile.Verification = precision == .exact ? .full : .skippingVectors
-        do { try blockingAwait { try await store.load(from: URL(fileURLWithPath: path), verification: verification) } } catch {
-            throw CLIError.data("\(error)")
-        }
-        if mode != .lexical {
-            try blockingAwait { try await store.setSearchPrecision(precision, rescore: rescore) }
-        }
-        return store
-    }
-
-    static func mode(_ parsed: ParsedArguments) throws -> RetrievalMode {
-        try parsed.value(SharedOptions.mode)
-    }
-}
-
 /// `embeddings search`: hybrid (or lexical / semantic) search over an index file.
 struct SearchCommand: Command {
     static let name = "search"
@@ -66,14 +31,12 @@ struct SearchCommand: Command {
         k = try parsed.value(SharedOptions.k)
         mode = try StoreOption.mode(parsed)
         budget = try parsed.value(Self.budget)
-        guard parsed.contains(SharedOptions.index) || parsed.contains(SharedOptions.store) else {
-            throw CLIError.usage("missing \(SharedOptions.index.synopsis) (or \(SharedOptions.store.synopsis))")
-        }
+        _ = try StoreOption.location(parsed, fileOption: SharedOptions.index)
     }
 
     func run() throws {
-        let search = try PostgresOption.searcher(parsed, mode: mode)
-        let hits = try search(question, mode, k)
+        let store = try StoreOption.openForSearch(parsed, mode: mode)
+        let hits = try StoreOption.mapping { try store.search(question, mode: mode, k: k) }
         let builder = ContextBuilder(budget: budget)
         let included = builder.select(hits)
         let context = builder.context(for: included)

@@ -6,9 +6,10 @@ import Foundation
 /// Values always travel as parameters (`$1`, `$2`, …) of `PQexecParams`, in text format; the SQL
 /// text itself holds only constants and identifiers the package validated. Not thread-safe: one
 /// statement at a time (`PostgresStore` keeps its connection behind a lock).
-// @unchecked: libpq connections are not thread-safe; the only holder, PostgresStore, reaches it
-// through a Mutex, so one thread at a time uses it.
-final class PostgresConnection: @unchecked Sendable {
+// Not Sendable: a libpq connection is used by one thread at a time. `PostgresStore` keeps its
+// shared connection in a `Mutex` (which is Sendable whatever it holds) and gives each indexing
+// run a connection of its own.
+final class PostgresConnection {
     private let connection: OpaquePointer
 
     /// Connects with a libpq connection string or URI (`postgresql://…`, `host=… dbname=…`);

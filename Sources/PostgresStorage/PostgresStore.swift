@@ -21,8 +21,11 @@ import VectorIndex
 /// serialized with others by an advisory lock: a second run waits for the first and then reuses
 /// its vectors; a killed run leaves the previous state whole. Every value is a query parameter.
 ///
-/// All methods block while the server works: call them from a thread that may block.
-public final class PostgresStore: Sendable {
+/// A `ChunkStore`: all methods block while the server works (call them from a thread that may
+/// block), and the store may be used from many threads at once. An indexing run encodes and
+/// writes on a connection of its own, so searches on the same store object, on the store's
+/// shared connection, keep answering from the last committed contents while it runs.
+public final class PostgresStore: ChunkStore {
     /// How semantic search reads the vectors.
     public enum VectorSearch: Sendable, Equatable {
         /// A scan of every vector: the exact top-k, the same as the file store's.
@@ -40,6 +43,9 @@ public final class PostgresStore: Sendable {
     public let analyzer: Analyzer
     /// The tables' name prefix.
     public let tablePrefix: String
+    /// How to reach the server, for the connection each indexing run opens.
+    private let conninfo: String
+    /// The connection searches and other short statements share, one statement at a time.
     private let connection: Mutex<PostgresConnection>
     private let state = Mutex(State())
 
@@ -91,6 +97,7 @@ public final class PostgresStore: Sendable {
             }
         }
         self.connection = Mutex(connection)
+        self.conninfo = conninfo
         self.embedding = embedding
         self.tablePrefix = tablePrefix
         self.chunker = chunker
@@ -103,8 +110,8 @@ public final class PostgresStore: Sendable {
             && name.unicodeScalars.allSatisfy { $0 == "_" || ("a"..."z").contains($0) || ("0"..."9").contains($0) }
     }
 
-    private func withConnection<R>(_ body: (PostgresConnection) throws -> R) throws -> R {
-        try connection.withLock { try body($0) }
+    private func withConnection<R: Sendable>(_ body: (inout sending PostgresConnection) throws -> R) throws -> R {
+        try connection.withLock { c in try body(&c) }
     }
 
     // MARK: Schema
@@ -169,101 +176,102 @@ public final class PostgresStore: Sendable {
 
     // MARK: Indexing
 
-    /// Indexes every `*.md` below `folder`, replacing what the store held (see `replace(with:progress:)`).
-    public func index(folder: URL, progress: (@Sendable (Int, Int) -> Void)? = nil) throws -> (EmbeddingStore.UpdateStatistics, [RetrievalError]) {
-        var pages = [EmbeddingStore.Page]()
-        var problems = [RetrievalError]()
-        for (url, relative) in try MarkdownChunker.markdownFiles(in: folder) {
-            do { pages.append(EmbeddingStore.Page(source: relative, text: try MarkdownChunker.readText(url))) } catch let error as RetrievalError {
-                problems.append(error)
-            }
-        }
-        return (try replace(with: pages, progress: progress), problems)
-    }
-
     /// Makes the store hold exactly `pages` in one transaction: chunks whose id and content hash
     /// are unchanged keep their vectors (nothing is re-embedded), changed and new ones are
     /// embedded, chunks of removed pages disappear. Concurrent runs on the same tables wait for
-    /// each other. The model must match the store's fingerprint.
+    /// each other. The model must match the store's fingerprint. The run has a connection of its
+    /// own (opened here, closed at the end): chunks are encoded batch by batch inside its
+    /// transaction with no lock of this object held, so searches answer meanwhile.
     /// - Throws: `PostgresStoreError.fingerprintMismatch` before anything changes; server errors
     ///   (the transaction is then rolled back); `EmbeddingsError` from the encoder.
-    public func replace(with pages: [EmbeddingStore.Page], progress: (@Sendable (Int, Int) -> Void)? = nil) throws -> EmbeddingStore.UpdateStatistics {
+    public func replace(with pages: [Page], progress: IndexingProgress?) throws -> IndexingStatistics {
         var chunks = [Chunk]()
         var hashes = [String]()
         for page in pages {
             for chunk in chunker.chunks(of: page.text, source: page.source) {
                 chunks.append(chunk)
-                hashes.append(EmbeddingStore.hash(chunk.text))
+                hashes.append(ContentHash.of(chunk.text))
             }
         }
         let fingerprint = try modelFingerprint()
         let settings = self.settings
         let precomputed = precomputedVectors
-        return try withConnection { c in
-            try c.transaction {
-                // One indexing run at a time per table prefix, across processes.
-                try c.execute("SELECT pg_advisory_xact_lock(hashtext($1))", [chunksTable])
-                let stored = try storedFingerprint(c)
-                if let fingerprint, let stored, stored != fingerprint {
-                    throw PostgresStoreError.fingerprintMismatch(stored: stored, model: fingerprint)
-                }
-                try createTables(c, dimension: fingerprint?.dimension ?? stored?.dimension)
-                var statistics = EmbeddingStore.UpdateStatistics()
-                statistics.chunks = chunks.count
-                // What is there: id → content hash, and whether it has a vector.
-                var existing = [String: (hash: String, hasVector: Bool)]()
-                for row in try c.execute("SELECT id, content_hash, embedding IS NOT NULL AS has_vector FROM \(chunksTable)").values {
-                    if let id = row[0], let hash = row[1] { existing[id] = (hash, row[2] == "t") }
-                }
-                let newIDs = Set(chunks.map(\.id))
-                let gone = existing.keys.filter { !newIDs.contains($0) }
-                statistics.removed = gone.count
-                let needsVectors = fingerprint != nil
-                var unchanged = Set<String>()
-                for (chunk, hash) in zip(chunks, hashes) {
-                    if let old = existing[chunk.id], old.hash == hash, !needsVectors || old.hasVector { unchanged.insert(chunk.id) }
-                }
-                statistics.reused = needsVectors ? unchanged.count : 0
-                // Removed and changed chunks go (their terms with them); unchanged ones only move.
-                let stale = existing.keys.filter { !unchanged.contains($0) }
-                for batch in Self.batches(stale, of: 1000) {
-                    try c.execute("DELETE FROM \(chunksTable) WHERE id = ANY($1::text[])", [SQLText.array(batch)])
-                }
-                let fresh = chunks.indices.filter { !unchanged.contains(chunks[$0].id) }
-                statistics.embedded = needsVectors ? fresh.count : 0
-                var done = 0
-                for batch in Self.batches(fresh, of: precomputed.isEmpty ? 64 : 1000) {
-                    let known = batch.compactMap { precomputed[chunks[$0].id] }
-                    let vectors: [[Float]]? = try embedding.map { model in
-                        known.count == batch.count ? known : try model.sentenceVectors(for: batch.map { chunks[$0].text }, inputType: .passage, batchSize: 32)
-                    }
-                    try insert(batch.map { chunks[$0] }, positions: Array(batch), hashes: batch.map { hashes[$0] }, vectors: vectors, into: c)
-                    done += batch.count
-                    progress?(done, fresh.count)
-                }
-                // Every kept row takes its new position in the corpus.
-                let kept = chunks.indices.filter { unchanged.contains(chunks[$0].id) }
-                for batch in Self.batches(kept, of: 5000) {
-                    try c.execute("""
-                        UPDATE \(chunksTable) AS c SET position = u.position
-                        FROM unnest($1::text[], $2::integer[]) AS u(id, position) WHERE c.id = u.id
-                        """, [SQLText.array(batch.map { chunks[$0].id }), SQLText.array(batch.map(String.init))])
-                }
-                if let fingerprint {
-                    try c.execute("INSERT INTO \(meta) (key, value) VALUES ('fingerprint', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                                  [String(decoding: try JSONEncoder().encode(fingerprint), as: UTF8.self)])
-                }
-                try c.execute("INSERT INTO \(meta) (key, value) VALUES ('settings', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                              [String(decoding: try JSONEncoder().encode(settings), as: UTF8.self)])
-                try c.execute("ANALYZE \(chunksTable)")
-                try c.execute("ANALYZE \(terms)")
-                return statistics
+        // The run's own connection: closed when the run ends, its transaction and advisory lock
+        // dropped by the server if the process dies.
+        let c = try PostgresConnection(conninfo)
+        return try c.transaction {
+            // One indexing run at a time per table prefix, across processes.
+            try c.execute("SELECT pg_advisory_xact_lock(hashtext($1))", [chunksTable])
+            let stored = try storedFingerprint(c)
+            if let fingerprint, let stored, stored != fingerprint {
+                throw PostgresStoreError.fingerprintMismatch(stored: stored, model: fingerprint)
             }
+            try createTables(c, dimension: fingerprint?.dimension ?? stored?.dimension)
+            var statistics = IndexingStatistics()
+            statistics.chunks = chunks.count
+            // What is there: id → content hash, and whether it has a vector.
+            var existing = [String: (hash: String, hasVector: Bool)]()
+            for row in try c.execute("SELECT id, content_hash, embedding IS NOT NULL AS has_vector FROM \(chunksTable)").values {
+                if let id = row[0], let hash = row[1] { existing[id] = (hash, row[2] == "t") }
+            }
+            let newIDs = Set(chunks.map(\.id))
+            let gone = existing.keys.filter { !newIDs.contains($0) }
+            statistics.removed = gone.count
+            let needsVectors = fingerprint != nil
+            var unchanged = Set<String>()
+            for (chunk, hash) in zip(chunks, hashes) {
+                if let old = existing[chunk.id], old.hash == hash, !needsVectors || old.hasVector { unchanged.insert(chunk.id) }
+            }
+            statistics.reused = needsVectors ? unchanged.count : 0
+            // Removed and changed chunks go (their terms with them); unchanged ones only move.
+            let stale = existing.keys.filter { !unchanged.contains($0) }
+            for batch in Self.batches(stale, of: 1000) {
+                try c.execute("DELETE FROM \(chunksTable) WHERE id = ANY($1::text[])", [SQLText.array(batch)])
+            }
+            let fresh = chunks.indices.filter { !unchanged.contains(chunks[$0].id) }
+            statistics.embedded = needsVectors ? fresh.count : 0
+            var done = 0
+            for batch in Self.batches(fresh, of: precomputed.isEmpty ? 64 : 1000) {
+                let known = batch.compactMap { precomputed[chunks[$0].id] }
+                let vectors: [[Float]]? = try embedding.map { model in
+                    known.count == batch.count ? known : try model.sentenceVectors(for: batch.map { chunks[$0].text }, inputType: .passage, batchSize: 32)
+                }
+                try insert(batch.map { chunks[$0] }, positions: Array(batch), hashes: batch.map { hashes[$0] }, vectors: vectors, into: c)
+                done += batch.count
+                progress?(done, fresh.count)
+            }
+            // Every kept row takes its new position in the corpus.
+            let kept = chunks.indices.filter { unchanged.contains(chunks[$0].id) }
+            for batch in Self.batches(kept, of: 5000) {
+                try c.execute("""
+                    UPDATE \(chunksTable) AS c SET position = u.position
+                    FROM unnest($1::text[], $2::integer[]) AS u(id, position) WHERE c.id = u.id
+                    """, [SQLText.array(batch.map { chunks[$0].id }), SQLText.array(batch.map(String.init))])
+            }
+            if let fingerprint {
+                try c.execute("INSERT INTO \(meta) (key, value) VALUES ('fingerprint', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                              [String(decoding: try JSONEncoder().encode(fingerprint), as: UTF8.self)])
+            }
+            try c.execute("INSERT INTO \(meta) (key, value) VALUES ('settings', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                          [String(decoding: try JSONEncoder().encode(settings), as: UTF8.self)])
+            try c.execute("ANALYZE \(chunksTable)")
+            try c.execute("ANALYZE \(terms)")
+            return statistics
         }
     }
 
     private func modelFingerprint() throws -> IndexFingerprint? {
-        try embedding.map(EmbeddingStore.fingerprint(of:))
+        try embedding?.fingerprint
+    }
+
+    /// The number of chunks and the fingerprint of the stored vectors.
+    public func statistics() throws -> StoreStatistics {
+        try withConnection { c in
+            let fingerprint = try storedFingerprint(c)
+            guard try tablesExist(c) else { return StoreStatistics(chunks: 0, fingerprint: fingerprint) }
+            let value = try c.execute("SELECT count(*) FROM \(chunksTable)").values.first?.first ?? nil
+            return StoreStatistics(chunks: value.flatMap { Int($0) } ?? 0, fingerprint: fingerprint)
+        }
     }
 
     /// Rows for `chunks` (and their BM25 terms), through array parameters: one round trip per batch.

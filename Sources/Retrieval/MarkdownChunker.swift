@@ -127,18 +127,8 @@ public struct MarkdownChunker: Sendable {
     /// Reads every `*.md` below `folder` (sorted by path) and chunks it. Files that are not UTF-8
     /// or are empty are reported in `problems` and skipped; nothing crashes on them.
     public func chunks(ofFolder folder: URL) throws -> (chunks: [Chunk], problems: [RetrievalError]) {
-        let files = try Self.markdownFiles(in: folder)
-        var chunks = [Chunk]()
-        var problems = [RetrievalError]()
-        for (url, relative) in files {
-            do {
-                let text = try Self.readText(url)
-                chunks.append(contentsOf: self.chunks(of: text, source: relative))
-            } catch let error as RetrievalError {
-                problems.append(error)
-            }
-        }
-        return (chunks, problems)
+        let (pages, problems) = try Self.pages(in: folder)
+        return (pages.flatMap { chunks(of: $0.text, source: $0.source) }, problems)
     }
 
     /// The `*.md` files below `folder`, with their paths relative to it, sorted.
@@ -159,6 +149,20 @@ public struct MarkdownChunker: Sendable {
             files.append((url, relative))
         }
         return files.sorted { $0.1 < $1.1 }
+    }
+
+    /// The pages of every `*.md` below `folder`, sorted by path, and the files that could not be
+    /// read (unreadable, empty or not UTF-8), which are skipped.
+    /// - Throws: `RetrievalError.unreadable` when `folder` is not a folder that can be listed.
+    public static func pages(in folder: URL) throws -> (pages: [Page], problems: [RetrievalError]) {
+        var pages = [Page]()
+        var problems = [RetrievalError]()
+        for (url, relative) in try markdownFiles(in: folder) {
+            do { pages.append(Page(source: relative, text: try readText(url))) } catch let error as RetrievalError {
+                problems.append(error)
+            }
+        }
+        return (pages, problems)
     }
 
     /// A file's text, or a typed error for unreadable, empty or non-UTF-8 files.

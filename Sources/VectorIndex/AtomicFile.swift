@@ -31,6 +31,7 @@ package enum AtomicFile {
             if !closed { close(fd) }
             if !renamed { unlink(temporary) }
         }
+        stopIfAsked(at: "created", temporary: temporary)
         try produce { bytes in
             guard var base = bytes.baseAddress else { return }
             var remaining = bytes.count
@@ -47,6 +48,7 @@ package enum AtomicFile {
         guard fsync(fd) == 0 else { throw VectorIndexError.io(path: path, operation: "fsync", message: MappedFile.lastError()) }
         closed = true
         guard close(fd) == 0 else { throw VectorIndexError.io(path: path, operation: "close", message: MappedFile.lastError()) }
+        stopIfAsked(at: "renaming", temporary: temporary)
         guard rename(temporary, path) == 0 else {
             throw VectorIndexError.io(path: path, operation: "rename", message: MappedFile.lastError())
         }
@@ -60,6 +62,21 @@ package enum AtomicFile {
 }
 
 extension AtomicFile {
+    /// For crash tests of child processes: with this variable set to `created` (the temporary
+    /// file exists, nothing written) or `renaming` (written and flushed, not yet renamed over the
+    /// target), a save says `save stopped: <step> <temporary file>` on standard error and stops
+    /// its own process with SIGSTOP at that step, so that a test kills it exactly inside the save
+    /// instead of at a random moment. Read once per process; unset, nothing happens.
+    package static let stopInSaveVariable = "CONTEXTUAL_EMBEDDINGS_TEST_STOP_IN_SAVE"
+    private static let stopInSave = ProcessInfo.processInfo.environment[stopInSaveVariable]
+
+    private static func stopIfAsked(at step: String, temporary: String) {
+        guard stopInSave == step else { return }
+        let line = Array("save stopped: \(step) \(temporary)\n".utf8)
+        _ = line.withUnsafeBytes { bytes in bytes.baseAddress.map { Glibc_write(2, $0, bytes.count) } }
+        raise(SIGSTOP)
+    }
+
     /// Checks, before any long work, that a file can be created beside `url` (the folder exists
     /// and is writable), by creating and removing an empty temporary file there.
     /// - Throws: `VectorIndexError.io` with operation "create temporary file".

@@ -34,8 +34,8 @@ final class CLITests: XCTestCase {
             stdin.fileHandleForWriting.write(input)
             try stdin.fileHandleForWriting.close()
         }
-        let out = stdout.fileHandleForReading.readDataToEndOfFile()
-        let err = stderr.fileHandleForReading.readDataToEndOfFile()
+        // Both pipes are drained at once: a child that fills one while the other is read would block.
+        let (out, err) = readBoth(stdout.fileHandleForReading, stderr.fileHandleForReading)
         process.waitUntilExit()
         return Run(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
     }

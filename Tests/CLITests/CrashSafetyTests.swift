@@ -1,14 +1,18 @@
 import Foundation
-import Synchronization
 import Retrieval
 import ModelTestSupport
 import TestSupport
 import VectorIndex
 import XCTest
 
-/// Kills a saving `embeddings index` process with SIGKILL at random moments: the index file on
+/// Kills saving `embeddings index` processes with SIGKILL inside their saves: the index file on
 /// disk must always be the complete old index or the complete new one.
 final class CrashSafetyTests: XCTestCase {
+    /// Each killed run stops itself inside the save (`AtomicFile.stopInSaveVariable`): once when
+    /// the temporary file was just created, once when it is written and flushed but not yet
+    /// renamed. The test kills it there, checks the temporary file it leaves (so the kill landed
+    /// inside the save) and that the index reads back whole as the previous one; runs between
+    /// them complete and replace it. No sleeps: the stop is reported on standard error.
     func testIndexFileSurvivesSIGKILLDuringSaves() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("crash-\(UUID())")
         let small = folder.appendingPathComponent("small"), large = folder.appendingPathComponent("large")
@@ -16,66 +20,73 @@ final class CrashSafetyTests: XCTestCase {
         try FileManager.default.createDirectory(at: large, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         try Data("# Small\n\nOne page.\n".utf8).write(to: small.appendingPathComponent("a.md"))
-        // A large corpus makes the save take long enough to be hit mid-write.
         let lessons = TestFixtures.folder.appendingPathComponent("corpus/swift-lessons")
         for name in try FileManager.default.contentsOfDirectory(atPath: lessons.path) {
             try FileManager.default.copyItem(at: lessons.appendingPathComponent(name), to: large.appendingPathComponent(name))
         }
         let index = folder.appendingPathComponent("corpus.index")
-        func build(_ source: URL) throws -> Process {
+        func build(_ source: URL, environment extra: [String: String] = [:]) throws -> (Process, Pipe) {
             let process = Process()
             process.executableURL = CLITests.executable
             process.arguments = ["index", source.path, "--out", index.path, "--lexical-only"]
+            process.environment = ProcessInfo.processInfo.environment.merging(extra) { _, new in new }
             process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
+            let stderr = Pipe()
+            process.standardError = stderr
             try process.run()
-            return process
+            return (process, stderr)
+        }
+        func complete(_ source: URL, environment: [String: String] = [:]) throws {
+            let (process, stderr) = try build(source, environment: environment)
+            let errors = stderr.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            XCTAssertEqual(process.terminationStatus, 0, String(decoding: errors, as: UTF8.self))
         }
         func chunkCount() throws -> Int {
             let store = EmbeddingStore(embedding: nil)
-            let semaphore = DispatchSemaphore(value: 0)
-            let box = Mutex<Result<Int, any Error>>(.failure(CocoaError(.fileReadUnknown)))
-            Task {
-                let result: Result<Int, any Error>
-                do { try await store.load(from: index); result = .success(await store.count) } catch { result = .failure(error) }
-                box.withLock { $0 = result }
-                semaphore.signal()
-            }
-            semaphore.wait()
-            return try box.withLock { $0 }.get()
+            try store.load(from: index)  // throws if the file were torn
+            return store.count
         }
-        let first = try build(small)
-        first.waitUntilExit()
-        XCTAssertEqual(first.terminationStatus, 0)
+        func temporaries() throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains(".tmp-") }
+        }
+        // Until the end, saves keep the killed saves' temporary files (they would remove those
+        // over 2 s old), so that the test sees each one.
+        let keep = [AtomicFile.staleTemporaryAgeVariable: "3600"]
+        try complete(small, environment: keep)
         let smallCount = try chunkCount()
-        var rng = SeededGenerator(seed: 2024)
-        var killed = 0, completed = 0
-        var largeCount: Int?
-        for round in 0..<40 {
-            let process = try build(round % 2 == 0 ? large : small)
-            usleep(UInt32.random(in: 0...400_000, using: &rng))
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                killed += 1
-            } else {
-                completed += 1
-            }
+        try complete(large, environment: keep)
+        let largeCount = try chunkCount()
+        XCTAssertGreaterThan(largeCount, smallCount)
+        var killed = 0
+        for round in 0..<8 {
+            let previous = try chunkCount()
+            let source = previous == smallCount ? large : small
+            let step = round % 2 == 0 ? "created" : "renaming"
+            let before = Set(try temporaries())
+            let (process, stderr) = try build(source, environment: keep.merging([AtomicFile.stopInSaveVariable: step]) { $1 })
+            let line = firstLine(startingWith: "save stopped: ", from: stderr.fileHandleForReading)
+            let words = line?.split(separator: " ").map(String.init) ?? []
+            XCTAssertEqual(words.count, 4, "round \(round): the save reported its stop: \(line ?? "nothing")")
+            XCTAssertEqual(words.dropFirst(2).first, step, "round \(round)")
+            let leftBehind = Set(try temporaries()).subtracting(before)
+            XCTAssertEqual(leftBehind.map { folder.appendingPathComponent($0).path }, words.suffix(1),
+                           "round \(round): the kill lands while the save's own temporary file exists")
+            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-            let count = try chunkCount()  // throws if the file were torn
-            if count != smallCount {
-                if largeCount == nil { largeCount = count }
-                XCTAssertEqual(count, largeCount, "round \(round): neither the old nor the new index")
-            }
+            XCTAssertEqual(process.terminationReason, .uncaughtSignal, "round \(round)")
+            killed += 1
+            XCTAssertEqual(try chunkCount(), previous, "round \(round), killed at '\(step)': the previous index, whole")
+            // A run that completes replaces it with the other corpus's index.
+            try complete(source, environment: keep)
+            XCTAssertEqual(try chunkCount(), source == large ? largeCount : smallCount, "round \(round): the new index, whole")
         }
-        print("crash safety: \(killed) saves killed, \(completed) completed; every file read back whole")
-        XCTAssertGreaterThan(killed, 5)
-        // Killed saves leave their temporary files; the next save removes those over 2 s old.
-        sleep(3)
-        let last = try build(small)
-        last.waitUntilExit()
-        XCTAssertEqual(last.terminationStatus, 0)
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains(".tmp-") }
-        XCTAssertEqual(leftovers, [], "temporary files of killed saves are cleaned up")
+        print("crash safety: \(killed) saves killed inside the save; every file read back whole")
+        // Killed saves leave their temporary files; a save removes those of dead processes older
+        // than the stale age, set to 0 here instead of waiting out the default 2 s.
+        XCTAssertEqual(try temporaries().count, killed, "each killed save left its temporary file")
+        try complete(small, environment: [AtomicFile.staleTemporaryAgeVariable: "0"])
+        XCTAssertEqual(try temporaries(), [], "temporary files of killed saves are cleaned up")
     }
 
     /// A save that fails (no space, file-size limit, no permission) is one `error:` line and exit

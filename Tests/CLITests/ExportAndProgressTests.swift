@@ -80,16 +80,8 @@ final class ExportAndProgressTests: XCTestCase {
     /// The chunks and vectors of an index file, as the library reads them.
     static func load(_ url: URL) throws -> ([Chunk], FlatIndex?) {
         let store = EmbeddingStore(embedding: nil)
-        let semaphore = DispatchSemaphore(value: 0)
-        let box = Mutex<Result<([Chunk], FlatIndex?), any Error>>(.failure(CocoaError(.fileReadUnknown)))
-        Task {
-            let result: Result<([Chunk], FlatIndex?), any Error>
-            do { try await store.load(from: url); result = .success((await store.chunks, await store.vectors())) } catch { result = .failure(error) }
-            box.withLock { $0 = result }
-            semaphore.signal()
-        }
-        semaphore.wait()
-        return try box.withLock { $0 }.get()
+        try store.load(from: url)
+        return (store.chunks, store.vectors())
     }
 
     func run(_ arguments: [String], input: String? = nil) throws -> CLITests.Run {

@@ -113,12 +113,17 @@ final class PostgresCommandTests: XCTestCase {
         process.executableURL = CLITests.executable
         process.arguments = ["index", TestFixtures.folder.appendingPathComponent("corpus/swift-lessons").path, "--store", url, "--table-prefix", "cli_killed" + run]
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        let stderr = Pipe()
+        process.standardError = stderr
         try process.run()
-        Thread.sleep(forTimeInterval: 4)  // inside the transaction, embedding 722 chunks
+        // The first progress line comes from inside the transaction, after a batch of chunks
+        // was embedded and inserted: the kill lands in the middle of the run.
+        let line = firstLine(startingWith: "embedding: ", from: stderr.fileHandleForReading)
+        XCTAssertNotNil(line, "the run reports progress before it ends")
         XCTAssertTrue(process.isRunning, "the big run should still be embedding")
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
+        XCTAssertEqual(process.terminationReason, .uncaughtSignal, "killed, not finished")
         let r = try embeddings(["search", "--store", url, "--table-prefix", "cli_killed" + run, "--mode", "lexical", "--k", "50", "--json", "closures structs values"])
         XCTAssertEqual(r.status, 0, r.stderr)
         let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])

@@ -39,29 +39,29 @@ final class PostgresStoreTests: XCTestCase {
     /// The file store and the PostgreSQL store, each indexed once from the built-in corpus.
     private static let built = Mutex<(EmbeddingStore, PostgresStore)?>(nil)
 
-    func builtInStores() async throws -> (EmbeddingStore, PostgresStore) {
+    func builtInStores() throws -> (EmbeddingStore, PostgresStore) {
         if let stores = Self.built.withLock({ $0 }) { return stores }
         let model = try TestModel.shared()
         let file = EmbeddingStore(embedding: model)
-        _ = try await file.index(folder: Self.corpus)
+        _ = try file.index(folder: Self.corpus)
         let postgres = try freshStore("parity", embedding: model)
         let (statistics, problems) = try postgres.index(folder: Self.corpus)
         XCTAssertEqual(problems, [])
-        let fileCount = await file.count
+        let fileCount = file.count
         XCTAssertEqual(statistics.chunks, fileCount)
         XCTAssertEqual(statistics.embedded, statistics.chunks)
         Self.built.withLock { $0 = (file, postgres) }
         return (file, postgres)
     }
 
-    func testExactSemanticTopKEqualsTheFileIndex() async throws {
-        let (file, postgres) = try await builtInStores()
-        let fileCount = await file.count
+    func testExactSemanticTopKEqualsTheFileIndex() throws {
+        let (file, postgres) = try builtInStores()
+        let fileCount = file.count
         XCTAssertEqual(try postgres.count(), fileCount)
         let set = try EvaluationSet(contentsOf: TestFixtures.folder.appendingPathComponent("eval/swift-lessons.json"))
         var compared = 0
         for c in set.cases {
-            let ours = try await file.semanticCandidates(c.question, count: 10)
+            let ours = try file.semanticCandidates(c.question, count: 10)
             let theirs = try postgres.semanticCandidates(c.question, count: 10)
             XCTAssertEqual(theirs.count, 10)
             for (a, b) in zip(ours, theirs) where a.document != b.document {
@@ -74,23 +74,23 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(compared, 70)
     }
 
-    func testLexicalBM25InTheDatabaseEqualsTheFileStore() async throws {
-        let (file, postgres) = try await builtInStores()
+    func testLexicalBM25InTheDatabaseEqualsTheFileStore() throws {
+        let (file, postgres) = try builtInStores()
         for question in ["How do I unwrap an optional safely?", "closures capture values", "protocol extension default implementation", "zebra"] {
-            let expected = HybridRetriever().applyingLexicalFloor(try await file.search(question, mode: .lexical, k: 50).enumerated().map { ($0.offset, $0.element.score) })
+            let expected = HybridRetriever().applyingLexicalFloor(try file.search(question, mode: .lexical, k: 50).enumerated().map { ($0.offset, $0.element.score) })
             let hits = try postgres.search(question, mode: .lexical, k: 50)
-            let fileHits = try await file.search(question, mode: .lexical, k: 50)
+            let fileHits = try file.search(question, mode: .lexical, k: 50)
             XCTAssertEqual(hits.map(\.chunk.id), fileHits.map(\.chunk.id), question)
             for (a, b) in zip(hits, fileHits) { XCTAssertEqual(a.score, b.score, accuracy: 1e-9 * max(1, b.score), question) }
             XCTAssertEqual(hits.count, expected.count > 0 ? fileHits.count : 0)
         }
     }
 
-    func testHybridRecallMatchesTheFileStore() async throws {
-        let (file, postgres) = try await builtInStores()
+    func testHybridRecallMatchesTheFileStore() throws {
+        let (file, postgres) = try builtInStores()
         let set = try EvaluationSet(contentsOf: TestFixtures.folder.appendingPathComponent("eval/swift-lessons.json"))
         var fileResults = [[String]]()
-        for c in set.cases { fileResults.append(try await file.search(c.question, mode: .hybrid, k: 4).map(\.chunk.id)) }
+        for c in set.cases { fileResults.append(try file.search(c.question, mode: .hybrid, k: 4).map(\.chunk.id)) }
         var i = 0
         let fileRecall = set.recall(ks: [4]) { _ in defer { i += 1 }; return fileResults[i] }.recall[4] ?? 0
         let postgresRecall = try set.recall(ks: [4]) { try postgres.search($0, mode: .hybrid, k: 4).map(\.chunk.id) }.recall[4] ?? 0
@@ -99,8 +99,8 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(postgresRecall, 0.90)
     }
 
-    func testHNSWRecallAgainstExact() async throws {
-        let (_, postgres) = try await builtInStores()
+    func testHNSWRecallAgainstExact() throws {
+        let (_, postgres) = try builtInStores()
         try postgres.buildHNSWIndex()
         defer { try? postgres.dropHNSWIndex() }
         let set = try EvaluationSet(contentsOf: TestFixtures.folder.appendingPathComponent("eval/swift-lessons.json"))
@@ -119,11 +119,11 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(recall, 0.98)
     }
 
-    func pages(_ variant: Int) -> [EmbeddingStore.Page] {
+    func pages(_ variant: Int) -> [Page] {
         var pages = [
-            EmbeddingStore.Page(source: "a.md", text: "# Alpha\n\nClosures capture the values they use.\n\n## Escaping\n\nAn escaping closure outlives the call."),
-            EmbeddingStore.Page(source: "b.md", text: "# Beta\n\nStructs are value types; classes are reference types."),
-            EmbeddingStore.Page(source: "c.md", text: "# Gamma\n\nActors protect their mutable state from data races."),
+            Page(source: "a.md", text: "# Alpha\n\nClosures capture the values they use.\n\n## Escaping\n\nAn escaping closure outlives the call."),
+            Page(source: "b.md", text: "# Beta\n\nStructs are value types; classes are reference types."),
+            Page(source: "c.md", text: "# Gamma\n\nActors protect their mutable state from data races."),
         ]
         if variant == 1 {
             pages[1].text = "# Beta\n\nStructs are copied on assignment; classes are shared."
@@ -169,9 +169,9 @@ final class PostgresStoreTests: XCTestCase {
         let injection = "'); DROP TABLE hostile_chunks; --"
         let megabyte = String(repeating: "Long text about vectors and quotes ' \" \\ here. ", count: 22_000)
         let hostile = [
-            EmbeddingStore.Page(source: "quote's \"dir\"/page'; --.md", text: "# It's \"quoted\" \(injection)\n\nA body with 'single' and \"double\" quotes, backslashes \\ \\\\ and a tab\t."),
-            EmbeddingStore.Page(source: "nul.md", text: "# Nul\n\nBefore\u{0}after the NUL byte, still searchable."),
-            EmbeddingStore.Page(source: "unicode.md", text: "# Ünïcödé 🧪\n\nΣίσυφος, 日本語, עברית — \u{202E}reversed\u{202C}."),
+            Page(source: "quote's \"dir\"/page'; --.md", text: "# It's \"quoted\" \(injection)\n\nA body with 'single' and \"double\" quotes, backslashes \\ \\\\ and a tab\t."),
+            Page(source: "nul.md", text: "# Nul\n\nBefore\u{0}after the NUL byte, still searchable."),
+            Page(source: "unicode.md", text: "# Ünïcödé 🧪\n\nΣίσυφος, 日本語, עברית — \u{202E}reversed\u{202C}."),
         ]
         _ = try store.replace(with: hostile)
         XCTAssertEqual(try TestServer.sql("SELECT to_regclass('hostile_chunks') IS NOT NULL").first?.first, "t", "the table is still there")
@@ -186,7 +186,7 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertEqual(try store.replace(with: hostile).embedded, 0, "hashes of the original texts: nothing re-embedded")
         // A 1 MB page (about 1,600 chunks; lexical-only, so the test does not wait on the encoder).
         let lexical = try freshStore("hostile_big")
-        let big = try lexical.replace(with: [EmbeddingStore.Page(source: "big.md", text: "# Big\n\n" + megabyte + "The last sentence mentions zeppelins.")])
+        let big = try lexical.replace(with: [Page(source: "big.md", text: "# Big\n\n" + megabyte + "The last sentence mentions zeppelins.")])
         XCTAssertGreaterThan(big.chunks, 1_000, "the 1 MB page is chunked")
         XCTAssertEqual(try lexical.count(), big.chunks)
         XCTAssertTrue(try lexical.search("zeppelins", mode: .lexical, k: 1).first?.chunk.text.hasSuffix("zeppelins.") ?? false)
@@ -202,7 +202,7 @@ final class PostgresStoreTests: XCTestCase {
         let model = try TestModel.shared()
         _ = try freshStore("concurrent")
         let url = try TestServer.url()
-        let outcomes = Mutex<[Result<EmbeddingStore.UpdateStatistics, any Error>]>([])
+        let outcomes = Mutex<[Result<IndexingStatistics, any Error>]>([])
         let corpus = pages(0)
         DispatchQueue.concurrentPerform(iterations: 2) { _ in
             let result = Result { try PostgresStore(connection: url, embedding: model, tablePrefix: "concurrent").replace(with: corpus) }
@@ -211,6 +211,28 @@ final class PostgresStoreTests: XCTestCase {
         let statistics = try outcomes.withLock { $0 }.map { try $0.get() }
         XCTAssertEqual(statistics.map(\.embedded).sorted(), [0, 4], "the second run waited and reused the first one's vectors")
         XCTAssertEqual(try PostgresStore(connection: url, embedding: model, tablePrefix: "concurrent").count(), 4)
+    }
+
+    /// A search on the same store object during an indexing run answers from the last committed
+    /// contents without waiting for the run: it is made (on another thread) while the run
+    /// reports its first progress, inside the run's transaction.
+    func testSearchOnTheSameStoreAnswersDuringAnIndexingRun() throws {
+        let store = try freshStore("during", embedding: try TestModel.shared())
+        _ = try store.replace(with: pages(0))
+        let before = try store.search("closures capture values", mode: .hybrid, k: 3)
+        XCTAssertFalse(before.isEmpty)
+        let more = (0..<100).map { Page(source: "more-\($0).md", text: "# More \($0)\n\nA page about topic number \($0) and nothing else.") }
+        let during = Mutex<[Result<[RetrievalHit], any Error>]>([])
+        let statistics = try store.replace(with: pages(0) + more) { done, total in
+            guard done < total, during.withLock({ $0.isEmpty }) else { return }
+            during.withLock { $0.append(answerFromAnotherThread { try store.search("closures capture values", mode: .hybrid, k: 3) }) }
+        }
+        XCTAssertEqual(statistics.embedded, 100)
+        let answers = during.withLock { $0 }
+        XCTAssertEqual(answers.count, 1, "the run reported progress before its end")
+        XCTAssertEqual(try answers.first?.get(), before, "the committed contents, while the run was still embedding")
+        XCTAssertEqual(try store.count(), 104)
+        XCTAssertEqual(try store.statistics().chunks, 104)
     }
 
     func testConnectionErrorsAreTyped() throws {

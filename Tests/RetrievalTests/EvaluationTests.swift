@@ -7,7 +7,7 @@ import XCTest
 
 /// Recall on the built-in corpus's evaluation set, every mode, with and without late chunking.
 final class EvaluationTests: XCTestCase {
-    func testRecallOnTheBuiltInCorpus() async throws {
+    func testRecallOnTheBuiltInCorpus() throws {
         let set = try EvaluationSet(contentsOf: TestFixtures.folder.appendingPathComponent("eval/swift-lessons.json"))
         XCTAssertGreaterThanOrEqual(set.cases.count, 70)
         XCTAssertGreaterThanOrEqual(set.cases.filter(\.expected.isEmpty).count, 10)
@@ -16,10 +16,10 @@ final class EvaluationTests: XCTestCase {
         var recall4 = [String: Double]()
         for late in [false, true] {
             let store = EmbeddingStore(embedding: model, lateChunking: late)
-            _ = try await store.index(folder: corpus)
+            _ = try store.index(folder: corpus)
             for mode in RetrievalMode.allCases {
                 var results = [[String]]()
-                for c in set.cases { results.append(try await store.search(c.question, mode: mode, k: 4).map(\.chunk.id)) }
+                for c in set.cases { results.append(try store.search(c.question, mode: mode, k: 4).map(\.chunk.id)) }
                 var i = 0
                 let recall = set.recall(ks: [2, 4]) { _ in defer { i += 1 }; return results[i] }.recall
                 print(String(format: "recall %@ %@: @2 %.3f  @4 %.3f", late ? "late chunking" : "chunk vectors", mode.rawValue, recall[2] ?? 0, recall[4] ?? 0))

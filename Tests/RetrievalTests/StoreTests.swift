@@ -5,10 +5,11 @@ import Retrieval
 import ModelTestSupport
 import TestSupport
 import VectorIndex
+import Synchronization
 import XCTest
 
 final class StoreTests: XCTestCase {
-    func pages(_ edit: Bool = false) -> [EmbeddingStore.Page] {
+    func pages(_ edit: Bool = false) -> [Page] {
         [
             .init(source: "a.md", text: "# Alpha\n\nIntro.\n\n## Sorting\n\nArrays sort with sorted(by:).\n\n## Filtering\n\nUse filter to keep matching items."),
             .init(source: "b.md", text: "# Beta\n\n## Optionals\n\nUnwrap optionals with if let\(edit ? " or guard let" : "").\n\n## Closures\n\nClosures capture values."),
@@ -17,122 +18,144 @@ final class StoreTests: XCTestCase {
 
     /// A lexical-only file has no vectors once loaded, and re-indexing without a model over a file
     /// with vectors makes it lexical-only instead of keeping vectors of other chunks.
-    func testLexicalOnlyStoresKeepNoVectors() async throws {
+    func testLexicalOnlyStoresKeepNoVectors() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lexical-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let url = folder.appendingPathComponent("x.index")
         let withVectors = EmbeddingStore(embedding: try TestModel.shared())
-        _ = try await withVectors.replace(with: pages())
-        try await withVectors.save(to: url)
+        _ = try withVectors.replace(with: pages())
+        try withVectors.save(to: url)
         let lexical = EmbeddingStore(embedding: nil)
-        try await lexical.load(from: url)
-        let loadedVectors = await lexical.vectors()
-        let loadedCount = await lexical.count
+        try lexical.load(from: url)
+        let loadedVectors = lexical.vectors()
+        let loadedCount = lexical.count
         XCTAssertEqual(loadedVectors?.count, loadedCount, "a file with vectors keeps them")
-        _ = try await lexical.replace(with: pages(true))
-        let afterLexicalIndex = await lexical.vectors()
+        _ = try lexical.replace(with: pages(true))
+        let afterLexicalIndex = lexical.vectors()
         XCTAssertNil(afterLexicalIndex, "no vectors of the previous chunks")
-        try await lexical.save(to: url)
+        try lexical.save(to: url)
         let reloaded = EmbeddingStore(embedding: nil)
-        try await reloaded.load(from: url)
-        let reloadedVectors = await reloaded.vectors()
+        try reloaded.load(from: url)
+        let reloadedVectors = reloaded.vectors()
         XCTAssertNil(reloadedVectors, "a lexical-only file has no vectors")
         XCTAssertEqual(try IndexFile.read(from: url).fingerprint.modelIdentifier, "none")
-        let hits = try await reloaded.search("guard let", mode: .lexical, k: 1)
+        let hits = try reloaded.search("guard let", mode: .lexical, k: 1)
         XCTAssertEqual(hits.first?.chunk.id, "b#optionals")
         let model = EmbeddingStore(embedding: try TestModel.shared())
-        try await model.load(from: url)
-        let statistics = try await model.replace(with: pages(true))
+        try model.load(from: url)
+        let statistics = try model.replace(with: pages(true))
         XCTAssertEqual(statistics.reused, 0, "nothing to reuse from a lexical-only file")
         XCTAssertEqual(statistics.embedded, statistics.chunks)
     }
 
-    func testReindexingReusesVectorsAndEditsReembedOnlyThemselves() async throws {
+    func testReindexingReusesVectorsAndEditsReembedOnlyThemselves() throws {
         let store = EmbeddingStore(embedding: try TestModel.shared())
-        let first = try await store.replace(with: pages())
+        let first = try store.replace(with: pages())
         XCTAssertEqual(first.embedded, first.chunks)
-        let again = try await store.replace(with: pages())
+        let again = try store.replace(with: pages())
         XCTAssertEqual(again.embedded, 0)
         XCTAssertEqual(again.reused, again.chunks)
-        let edited = try await store.replace(with: pages(true))
+        let edited = try store.replace(with: pages(true))
         XCTAssertEqual(edited.embedded, 1)
-        let fewer = try await store.replace(with: [pages()[0]])
+        let fewer = try store.replace(with: [pages()[0]])
         XCTAssertEqual(fewer.removed, 2)
         XCTAssertEqual(fewer.embedded, 0)
     }
 
-    func testSaveLoadRoundTripAndSearch() async throws {
+    func testSaveLoadRoundTripAndSearch() throws {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID()).index")
         defer { try? FileManager.default.removeItem(at: url) }
         let model = try TestModel.shared()
         let store = EmbeddingStore(embedding: model)
-        _ = try await store.replace(with: pages())
-        try await store.save(to: url)
+        _ = try store.replace(with: pages())
+        try store.save(to: url)
         let loaded = EmbeddingStore(embedding: model)
-        try await loaded.load(from: url)
-        let stats = try await loaded.replace(with: pages())
+        try loaded.load(from: url)
+        let stats = try loaded.replace(with: pages())
         XCTAssertEqual(stats.embedded, 0, "vectors come back from the file")
         for mode in RetrievalMode.allCases {
-            let hits = try await loaded.search("how do I unwrap an optional", mode: mode, k: 2)
+            let hits = try loaded.search("how do I unwrap an optional", mode: mode, k: 2)
             XCTAssertEqual(hits.first?.chunk.id, "b#optionals", "\(mode)")
         }
         let lexicalOnly = EmbeddingStore(embedding: nil)
-        try await lexicalOnly.load(from: url)
-        let lexicalHits = try await lexicalOnly.search("unwrap optional", mode: .lexical, k: 1)
+        try lexicalOnly.load(from: url)
+        let lexicalHits = try lexicalOnly.search("unwrap optional", mode: .lexical, k: 1)
         XCTAssertEqual(lexicalHits.first?.chunk.id, "b#optionals")
         do {
-            _ = try await lexicalOnly.search("unwrap optional", mode: .semantic, k: 1)
+            _ = try lexicalOnly.search("unwrap optional", mode: .semantic, k: 1)
             XCTFail("semantic search without a model must throw")
         } catch is RetrievalError {}
     }
 
-    func testFollowUpThatRetrievesNothingIsRetriedWithThePreviousQuestion() async throws {
+    func testFollowUpThatRetrievesNothingIsRetriedWithThePreviousQuestion() throws {
         let store = EmbeddingStore(embedding: nil)
-        _ = try await store.replace(with: pages())
-        let alone = try await store.search("and the other way?", mode: .lexical, k: 2)
+        _ = try store.replace(with: pages())
+        let alone = try store.search("and the other way?", mode: .lexical, k: 2)
         XCTAssertEqual(alone, [])
-        let followUp = try await store.search("and the other way?", previousQuestion: "how do I unwrap optionals", mode: .lexical, k: 2)
+        let followUp = try store.search("and the other way?", previousQuestion: "how do I unwrap optionals", mode: .lexical, k: 2)
         XCTAssertEqual(followUp.first?.chunk.id, "b#optionals")
-        let direct = try await store.search("closures capture", previousQuestion: "how do I unwrap optionals", mode: .lexical, k: 1)
+        let direct = try store.search("closures capture", previousQuestion: "how do I unwrap optionals", mode: .lexical, k: 1)
         XCTAssertEqual(direct.first?.chunk.id, "b#closures", "a follow-up that finds something is not mixed with the previous question")
     }
 
-    func testForeignIndexFileMetadataIsATypedError() async throws {
+    func testForeignIndexFileMetadataIsATypedError() throws {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("foreign-\(UUID()).index")
         defer { try? FileManager.default.removeItem(at: url) }
         var index = FlatIndex(dimension: 2)
         try index.add(id: "x", vector: [1, 0])
         try IndexFile.write(StoredIndex(index: index, fingerprint: IndexFingerprint(modelIdentifier: "m", dimension: 2, pooling: "mean", normalized: true, tokenizerHash: "t"), metadata: Data("nope".utf8)), to: url)
         do {
-            try await EmbeddingStore(embedding: nil).load(from: url)
+            try EmbeddingStore(embedding: nil).load(from: url)
             XCTFail("expected an error")
         } catch RetrievalError.corruptStore {}
     }
 
-    func testConcurrentSearchesWhileDocumentsChange() async throws {
+    func testConcurrentSearchesWhileDocumentsChange() throws {
         let store = EmbeddingStore(embedding: try TestModel.shared())
-        _ = try await store.replace(with: pages())
+        _ = try store.replace(with: pages())
         let changed = pages(true), fewer = [pages()[1]]
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for i in 0..<6 { _ = try await store.replace(with: i % 2 == 0 ? changed : fewer) }
-            }
-            for _ in 0..<4 {
-                group.addTask {
+        // One thread re-indexes while four search: every search sees whole contents.
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 5) { worker in
+            do {
+                if worker == 0 {
+                    for i in 0..<6 { _ = try store.replace(with: i % 2 == 0 ? changed : fewer) }
+                } else {
                     for _ in 0..<10 {
-                        let hits = try await store.search("closures capture values", mode: .hybrid, k: 3)
-                        XCTAssertEqual(hits.first?.chunk.id, "b#closures")
+                        let hits = try store.search("closures capture values", mode: .hybrid, k: 3)
+                        if hits.first?.chunk.id != "b#closures" { failures.withLock { $0.append("first hit \(hits.first?.chunk.id ?? "none")") } }
                     }
                 }
+            } catch {
+                failures.withLock { $0.append("\(error)") }
             }
-            try await group.waitForAll()
         }
+        XCTAssertEqual(failures.withLock { $0 }, [])
     }
 
-    func testLateChunkingStoreTakesEverySpanFromTheChunker() async throws {
+    /// A search during an indexing run answers from the previous contents without waiting for
+    /// the run: it is made (on another thread) while the run reports its first progress.
+    func testSearchAnswersWhileAnIndexingRunEmbeds() throws {
+        let store = EmbeddingStore(embedding: try TestModel.shared())
+        _ = try store.replace(with: pages())
+        let before = try store.search("closures capture values", mode: .hybrid, k: 3)
+        // More chunks than one batch of 32, so that progress is reported before the end.
+        let larger = (0..<100).map { Page(source: "extra-\($0).md", text: "# Extra \($0)\n\nA page about topic number \($0) and nothing else.") }
+        let during = Mutex<[Result<[RetrievalHit], any Error>]>([])
+        let statistics = try store.replace(with: pages() + larger) { done, total in
+            guard done < total, during.withLock({ $0.isEmpty }) else { return }
+            during.withLock { $0.append(answerFromAnotherThread { try store.search("closures capture values", mode: .hybrid, k: 3) }) }
+        }
+        XCTAssertEqual(statistics.embedded, 100)
+        let answers = during.withLock { $0 }
+        XCTAssertEqual(answers.count, 1, "the run reported progress before its end")
+        XCTAssertEqual(try answers.first?.get(), before, "the previous contents, while the run was still embedding")
+    }
+
+    func testLateChunkingStoreTakesEverySpanFromTheChunker() throws {
         let store = EmbeddingStore(embedding: try TestModel.shared(), lateChunking: true)
-        let statistics = try await store.replace(with: pages())
+        let statistics = try store.replace(with: pages())
         XCTAssertGreaterThan(statistics.embedded, 0)
         XCTAssertEqual(statistics.lateChunkingFallbacks, 0, "every chunk pooled over its own span")
     }
