@@ -1,4 +1,5 @@
 import Foundation
+import LinearAlgebra
 import Synchronization
 
 /// Scratch buffers for one forward pass, sized for a number of rows (tokens) and reused across
@@ -68,13 +69,14 @@ final class WorkspacePool: Sendable {
     init(configuration: BertConfiguration) { self.configuration = configuration }
 
     func withWorkspace<R>(_ body: (Workspace) throws -> R) rethrows -> R {
-        let workspace = free.withLock { $0.popLast() } ?? Workspace(configuration: configuration)
-        defer { free.withLock { $0.append(workspace) } }
+        // A workspace goes from one thread's forward pass to another's through the free list.
+        let workspace = free.withOrderedLock(key: self) { $0.popLast() } ?? Workspace(configuration: configuration)
+        defer { free.withOrderedLock(key: self) { $0.append(workspace) } }
         return try body(workspace)
     }
 
     /// Frees every idle workspace.
     func drain() {
-        free.withLock { $0.removeAll() }
+        free.withOrderedLock(key: self) { $0.removeAll() }
     }
 }
