@@ -57,7 +57,7 @@ let package = Package(
             dependencies: ["LinearAlgebra", "Tokenization", "WordPiece", "SentencePiece", "BertEncoder", "ModelAssets", "VectorIndex"]
         ),
         .target(name: "Retrieval", dependencies: ["Embeddings", "VectorIndex", "LinearAlgebra", "Hashing"]),
-        .target(name: "PostgresStorage", dependencies: ["CPostgres", "Retrieval", "Embeddings", "VectorIndex"]),
+        .target(name: "PostgresStorage", dependencies: ["CPostgres", "Retrieval", "Embeddings", "VectorIndex", "LinearAlgebra"]),
         // The option declarations, parser and help layout both executables share.
         .target(name: "CommandLineOptions"),
         .executableTarget(
@@ -70,22 +70,22 @@ let package = Package(
             path: "Benchmarks/EmbeddingsBench"
         ),
         // Helpers every test target may use; no model, no encoder.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["LinearAlgebra"], path: "Tests/TestSupport"),
         // The installed default model, for tests that run the real encoder.
-        .target(name: "ModelTestSupport", dependencies: ["Embeddings", "ModelAssets", "TestSupport"], path: "Tests/ModelTestSupport"),
+        .target(name: "ModelTestSupport", dependencies: ["Embeddings", "ModelAssets", "LinearAlgebra", "TestSupport"], path: "Tests/ModelTestSupport"),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "LinearAlgebraTests", dependencies: ["LinearAlgebra", "TestSupport"]),
         .testTarget(name: "SentencePieceTests", dependencies: ["SentencePiece", "Tokenization", "BertEncoder", "Embeddings", "TestSupport", "ModelTestSupport"]),
         .testTarget(name: "WordPieceTests", dependencies: ["WordPiece", "Hashing", "TestSupport"]),
         .testTarget(name: "BertEncoderTests", dependencies: ["BertEncoder", "TestSupport", "ModelTestSupport"]),
-        .testTarget(name: "ModelAssetsTests", dependencies: ["ModelAssets", "Hashing", "TestSupport"]),
+        .testTarget(name: "ModelAssetsTests", dependencies: ["ModelAssets", "Hashing", "LinearAlgebra", "TestSupport"]),
         .testTarget(
             name: "EmbeddingsTests",
             dependencies: ["Embeddings", "Tokenization", "Retrieval", "LinearAlgebra", "ModelAssets", "TestSupport", "ModelTestSupport"]
         ),
         .testTarget(
             name: "PostgresStorageTests",
-            dependencies: ["PostgresStorage", "Retrieval", "Embeddings", "TestSupport", "ModelTestSupport"]
+            dependencies: ["PostgresStorage", "Retrieval", "Embeddings", "LinearAlgebra", "TestSupport", "ModelTestSupport"]
         ),
         .testTarget(name: "VectorIndexTests", dependencies: ["VectorIndex", "LinearAlgebra", "TestSupport"]),
         .testTarget(
@@ -95,7 +95,7 @@ let package = Package(
         // EmbeddingsCLI: the tests run the built `embeddings` executable in child processes.
         .testTarget(
             name: "CLITests",
-            dependencies: ["EmbeddingsCLI", "CommandLineOptions", "Embeddings", "Retrieval", "VectorIndex", "TestSupport", "ModelTestSupport"]
+            dependencies: ["EmbeddingsCLI", "CommandLineOptions", "Embeddings", "Retrieval", "VectorIndex", "LinearAlgebra", "TestSupport", "ModelTestSupport"]
         ),
     ]
 )

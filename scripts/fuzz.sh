@@ -25,8 +25,8 @@ sources_for() {
     sentencepiece) echo Sources/Hashing/*.swift Sources/Tokenization/*.swift Sources/SentencePiece/*.swift ;;
     safetensors) echo Sources/BertEncoder/Safetensors.swift Sources/BertEncoder/EncoderError.swift ;;
     indexfile) echo Sources/LinearAlgebra/*.swift Sources/LinearAlgebra/Reference/*.swift Sources/VectorIndex/*.swift ;;
-    chunker) echo Sources/Retrieval/MarkdownChunker.swift Sources/Retrieval/Chunk.swift Sources/Retrieval/RetrievalError.swift ;;
-    jsonlines) echo Sources/EmbeddingsCLI/JSONLinesReader.swift Sources/EmbeddingsCLI/CommandLineSupport.swift ;;
+    chunker) echo Sources/Retrieval/MarkdownChunker.swift Sources/Retrieval/Chunk.swift Sources/Retrieval/Page.swift Sources/Retrieval/RetrievalError.swift ;;
+    jsonlines) echo Sources/EmbeddingsCLI/JSONLinesReader.swift Sources/EmbeddingsCLI/CommandLineSupport.swift Sources/CommandLineOptions/*.swift Sources/LinearAlgebra/LockOrdering.swift ;;
   esac
 }
 
@@ -37,11 +37,13 @@ build() {
   dir="$out/src-$target"
   rm -rf "$dir"; mkdir -p "$dir"
   for f in $(sources_for "$target"); do
-    sed -E '/^(@_exported )?import (Hashing|Tokenization|WordPiece|SentencePiece|LinearAlgebra|VectorIndex|BertEncoder|ModelAssets|Embeddings|Retrieval)$/d' "$f" > "$dir/$(basename "$(dirname "$f")")-$(basename "$f")"
+    # One module: the package's own imports go, and so does the CLI's alias of the parser's error type.
+    sed -E -e '/^(@_exported )?import (Hashing|Tokenization|WordPiece|SentencePiece|LinearAlgebra|VectorIndex|BertEncoder|ModelAssets|Embeddings|Retrieval|CommandLineOptions)$/d' \
+      -e '/^typealias CLIError = CommandLineOptions\.CLIError$/d' "$f" > "$dir/$(basename "$(dirname "$f")")-$(basename "$f")"
   done
   cp "Fuzz/Fuzz$name.swift" "$dir/"
   local extra=()
-  if [ "$target" = indexfile ]; then
+  if [ "$target" = indexfile ] || [ "$target" = jsonlines ]; then
     mkdir -p "$dir/ckernels"
     cp Sources/CKernels/include/*.h "$dir/ckernels/"
     printf 'module CKernels {\n    header "ckernels.h"\n    export *\n}\n' > "$dir/ckernels/module.modulemap"

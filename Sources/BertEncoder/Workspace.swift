@@ -70,13 +70,13 @@ final class WorkspacePool: Sendable {
 
     func withWorkspace<R>(_ body: (Workspace) throws -> R) rethrows -> R {
         // A workspace goes from one thread's forward pass to another's through the free list.
-        let workspace = free.withOrderedLock(key: self) { $0.popLast() } ?? Workspace(configuration: configuration)
-        defer { free.withOrderedLock(key: self) { $0.append(workspace) } }
+        let workspace = free.withOrderedLock { $0.popLast() } ?? Workspace(configuration: configuration)
+        defer { free.withOrderedLock { $0.append(workspace) } }
         return try body(workspace)
     }
 
     /// Frees every idle workspace.
     func drain() {
-        free.withOrderedLock(key: self) { $0.removeAll() }
+        free.withOrderedLock { $0.removeAll() }
     }
 }

@@ -238,12 +238,12 @@ public final class ContextualEmbedding: Sendable {
 
     /// Frees the weights; the next use loads them again.
     public func unload() {
-        loaded.withLock { $0 = nil }
+        loaded.withOrderedLock { $0 = nil }
     }
 
     /// The loaded tokenizer and encoder, loading them first if needed.
     func components() throws -> Components {
-        try loaded.withLock { loaded in
+        try loaded.withOrderedLock { loaded in
             if let loaded { return loaded }
             let components: Components
             switch try location() {
@@ -314,7 +314,7 @@ public final class ContextualEmbedding: Sendable {
     /// - Throws: `assetsNotAvailable` when an installed model is missing, `invalidModel` for bad files.
     /// - Complexity: O(1) when loaded; otherwise reading the vocabulary (milliseconds) on every call.
     public func tokenizer() throws -> any TextTokenizer {
-        if let components = loaded.withLock({ $0 }) { return components.tokenizer }
+        if let components = loaded.withOrderedLock({ $0 }) { return components.tokenizer }
         switch try location() {
         case let .bertFolder(url): return try ModelFolder(url: url, identifier: modelIdentifier).makeTokenizer()
         case let .packedFile(file): return try Self.readingPacked(file) { try Self.xlmRobertaTokenizer($0, maximumLength: maximumSequenceLength) }

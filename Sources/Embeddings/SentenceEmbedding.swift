@@ -1,4 +1,5 @@
 import Foundation
+import LinearAlgebra
 import ModelAssets
 import Synchronization
 import VectorIndex
@@ -45,7 +46,7 @@ public final class SentenceEmbedding: Sendable {
     /// The model revision.
     public var revision: Int { contextualEmbedding.revision }
     /// How many distinct candidates `add(_:)` has been given.
-    public var count: Int { candidates.withLock { $0.count } }
+    public var count: Int { candidates.withOrderedLock { $0.count } }
 
     /// The sentence embedding of the default model for a BCP-47 language (`"en"`), installed
     /// and loaded; `nil` when no model serves the language, or its assets are missing and cannot
@@ -128,11 +129,11 @@ public final class SentenceEmbedding: Sendable {
     /// - Throws: `EmbeddingsError` when the model cannot be loaded; nothing is added then.
     public func add(_ strings: [String]) throws {
         var seen = Set<String>()
-        let known = candidates.withLock { index in strings.filter { index.contains($0) } }
+        let known = candidates.withOrderedLock { index in strings.filter { index.contains($0) } }
         let fresh = strings.filter { !known.contains($0) && seen.insert($0).inserted }
         guard !fresh.isEmpty else { return }
         let vectors = try floatVectors(fresh)
-        try candidates.withLock { index in
+        try candidates.withOrderedLock { index in
             // Another thread may have added some of the same strings meanwhile.
             let items = zip(fresh, vectors).filter { !index.contains($0.0) }.map { (id: $0.0, vector: $0.1) }
             try index.add(contentsOf: items)
@@ -141,7 +142,7 @@ public final class SentenceEmbedding: Sendable {
 
     /// Removes every candidate.
     public func removeAllCandidates() {
-        candidates.withLock { $0 = FlatIndex(dimension: contextualEmbedding.dimension) }
+        candidates.withOrderedLock { $0 = FlatIndex(dimension: contextualEmbedding.dimension) }
     }
 
     /// The candidates nearest to `string`, nearest first, with their distances: at most
@@ -214,7 +215,7 @@ public final class SentenceEmbedding: Sendable {
 
     private func nearest(to query: [Float], maximumCount: Int, excluding excluded: String?, _ type: DistanceType) -> [(String, Double)] {
         // A copy of the index (copy-on-write: no vectors are copied) lets the search run outside the lock.
-        let index = candidates.withLock { $0 }
+        let index = candidates.withOrderedLock { $0 }
         var filter: (@Sendable (String) -> Bool)? = nil
         if let excluded { filter = { @Sendable id in id != excluded } }
         guard let hits = try? index.search(query, k: maximumCount, isIncluded: filter) else { return [] }

@@ -29,9 +29,9 @@ enum Console {
     /// Whether notes and progress are silenced.
     static var isQuiet: Bool { quiet.load(ordering: .relaxed) }
 
-    /// Applies the command's `--quiet` flag, before it prints anything.
-    static func configure(_ parsed: ParsedArguments) {
-        quiet.store(parsed[SharedOptions.quiet], ordering: .relaxed)
+    /// Silences notes and progress (`--quiet`; see `configure(_:)`), before anything prints.
+    static func configure(quiet isQuiet: Bool) {
+        quiet.store(isQuiet, ordering: .relaxed)
     }
 
     static func error(_ message: String) {

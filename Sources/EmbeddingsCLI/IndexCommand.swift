@@ -1,6 +1,7 @@
 import CommandLineOptions
 import Embeddings
 import Foundation
+import LinearAlgebra
 import Synchronization
 import Retrieval
 import VectorIndex
@@ -103,12 +104,12 @@ final class ProgressBox: Sendable {
 
     /// Reaching the total finishes the report.
     func update(_ done: Int, _ total: Int) {
-        progress.withLock { progress in
+        progress.withOrderedLock { progress in
             progress.update(done, of: total)
             if done >= total { progress.finish() }
         }
     }
 
     /// Ends the report (when the work stopped short of the total).
-    func finish() { progress.withLock { $0.finish() } }
+    func finish() { progress.withOrderedLock { $0.finish() } }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LinearAlgebra
 import Synchronization
 
 /// A small JSON writer for streaming output: strings escaped per RFC 8259, floats written with
@@ -50,7 +51,7 @@ final class Output: Sendable {
     private let buffer = Mutex(Data())
 
     func write(_ s: String) {
-        let full = buffer.withLock { buffer in
+        let full = buffer.withOrderedLock { buffer in
             buffer.append(contentsOf: s.utf8)
             return buffer.count > 1 << 16
         }
@@ -58,7 +59,7 @@ final class Output: Sendable {
     }
 
     func flush() {
-        let pending = buffer.withLock { buffer in
+        let pending = buffer.withOrderedLock { buffer in
             defer { buffer.removeAll(keepingCapacity: true) }
             return buffer
         }

@@ -80,3 +80,10 @@ enum Precision: String, CaseIterable, Sendable {
         }
     }
 }
+
+extension Console {
+    /// Applies the command's `--quiet` flag, before it prints anything.
+    static func configure(_ parsed: ParsedArguments) {
+        configure(quiet: parsed[SharedOptions.quiet])
+    }
+}

@@ -176,7 +176,7 @@ extension BLAS {
             throw CoreError.unknownCore(core, shipped: hooks.shipped)
         }
         guard cpuCanRun(core: name) else { throw CoreError.cpuCannotRun(name) }
-        return try CoreHooks.lock.withLock { _ in
+        return try CoreHooks.lock.withOrderedLock { _ in
             let before = currentCoreName ?? ""
             let (reported, error) = hooks.activateAndCheck(name)
             let restored = hooks.activate(before)
@@ -199,7 +199,7 @@ extension BLAS {
         // as if OpenBLAS had chosen it. Ignored when the user set OPENBLAS_CORETYPE or the CPU cannot run it.
         if let simulated = environment[simulatedCoreVariable], !simulated.isEmpty, (environment[coreTypeVariable] ?? "").isEmpty,
            let name = hooks.shipped.first(where: { $0.lowercased() == simulated.lowercased() }), cpuCanRun(core: name) {
-            chosen = CoreHooks.lock.withLock { _ in hooks.activate(name) }
+            chosen = CoreHooks.lock.withOrderedLock { _ in hooks.activate(name) }
         }
         let failSelfCheck = environment[failSelfCheckVariable] == "1"
         let target: String
@@ -209,7 +209,7 @@ extension BLAS {
         case let .switchCore(to):
             target = to
         }
-        return CoreHooks.lock.withLock { _ in
+        return CoreHooks.lock.withOrderedLock { _ in
             var (reported, error) = hooks.activateAndCheck(target)
             if failSelfCheck, error.isFinite { error = 1 }
             if error <= selfCheckTolerance {

@@ -101,7 +101,7 @@ package enum BLAS {
             precondition(newValue >= 1, "BLAS.threadCount must be at least 1")
             #if !canImport(Accelerate)
             prepare()
-            threads.withLock { state in
+            threads.withOrderedLock { state in
                 if state.scopes > 0 {
                     state.outside = newValue
                 } else {
@@ -123,7 +123,7 @@ package enum BLAS {
         return try body()
         #else
         prepare()
-        threads.withLock { state in
+        threads.withOrderedLock { state in
             if state.scopes == 0 {
                 state.outside = Int(openblas_get_num_threads())
                 if state.outside != 1 { openblas_set_num_threads(1) }
@@ -131,7 +131,7 @@ package enum BLAS {
             state.scopes += 1
         }
         defer {
-            threads.withLock { state in
+            threads.withOrderedLock { state in
                 state.scopes -= 1
                 if state.scopes == 0, state.outside != 1 { openblas_set_num_threads(Int32(state.outside)) }
             }

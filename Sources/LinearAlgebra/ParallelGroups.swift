@@ -12,23 +12,23 @@ package enum ParallelGroups {
         // A handful of groups, each milliseconds to seconds of work: one lock per group costs nothing.
         let results = Mutex([T?](repeating: nil, count: count))
         @Sendable func work() {
-            while let g = state.withLock({ s -> Int? in
+            while let g = state.withOrderedLock({ s -> Int? in
                 guard s.failure == nil, s.next < count else { return nil }
                 s.next += 1
                 return s.next - 1
             }) {
                 do {
                     let value = try body(g)
-                    results.withLock { $0[g] = value }
+                    results.withOrderedLock { $0[g] = value }
                 } catch {
-                    state.withLock { if $0.failure == nil { $0.failure = error } }
+                    state.withOrderedLock { if $0.failure == nil { $0.failure = error } }
                 }
             }
         }
         let workers = min(max(1, threads), count)
         if workers > 1 { DispatchQueue.concurrentPerform(iterations: workers) { _ in work() } } else { work() }
-        if let failure = state.withLock({ $0.failure }) { throw failure }
-        return results.withLock { $0 }.map { $0! }
+        if let failure = state.withOrderedLock({ $0.failure }) { throw failure }
+        return results.withOrderedLock { $0 }.map { $0! }
     }
 
     /// The next group to take, and the first error.

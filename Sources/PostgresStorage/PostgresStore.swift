@@ -1,5 +1,6 @@
 import Embeddings
 import Foundation
+import LinearAlgebra
 import Retrieval
 import Synchronization
 import VectorIndex
@@ -58,20 +59,20 @@ public final class PostgresStore: ChunkStore {
     /// Vectors by chunk id that `replace` uses instead of encoding (the benchmark's copied
     /// corpora). Counted as embedded.
     package var precomputedVectors: [String: [Float]] {
-        get { state.withLock { $0.precomputed } }
-        set { state.withLock { $0.precomputed = newValue } }
+        get { state.withOrderedLock { $0.precomputed } }
+        set { state.withOrderedLock { $0.precomputed = newValue } }
     }
 
     /// Hybrid-retrieval settings (saved in the store by `index`).
     public var settings: RetrievalSettings {
-        get { state.withLock { $0.settings } }
-        set { state.withLock { $0.settings = newValue } }
+        get { state.withOrderedLock { $0.settings } }
+        set { state.withOrderedLock { $0.settings = newValue } }
     }
 
     /// How semantic search reads the vectors (`.exact` by default).
     public var vectorSearch: VectorSearch {
-        get { state.withLock { $0.vectorSearch } }
-        set { state.withLock { $0.vectorSearch = newValue } }
+        get { state.withOrderedLock { $0.vectorSearch } }
+        set { state.withOrderedLock { $0.vectorSearch = newValue } }
     }
 
     private var meta: String { tablePrefix + "_meta" }
@@ -111,7 +112,7 @@ public final class PostgresStore: ChunkStore {
     }
 
     private func withConnection<R: Sendable>(_ body: (inout sending PostgresConnection) throws -> R) throws -> R {
-        try connection.withLock { c in try body(&c) }
+        try connection.withOrderedLock { c in try body(&c) }
     }
 
     // MARK: Schema
@@ -368,14 +369,14 @@ public final class PostgresStore: ChunkStore {
 
     /// The `count` chunks nearest to the question's embedding: `(position, cosine)`, best first
     /// (ties: lower position first).
-    public func semanticCandidates(_ question: String, count: Int) throws -> [(document: Int, score: Float)] {
+    package func semanticCandidates(_ question: String, count: Int) throws -> [(document: Int, score: Float)] {
         guard let embedding else { throw PostgresStoreError.noVectors("semantic search needs the model the store was built with") }
         let query = try embedding.sentenceVector(for: question, inputType: .query)
         return try nearest(to: query, count: count)
     }
 
     /// The `count` stored vectors nearest to `query` by cosine: `(position, cosine)`, best first.
-    public func nearest(to query: [Float], count: Int) throws -> [(document: Int, score: Float)] {
+    package func nearest(to query: [Float], count: Int) throws -> [(document: Int, score: Float)] {
         guard count > 0 else { return [] }
         guard query.allSatisfy(\.isFinite) else { throw PostgresStoreError.noVectors("the query vector has non-finite values") }
         let search = vectorSearch
@@ -424,7 +425,7 @@ public final class PostgresStore: ChunkStore {
     /// lower position first), the chunks sharing a term with the question that score at least
     /// `floor` × the best. The same formula and constants as `BM25` (k1 1.2, b 0.75,
     /// idf ln(1 + (N − df + 0.5)/(df + 0.5)), distinct terms).
-    public func lexicalCandidates(_ question: String, floor: Double = 0, k1: Double = 1.2, b: Double = 0.75) throws -> [(document: Int, score: Double)] {
+    package func lexicalCandidates(_ question: String, floor: Double = 0, k1: Double = 1.2, b: Double = 0.75) throws -> [(document: Int, score: Double)] {
         let words = Array(Set(analyzer.terms(question))).sorted()
         guard !words.isEmpty else { return [] }
         return try withConnection { c in

@@ -1,4 +1,5 @@
 import Foundation
+import LinearAlgebra
 import Synchronization
 
 /// Turns text into search terms: lower-case, diacritics folded, split into runs of letters and
@@ -86,11 +87,11 @@ private final class StemCache: Sendable {
     private let table = Mutex<[String: String]>([:])
 
     func lookup(_ word: String) -> String? {
-        table.withLock { $0[word] }
+        table.withOrderedLock { $0[word] }
     }
 
     func store(_ word: String, _ stem: String) {
-        table.withLock { table in
+        table.withOrderedLock { table in
             if table.count < 1 << 20 { table[word] = stem }
         }
     }

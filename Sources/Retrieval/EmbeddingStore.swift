@@ -65,7 +65,7 @@ public final class EmbeddingStore: ChunkStore {
     }
 
     private func read<T: Sendable>(_ body: (Contents) -> T) -> T {
-        state.withLock { body($0) }
+        state.withOrderedLock { body($0) }
     }
 
     /// Whether chunk vectors are pooled from their page's token vectors (late chunking) rather
@@ -74,7 +74,7 @@ public final class EmbeddingStore: ChunkStore {
     /// Hybrid-retrieval settings, saved with the store.
     public var settings: RetrievalSettings {
         get { read(\.settings) }
-        set { state.withLock { $0.settings = newValue } }
+        set { state.withOrderedLock { $0.settings = newValue } }
     }
     /// The chunks, in corpus order (pages sorted by path, chunks in page order).
     public var chunks: [Chunk] { read(\.chunks) }
@@ -95,7 +95,7 @@ public final class EmbeddingStore: ChunkStore {
     /// corpora). Counted as embedded.
     package var precomputedVectors: [String: [Float]] {
         get { read(\.precomputedVectors) }
-        set { state.withLock { $0.precomputedVectors = newValue } }
+        set { state.withOrderedLock { $0.precomputedVectors = newValue } }
     }
 
     /// The fingerprint of the vectors this store's model makes.
@@ -114,7 +114,7 @@ public final class EmbeddingStore: ChunkStore {
     ///   `verification: .skippingVectors` maps the vectors without reading them (for int8 or binary
     ///   search of a large index; see `IndexFile.Verification`).
     public func load(from url: URL, verification: IndexFile.Verification = .full) throws {
-        try updating.withLock { _ in
+        try updating.withOrderedLock { _ in
             let stored = try IndexFile.read(from: url, verification: verification)
             let metadata: Metadata
             do { metadata = try JSONDecoder().decode(Metadata.self, from: stored.metadata) } catch {
@@ -126,7 +126,7 @@ public final class EmbeddingStore: ChunkStore {
             }
             // A lexical-only file stores zero vectors under the "none" fingerprint: no vectors to keep.
             let lexicalOnly = stored.fingerprint.modelIdentifier == Self.lexicalOnlyIdentifier
-            state.withLock { contents in
+            state.withOrderedLock { contents in
                 contents.chunks = metadata.chunks
                 contents.contentHashes = metadata.contentHashes
                 contents.bm25 = metadata.bm25
@@ -146,7 +146,7 @@ public final class EmbeddingStore: ChunkStore {
     /// learned from the current vectors), rebuilt after every update, and saved by `save(to:)`.
     /// An empty set drops them.
     public func keepCodes(_ precisions: Set<SearchPrecision>) {
-        updating.withLock { _ in setCodes(precisions.subtracting([.exact])) }
+        updating.withOrderedLock { _ in setCodes(precisions.subtracting([.exact])) }
     }
 
     /// Builds `kept` codes outside the contents' lock (an update is in progress: nothing else
@@ -155,7 +155,7 @@ public final class EmbeddingStore: ChunkStore {
         var index = read(\.index)
         index?.removeCodes()
         if !kept.isEmpty { index?.buildCodes(kept) }
-        state.withLock { contents in
+        state.withOrderedLock { contents in
             contents.keptCodes = kept
             contents.index = index
         }
@@ -166,10 +166,10 @@ public final class EmbeddingStore: ChunkStore {
     /// - Throws: `RetrievalError.invalidArgument` for a rescore factor below 1.
     public func setSearchPrecision(_ precision: SearchPrecision, rescore: Int? = nil) throws {
         if let rescore, rescore < 1 { throw RetrievalError.invalidArgument("rescore factor must be at least 1, got \(rescore)") }
-        updating.withLock { _ in
+        updating.withOrderedLock { _ in
             let kept = read(\.keptCodes)
             if precision != .exact, !kept.contains(precision) { setCodes(kept.union([precision])) }
-            state.withLock { contents in
+            state.withOrderedLock { contents in
                 contents.searchPrecision = precision
                 contents.rescore = rescore
             }
@@ -198,7 +198,7 @@ public final class EmbeddingStore: ChunkStore {
 
     /// Makes the store hold exactly `pages`, embedding only chunks that changed.
     public func replace(with pages: [Page], progress: IndexingProgress?) throws -> IndexingStatistics {
-        try updating.withLock { _ in try update(to: pages, progress: progress) }
+        try updating.withOrderedLock { _ in try update(to: pages, progress: progress) }
     }
 
     private func update(to pages: [Page], progress: IndexingProgress?) throws -> IndexingStatistics {
@@ -257,7 +257,7 @@ public final class EmbeddingStore: ChunkStore {
         }
         // Without a model the store becomes lexical-only: vectors of the previous chunks would no
         // longer line up with the new ones, so none are kept (or saved).
-        state.withLock { [newChunks, newHashes, index] contents in
+        state.withOrderedLock { [newChunks, newHashes, index] contents in
             contents.chunks = newChunks
             contents.contentHashes = newHashes
             contents.bm25 = bm25

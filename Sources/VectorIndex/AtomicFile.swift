@@ -124,7 +124,7 @@ extension AtomicFile {
         clock_gettime(CLOCK_REALTIME, &now)
         for name in names where name.hasPrefix(prefix) {
             let path = folder.appendingPathComponent(name).path
-            let fd = open(path, O_RDONLY | O_NOFOLLOW)
+            let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)  // a FIFO of that name cannot block the save
             guard fd >= 0 else { continue }
             defer { close(fd) }
             var info = stat()

@@ -57,9 +57,9 @@ package enum RowSplit {
         package init() {}
 
         /// The part counts of the splits run so far, in order.
-        package var partCounts: [Int] { counts.withLock { $0 } }
+        package var partCounts: [Int] { counts.withOrderedLock { $0 } }
 
-        func record(_ parts: Int) { counts.withLock { $0.append(parts) } }
+        func record(_ parts: Int) { counts.withOrderedLock { $0.append(parts) } }
     }
 
     /// The observer of the splits run by this task (set with `RowSplit.$observer.withValue`).

@@ -1,4 +1,5 @@
 import Foundation
+import LinearAlgebra
 import ModelTestSupport
 import Retrieval
 import Synchronization
@@ -47,7 +48,7 @@ final class ExportAndProgressTests: XCTestCase {
     private static let corpus = Mutex<Result<Corpus, any Error>?>(nil)
 
     static func sharedCorpus() throws -> Corpus {
-        try corpus.withLock { cached in
+        try corpus.withOrderedLock { cached in
             if let cached { return try cached.get() }
             let result = Result { try makeCorpus() }
             cached = result
@@ -73,7 +74,7 @@ final class ExportAndProgressTests: XCTestCase {
     }
 
     override class func tearDown() {
-        if let folder = try? corpus.withLock({ try $0?.get().folder }) { try? FileManager.default.removeItem(at: folder) }
+        if let folder = try? corpus.withOrderedLock({ try $0?.get().folder }) { try? FileManager.default.removeItem(at: folder) }
         super.tearDown()
     }
 

@@ -1,6 +1,7 @@
 import CommandLineOptions
 @testable import EmbeddingsCLI
 import Foundation
+import TestSupport
 import XCTest
 
 /// Every subcommand's help, compared with golden text written by the built binary
@@ -19,7 +20,7 @@ final class HelpTests: XCTestCase {
         guard r.stdout != golden else { return }
         let printed = r.stdout.split(separator: "\n", omittingEmptySubsequences: false)
         let expected = golden.split(separator: "\n", omittingEmptySubsequences: false)
-        let first = zip(printed, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(printed.count, expected.count)
+        let first = firstDifference(printed, expected) ?? 0
         XCTFail("help differs at line \(first + 1):\nprinted:  \(first < printed.count ? printed[first] : "(end)")\nexpected: \(first < expected.count ? expected[first] : "(end)")",
                 file: file, line: line)
     }

@@ -19,15 +19,9 @@ final class GoldenParityTests: XCTestCase {
         var cases: [Case]
     }
 
-    static let reference: Reference? = {
-        let url = TestFixtures.folder.appendingPathComponent("golden/reference.json")
-        guard let data = try? Data(contentsOf: url) else { return nil }
-        return try? JSONDecoder().decode(Reference.self, from: data)
-    }()
+    static let reference = Result { try TestFixtures.decode(Reference.self, from: "golden/reference.json") }
 
-    func reference() throws -> Reference {
-        try XCTUnwrap(Self.reference, "Fixtures/golden/reference.json is missing or unreadable")
-    }
+    func reference() throws -> Reference { try Self.reference.get() }
 
     func testThereAreAtLeast150Cases() throws {
         XCTAssertGreaterThanOrEqual(try reference().cases.count, 150)
@@ -39,14 +33,14 @@ final class GoldenParityTests: XCTestCase {
         for c in try reference().cases {
             let tokens = tokenizer.tokenize(c.text)
             if tokens.ids != c.ids {
-                let first = zip(tokens.ids, c.ids).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(tokens.ids.count, c.ids.count)
+                let first = firstDifference(tokens.ids, c.ids) ?? 0
                 XCTFail("\(c.name): ids differ first at token \(first): ours \(Array(tokens.ids.dropFirst(first).prefix(5))) vs \(Array(c.ids.dropFirst(first).prefix(5))) (counts \(tokens.ids.count)/\(c.ids.count))")
                 failures += 1
                 continue
             }
             let offsets = tokens.scalarOffsets.map { [$0.start, $0.end] }
             if offsets != c.offsets {
-                let first = zip(offsets, c.offsets).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? 0
+                let first = firstDifference(offsets, c.offsets) ?? 0
                 XCTFail("\(c.name): offsets differ first at token \(first): ours \(offsets[first]) vs \(c.offsets[first])")
                 failures += 1
             }

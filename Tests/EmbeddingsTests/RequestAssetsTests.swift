@@ -1,5 +1,6 @@
 @testable import Embeddings
 import Foundation
+import LinearAlgebra
 import ModelAssets
 import ModelTestSupport
 import Synchronization
@@ -54,11 +55,11 @@ final class RequestAssetsTests: XCTestCase {
         let done = expectation(description: "completion")
         let outcome = Mutex<(ContextualEmbedding.AssetsResult, AssetInstallationError?)?>(nil)
         embedding.requestAssets { result, error in
-            outcome.withLock { $0 = (result, error as? AssetInstallationError) }
+            outcome.withOrderedLock { $0 = (result, error as? AssetInstallationError) }
             done.fulfill()
         }
         wait(for: [done], timeout: 30)
-        let (result, error) = try XCTUnwrap(outcome.withLock { $0 })
+        let (result, error) = try XCTUnwrap(outcome.withOrderedLock { $0 })
         XCTAssertEqual(result, .error)
         XCTAssertEqual(error, .pythonMissing)
     }

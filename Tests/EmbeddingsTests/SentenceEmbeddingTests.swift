@@ -21,8 +21,7 @@ final class SentenceEmbeddingTests: XCTestCase {
     }
 
     func golden() throws -> [Golden.Case] {
-        let data = try Data(contentsOf: TestFixtures.folder.appendingPathComponent("golden/reference.json"))
-        return try JSONDecoder().decode(Golden.self, from: data).cases
+        try TestFixtures.decode(Golden.self, from: "golden/reference.json").cases
     }
 
     static func cosine(_ a: [Double], _ b: [Double]) -> Double {

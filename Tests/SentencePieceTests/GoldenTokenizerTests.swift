@@ -23,13 +23,9 @@ final class GoldenTokenizerTests: XCTestCase {
         var cases: [Case]
     }
 
-    static let golden: Golden? = {
-        let url = TestFixtures.folder.appendingPathComponent("golden/xlmr/tokens.json")
-        guard let data = try? Data(contentsOf: url) else { return nil }
-        return try? JSONDecoder().decode(Golden.self, from: data)
-    }()
+    static let golden = Result { try TestFixtures.decode(Golden.self, from: "golden/xlmr/tokens.json") }
 
-    func golden() throws -> Golden { try XCTUnwrap(Self.golden, "Fixtures/golden/xlmr/tokens.json is missing or unreadable") }
+    func golden() throws -> Golden { try Self.golden.get() }
 
     func tokenizer() throws -> any TextTokenizer { try TestModel.multilingual().tokenizer() }
 
@@ -57,14 +53,14 @@ final class GoldenTokenizerTests: XCTestCase {
         for c in golden.cases {
             let tokens = tokenizer.tokenize(c.text)
             if tokens.ids != c.ids {
-                let first = zip(tokens.ids, c.ids).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(tokens.ids.count, c.ids.count)
+                let first = firstDifference(tokens.ids, c.ids) ?? 0
                 XCTFail("\(c.name): ids differ first at token \(first): ours \(Array(tokens.ids.dropFirst(first).prefix(5))) \(Array(tokens.tokens.dropFirst(first).prefix(5).map(\.text))) vs \(Array(c.ids.dropFirst(first).prefix(5))) \(Array(c.tokens.dropFirst(first).prefix(5))) (counts \(tokens.ids.count)/\(c.ids.count))")
                 failures += 1
                 continue
             }
             let offsets = tokens.scalarOffsets.map { [$0.start, $0.end] }
             if offsets != c.offsets {
-                let first = zip(offsets, c.offsets).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? 0
+                let first = firstDifference(offsets, c.offsets) ?? 0
                 XCTFail("\(c.name): offsets differ first at token \(first) (\(c.tokens[first])): ours \(offsets[first]) vs \(c.offsets[first])")
                 failures += 1
                 continue

@@ -7,4 +7,26 @@ public enum TestFixtures {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Fixtures")
     }
+
+    /// The JSON file at `path` below `Fixtures/`, decoded as `T`.
+    /// - Throws: the read or decoding error, naming the file.
+    public static func decode<T: Decodable>(_ type: T.Type, from path: String) throws -> T {
+        let url = folder.appendingPathComponent(path)
+        do { return try JSONDecoder().decode(T.self, from: Data(contentsOf: url)) } catch {
+            throw FixtureError(message: "Fixtures/\(path) is missing or unreadable: \(error)")
+        }
+    }
+}
+
+/// A fixture file that could not be read or decoded.
+public struct FixtureError: Error, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
+}
+
+/// The first position where `a` and `b` differ (the shorter one's count when one is a prefix of
+/// the other), or nil when they are equal: where a parity test's report starts.
+public func firstDifference<T: Equatable>(_ a: [T], _ b: [T]) -> Int? {
+    if let i = zip(a, b).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset { return i }
+    return a.count == b.count ? nil : min(a.count, b.count)
 }

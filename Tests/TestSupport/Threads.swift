@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LinearAlgebra
 import Synchronization
 
 /// The error of `answerFromAnotherThread` when the work did not finish in time.
@@ -16,10 +17,10 @@ public func answerFromAnotherThread<T: Sendable>(within seconds: Double = 120, _
     let result = Mutex<Result<T, any Error>?>(nil)
     DispatchQueue.global().async {
         let outcome = Result { try body() }
-        result.withLock { $0 = outcome }
+        result.withOrderedLock { $0 = outcome }
         done.signal()
     }
-    guard done.wait(timeout: .now() + seconds) == .success, let outcome = result.withLock({ $0 }) else {
+    guard done.wait(timeout: .now() + seconds) == .success, let outcome = result.withOrderedLock({ $0 }) else {
         return .failure(DidNotAnswer(seconds: seconds))
     }
     return outcome
@@ -32,11 +33,11 @@ public func readBoth(_ first: FileHandle, _ second: FileHandle) -> (Data, Data) 
     let group = DispatchGroup()
     DispatchQueue.global().async(group: group) {
         let data = second.readDataToEndOfFile()
-        other.withLock { $0 = data }
+        other.withOrderedLock { $0 = data }
     }
     let data = first.readDataToEndOfFile()
     group.wait()
-    return (data, other.withLock { $0 })
+    return (data, other.withOrderedLock { $0 })
 }
 
 /// Reads `handle` line by line until a line starts with `prefix` and returns it (nil: the pipe
