@@ -72,8 +72,8 @@ enum Probe {
     /// Runs `embeddings-bench probe …` (this executable) with `OPENBLAS_CORETYPE=core` (nil: the
     /// environment as it is) and returns its result, or a reason when it crashed or failed.
     static func run(_ arguments: [String], core: String?, quick: Bool, corpus: URL) -> Swift.Result<Result, BenchFailure> {
-        var childArguments = ["probe"] + arguments + ["--corpus", corpus.path]
-        if quick { childArguments.append("--quick") }
+        var childArguments = [ProbeCommand.name] + arguments + [BenchOptions.corpus.name, corpus.path]
+        if quick { childArguments.append(BenchOptions.quick.name) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         process.arguments = childArguments

@@ -57,7 +57,7 @@ struct TopKBench {
     static func gemmOnlySeconds(_ index: FlatIndex, queries: [[Float]]) -> Double {
         let n = index.count, d = index.dimension, q = queries.count
         let packed = queries.flatMap { $0 }
-        let parts = BLAS.threadCount == 1 ? ProcessInfo.processInfo.activeProcessorCount : 1
+        let parts = RowSplit.blasParts(rows: n, dimension: d)
         let blockRows = max(1, (1 << 18) / q)
         return best(2) {
             index.withUnsafeVectors { matrix in

@@ -63,6 +63,8 @@ public struct ParsedArguments: Sendable {
                 }
                 text = arguments[i]
                 i += 1
+                // `--index --help`: a request for help, as before any `--`, not a file named --help.
+                if text == "--help" || text == "-h" { isHelpRequested = true; continue }
             }
             do {
                 let value = try convert(text)

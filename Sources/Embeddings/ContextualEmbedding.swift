@@ -79,6 +79,7 @@ public final class ContextualEmbedding: Sendable {
     private let source: Source
     private let family: ModelCatalog.Family
     private let loaded = Mutex<Components?>(nil)
+    private let knownFingerprint = Mutex<IndexFingerprint?>(nil)
 
     struct Components: Sendable {
         let tokenizer: any TextTokenizer
@@ -336,10 +337,14 @@ public final class ContextualEmbedding: Sendable {
     /// A fingerprint of everything that decides this model's sentence vectors, for index files
     /// (reads the tokenizer, not the weights, when the model is not loaded).
     /// - Throws: as `tokenizer()`.
+    /// Computed once (it never changes for a model): the stores ask for it on every search.
     package var fingerprint: IndexFingerprint {
         get throws {
-            IndexFingerprint(modelIdentifier: modelIdentifier, dimension: dimension, pooling: poolingStrategy.rawValue,
-                             normalized: normalizesSentenceVectors, tokenizerHash: try tokenizer().fingerprint)
+            if let known = knownFingerprint.withOrderedLock({ $0 }) { return known }
+            let made = IndexFingerprint(modelIdentifier: modelIdentifier, dimension: dimension, pooling: poolingStrategy.rawValue,
+                                        normalized: normalizesSentenceVectors, tokenizerHash: try tokenizer().fingerprint)
+            knownFingerprint.withOrderedLock { $0 = made }
+            return made
         }
     }
 

@@ -14,14 +14,16 @@ struct IndexCommand: Command {
 
     static let lateChunking = Flag("--late-chunking", help: "Encode each page once and pool each chunk's own token span (chunks carry page context).")
     static let lexicalOnly = Flag("--lexical-only", help: "Skip embeddings: BM25 only (no model needed).")
+    /// The option's name, which its conversion also names in its error.
+    private static let codesName = "--codes"
     static let codes = Option<Set<SearchPrecision>>(
-        "--codes", valueName: "list", help: "Also store int8 and/or binary codes for 'search --precision': a comma-separated list, or none.",
+        codesName, valueName: "list", help: "Also store int8 and/or binary codes for 'search --precision': a comma-separated list, or none.",
         defaultDescription: "as the existing file"
     ) { list in
         var set = Set<SearchPrecision>()
         for name in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where name != "none" {
             guard let precision = SearchPrecision(rawValue: name), precision != .exact else {
-                throw CLIError.usage("--codes takes int8, binary or none, got '\(name)'")
+                throw CLIError.usage("\(codesName) takes int8, binary or none, got '\(name)'")
             }
             set.insert(precision)
         }

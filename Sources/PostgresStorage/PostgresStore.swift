@@ -318,28 +318,29 @@ public final class PostgresStore: ChunkStore {
 
     /// Creates pgvector's HNSW index on the vectors (cosine), if it is not there yet.
     /// - Parameters: `m` and `efConstruction` as pgvector names them (its defaults: 16 and 64).
+    ///
+    /// These changes to the schema run on a connection of their own, like an indexing run: they
+    /// may wait for a run's locks, and searches on the shared connection must not wait with them.
     public func buildHNSWIndex(m: Int = 16, efConstruction: Int = 64) throws {
-        try withConnection { c in
-            guard try tablesExist(c) else { throw PostgresStoreError.noVectors("the store is empty: index a corpus first") }
-            try c.execute("""
-                CREATE INDEX IF NOT EXISTS \(chunksTable)_hnsw ON \(chunksTable)
-                USING hnsw (embedding vector_cosine_ops) WITH (m = \(max(2, min(m, 100))), ef_construction = \(max(4, min(efConstruction, 1000))))
-                """)
-        }
+        let c = try PostgresConnection(conninfo)
+        guard try tablesExist(c) else { throw PostgresStoreError.noVectors("the store is empty: index a corpus first") }
+        try c.execute("""
+            CREATE INDEX IF NOT EXISTS \(chunksTable)_hnsw ON \(chunksTable)
+            USING hnsw (embedding vector_cosine_ops) WITH (m = \(max(2, min(m, 100))), ef_construction = \(max(4, min(efConstruction, 1000))))
+            """)
     }
 
     /// Removes the HNSW index (searches scan again).
     public func dropHNSWIndex() throws {
-        _ = try withConnection { c in try c.execute("DROP INDEX IF EXISTS \(chunksTable)_hnsw") }
+        try PostgresConnection(conninfo).execute("DROP INDEX IF EXISTS \(chunksTable)_hnsw")
     }
 
     /// Drops the store's tables.
     public func drop() throws {
-        try withConnection { c in
-            try c.execute("DROP TABLE IF EXISTS \(terms)")
-            try c.execute("DROP TABLE IF EXISTS \(chunksTable)")
-            try c.execute("DROP TABLE IF EXISTS \(meta)")
-        }
+        let c = try PostgresConnection(conninfo)
+        try c.execute("DROP TABLE IF EXISTS \(terms)")
+        try c.execute("DROP TABLE IF EXISTS \(chunksTable)")
+        try c.execute("DROP TABLE IF EXISTS \(meta)")
     }
 
     // MARK: Search
@@ -355,69 +356,97 @@ public final class PostgresStore: ChunkStore {
     }
 
     /// Up to `k` chunks for `question`, with the file store's fusion and settings. Semantic and
-    /// hybrid modes need the model the store was built with.
+    /// hybrid modes need the model the store was built with. The question is encoded first, with
+    /// no lock held; then the vector ranking, the BM25 ranking and the chunks they name are read
+    /// in one read-only, repeatable-read transaction, so an indexing run that commits meanwhile
+    /// (renumbering positions) cannot mix two states of the corpus into one answer.
     public func search(_ question: String, mode: RetrievalMode = .hybrid, k: Int = 4) throws -> [RetrievalHit] {
         guard k > 0 else { return [] }
         let settings = self.settings
         let retriever = HybridRetriever(settings: settings, analyzer: analyzer)
-        let semantic = mode == .lexical ? nil : try semanticCandidates(question, count: max(settings.semanticCandidates, k))
-        let lexical = mode == .semantic ? [] : retriever.applyingLexicalFloor(try lexicalCandidates(question, floor: settings.lexicalFloor))
-        let documents = Set(lexical.map(\.document)).union((semantic ?? []).map(\.document))
-        let chunks = try chunks(at: Array(documents))
+        let query = mode == .lexical ? nil : try questionVector(question)
+        let words = mode == .semantic ? [] : terms(of: question)
+        let search = vectorSearch
+        let model = try modelFingerprint()
+        let (lexical, semantic, chunks) = try readTransaction { c in
+            let semantic = try query.map { try nearestRows(c, to: $0, count: max(settings.semanticCandidates, k), search: search, model: model) }
+            let lexical = retriever.applyingLexicalFloor(try lexicalRows(c, words: words, floor: settings.lexicalFloor))
+            let documents = Set(lexical.map(\.document)).union((semantic ?? []).map(\.document))
+            return (lexical, semantic, try chunkRows(c, at: Array(documents)))
+        }
         return retriever.fuse(lexical: lexical, semantic: semantic, mode: mode, k: k) { chunks[$0] }
+    }
+
+    /// The question's vector (a "query" input), or an error when the store has no model.
+    private func questionVector(_ question: String) throws -> [Float] {
+        guard let embedding else { throw PostgresStoreError.noVectors("semantic search needs the model the store was built with") }
+        return try embedding.sentenceVector(for: question, inputType: .query)
+    }
+
+    /// `body` inside one read-only, repeatable-read transaction on the shared connection.
+    private func readTransaction<R: Sendable>(_ body: (PostgresConnection) throws -> R) throws -> R {
+        try withConnection { c in
+            // Not PostgresConnection.transaction: its closure would capture the lock's value.
+            try c.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            let connection = c
+            do {
+                let value = try body(connection)
+                try c.execute("COMMIT")
+                return value
+            } catch {
+                _ = try? c.execute("ROLLBACK")
+                throw error
+            }
+        }
     }
 
     /// The `count` chunks nearest to the question's embedding: `(position, cosine)`, best first
     /// (ties: lower position first).
     package func semanticCandidates(_ question: String, count: Int) throws -> [(document: Int, score: Float)] {
-        guard let embedding else { throw PostgresStoreError.noVectors("semantic search needs the model the store was built with") }
-        let query = try embedding.sentenceVector(for: question, inputType: .query)
-        return try nearest(to: query, count: count)
+        try nearest(to: try questionVector(question), count: count)
     }
 
     /// The `count` stored vectors nearest to `query` by cosine: `(position, cosine)`, best first.
     package func nearest(to query: [Float], count: Int) throws -> [(document: Int, score: Float)] {
-        guard count > 0 else { return [] }
-        guard query.allSatisfy(\.isFinite) else { throw PostgresStoreError.noVectors("the query vector has non-finite values") }
         let search = vectorSearch
         let model = try modelFingerprint()
-        return try withConnection { c in
-            guard try tablesExist(c) else { return [] }
-            if let stored = try storedFingerprint(c) {
-                if let model, model != stored { throw PostgresStoreError.fingerprintMismatch(stored: stored, model: model) }
-                guard stored.dimension == query.count else {
-                    throw PostgresStoreError.noVectors("the query has \(query.count) dimensions, the store \(stored.dimension)")
-                }
-            } else {
-                throw PostgresStoreError.noVectors("the store holds no vectors (it was indexed lexical-only)")
+        return try readTransaction { c in try nearestRows(c, to: query, count: count, search: search, model: model) }
+    }
+
+    /// `nearest(to:count:)` on `c`, inside the caller's transaction.
+    private func nearestRows(_ c: PostgresConnection, to query: [Float], count: Int, search: VectorSearch,
+                             model: IndexFingerprint?) throws -> [(document: Int, score: Float)] {
+        guard count > 0 else { return [] }
+        guard query.allSatisfy(\.isFinite) else { throw PostgresStoreError.noVectors("the query vector has non-finite values") }
+        guard try tablesExist(c) else { return [] }
+        if let stored = try storedFingerprint(c) {
+            if let model, model != stored { throw PostgresStoreError.fingerprintMismatch(stored: stored, model: model) }
+            guard stored.dimension == query.count else {
+                throw PostgresStoreError.noVectors("the query has \(query.count) dimensions, the store \(stored.dimension)")
             }
-            return try c.transaction {
-                switch search {
-                case .exact:
-                    // A scan, whatever indexes exist: the exact ranking.
-                    try c.execute("SET LOCAL enable_indexscan = off")
-                case let .hnsw(efSearch):
-                    try c.execute("SELECT set_config('hnsw.ef_search', $1, true)", [String(max(1, min(efSearch, 1000)))])
-                }
-                let sql: String
-                switch search {
-                case .exact:
-                    sql = """
-                        SELECT position, 1 - (embedding <=> $1::vector) AS score FROM \(chunksTable)
-                        WHERE embedding IS NOT NULL ORDER BY embedding <=> $1::vector, position LIMIT $2
-                        """
-                case .hnsw:
-                    // The index serves ORDER BY distance alone; ties are left to it.
-                    sql = """
-                        SELECT position, 1 - (embedding <=> $1::vector) AS score FROM \(chunksTable)
-                        ORDER BY embedding <=> $1::vector LIMIT $2
-                        """
-                }
-                return try c.execute(sql, [SQLText.vector(query), String(count)]).values.compactMap { row in
-                    guard let p = row[0].flatMap({ Int($0) }), let s = row[1].flatMap({ Float($0) }) else { return nil }
-                    return (p, s)
-                }
-            }
+        } else {
+            throw PostgresStoreError.noVectors("the store holds no vectors (it was indexed lexical-only)")
+        }
+        let sql: String
+        switch search {
+        case .exact:
+            // A scan, whatever indexes exist: the exact ranking.
+            try c.execute("SET LOCAL enable_indexscan = off")
+            sql = """
+                SELECT position, 1 - (embedding <=> $1::vector) AS score FROM \(chunksTable)
+                WHERE embedding IS NOT NULL ORDER BY embedding <=> $1::vector, position LIMIT $2
+                """
+        case let .hnsw(efSearch):
+            try c.execute("SELECT set_config('hnsw.ef_search', $1, true)", [String(max(1, min(efSearch, 1000)))])
+            // The index serves ORDER BY distance alone; ties are left to it.
+            sql = """
+                SELECT position, 1 - (embedding <=> $1::vector) AS score FROM \(chunksTable)
+                ORDER BY embedding <=> $1::vector LIMIT $2
+                """
+        }
+        return try c.execute(sql, [SQLText.vector(query), String(count)]).values.compactMap { row in
+            guard let p = row[0].flatMap({ Int($0) }), let s = row[1].flatMap({ Float($0) }) else { return nil }
+            return (p, s)
         }
     }
 
@@ -426,29 +455,37 @@ public final class PostgresStore: ChunkStore {
     /// `floor` × the best. The same formula and constants as `BM25` (k1 1.2, b 0.75,
     /// idf ln(1 + (N − df + 0.5)/(df + 0.5)), distinct terms).
     package func lexicalCandidates(_ question: String, floor: Double = 0, k1: Double = 1.2, b: Double = 0.75) throws -> [(document: Int, score: Double)] {
-        let words = Array(Set(analyzer.terms(question))).sorted()
+        let words = terms(of: question)
+        return try readTransaction { c in try lexicalRows(c, words: words, floor: floor, k1: k1, b: b) }
+    }
+
+    /// The question's distinct BM25 terms, sorted.
+    private func terms(of question: String) -> [String] {
+        Array(Set(analyzer.terms(question))).sorted()
+    }
+
+    /// `lexicalCandidates` for these terms on `c`, inside the caller's transaction.
+    private func lexicalRows(_ c: PostgresConnection, words: [String], floor: Double, k1: Double = 1.2, b: Double = 0.75) throws -> [(document: Int, score: Double)] {
         guard !words.isEmpty else { return [] }
-        return try withConnection { c in
-            guard try tablesExist(c) else { return [] }
-            // Scores from the terms table alone; only the chunks past the floor meet the chunks table.
-            let rows = try c.execute("""
-                WITH stats AS (SELECT count(*)::float8 AS n, coalesce(avg(length), 0)::float8 AS avgdl FROM \(chunksTable)),
-                     q AS (SELECT DISTINCT unnest($1::text[]) AS term),
-                     df AS (SELECT t.term, count(*)::float8 AS df FROM \(terms) t JOIN q USING (term) GROUP BY t.term),
-                     scored AS (
-                         SELECT t.chunk_id,
-                                sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * t.count * ($2::float8 + 1)
-                                    / (t.count + $2::float8 * (1 - $3::float8 + $3::float8 * t.length / nullif(s.avgdl, 0)))) AS score
-                         FROM \(terms) t JOIN df USING (term) CROSS JOIN stats s
-                         GROUP BY t.chunk_id),
-                     kept AS (SELECT chunk_id, score FROM scored WHERE score >= $4::float8 * (SELECT max(score) FROM scored))
-                SELECT c.position, k.score FROM kept k JOIN \(chunksTable) c ON c.id = k.chunk_id
-                ORDER BY k.score DESC, c.position
-                """, [SQLText.array(words), String(k1), String(b), String(max(0, floor))])
-            return rows.values.compactMap { row in
-                guard let p = row[0].flatMap({ Int($0) }), let s = row[1].flatMap({ Double($0) }) else { return nil }
-                return (p, s)
-            }
+        guard try tablesExist(c) else { return [] }
+        // Scores from the terms table alone; only the chunks past the floor meet the chunks table.
+        let rows = try c.execute("""
+            WITH stats AS (SELECT count(*)::float8 AS n, coalesce(avg(length), 0)::float8 AS avgdl FROM \(chunksTable)),
+                 q AS (SELECT DISTINCT unnest($1::text[]) AS term),
+                 df AS (SELECT t.term, count(*)::float8 AS df FROM \(terms) t JOIN q USING (term) GROUP BY t.term),
+                 scored AS (
+                     SELECT t.chunk_id,
+                            sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * t.count * ($2::float8 + 1)
+                                / (t.count + $2::float8 * (1 - $3::float8 + $3::float8 * t.length / nullif(s.avgdl, 0)))) AS score
+                     FROM \(terms) t JOIN df USING (term) CROSS JOIN stats s
+                     GROUP BY t.chunk_id),
+                 kept AS (SELECT chunk_id, score FROM scored WHERE score >= $4::float8 * (SELECT max(score) FROM scored))
+            SELECT c.position, k.score FROM kept k JOIN \(chunksTable) c ON c.id = k.chunk_id
+            ORDER BY k.score DESC, c.position
+            """, [SQLText.array(words), String(k1), String(b), String(max(0, floor))])
+        return rows.values.compactMap { row in
+            guard let p = row[0].flatMap({ Int($0) }), let s = row[1].flatMap({ Double($0) }) else { return nil }
+            return (p, s)
         }
     }
 
@@ -484,23 +521,26 @@ public final class PostgresStore: ChunkStore {
 
     /// The chunks at these corpus positions.
     public func chunks(at positions: [Int]) throws -> [Int: Chunk] {
+        try readTransaction { c in try chunkRows(c, at: positions) }
+    }
+
+    /// `chunks(at:)` on `c`, inside the caller's transaction.
+    private func chunkRows(_ c: PostgresConnection, at positions: [Int]) throws -> [Int: Chunk] {
         guard !positions.isEmpty else { return [:] }
-        return try withConnection { c in
-            var out = [Int: Chunk]()
-            for row in try c.execute("""
-                SELECT position, id, source, array_to_json(headings) AS headings, title, text, span_start, span_end
-                FROM \(chunksTable) WHERE position = ANY($1::integer[])
-                """, [SQLText.array(positions.map(String.init))]).values {
-                guard let p = row[0].flatMap({ Int($0) }), let id = row[1], let source = row[2], let headings = row[3],
-                      let title = row[4], let text = row[5],
-                      let list = try? JSONDecoder().decode([String].self, from: Data(headings.utf8)) else {
-                    throw PostgresStoreError.corruptStore("a row of \(chunksTable) is incomplete")
-                }
-                let span = zip(row[6].flatMap { Int($0) }, row[7].flatMap { Int($0) }).map { $0..<max($0, $1) }
-                out[p] = Chunk(id: id, source: source, headings: list, title: title, text: text, span: span)
+        var out = [Int: Chunk]()
+        for row in try c.execute("""
+            SELECT position, id, source, array_to_json(headings) AS headings, title, text, span_start, span_end
+            FROM \(chunksTable) WHERE position = ANY($1::integer[])
+            """, [SQLText.array(positions.map(String.init))]).values {
+            guard let p = row[0].flatMap({ Int($0) }), let id = row[1], let source = row[2], let headings = row[3],
+                  let title = row[4], let text = row[5],
+                  let list = try? JSONDecoder().decode([String].self, from: Data(headings.utf8)) else {
+                throw PostgresStoreError.corruptStore("a row of \(chunksTable) is incomplete")
             }
-            return out
+            let span = zip(row[6].flatMap { Int($0) }, row[7].flatMap { Int($0) }).map { $0..<max($0, $1) }
+            out[p] = Chunk(id: id, source: source, headings: list, title: title, text: text, span: span)
         }
+        return out
     }
 
     private static func batches<T>(_ items: [T], of size: Int) -> [ArraySlice<T>] {

@@ -65,8 +65,10 @@ public protocol ChunkStore: Sendable {
 
     /// Makes the store hold exactly `pages`, embedding only the chunks that changed (same id,
     /// same content hash and same model: the stored vector is kept). `progress` is called from
-    /// the indexing thread as chunks are embedded. Searches on the same store keep answering,
-    /// from the previous contents, while the run embeds.
+    /// the indexing thread as chunks are embedded; it may search the store, but must not update
+    /// it (`replace`, `load`, codes, settings): updates wait for the run, so that would wait
+    /// forever. Searches on the same store keep answering, from the previous contents, while the
+    /// run embeds.
     /// - Throws: a fingerprint mismatch (another model's store) before anything changes, the
     ///   store's own errors, `EmbeddingsError` from the encoder. After an error the store holds
     ///   what it held before.

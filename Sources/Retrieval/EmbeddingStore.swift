@@ -74,7 +74,8 @@ public final class EmbeddingStore: ChunkStore {
     /// Hybrid-retrieval settings, saved with the store.
     public var settings: RetrievalSettings {
         get { read(\.settings) }
-        set { state.withOrderedLock { $0.settings = newValue } }
+        // Like every update, after any update in progress (`load` replaces the settings).
+        set { updating.withOrderedLock { _ in state.withOrderedLock { $0.settings = newValue } } }
     }
     /// The chunks, in corpus order (pages sorted by path, chunks in page order).
     public var chunks: [Chunk] { read(\.chunks) }

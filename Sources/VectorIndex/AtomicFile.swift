@@ -98,7 +98,9 @@ extension AtomicFile {
 
     /// The environment variable that sets `staleTemporaryAge` for a process, in seconds (a
     /// non-negative decimal number such as `0` or `0.5`), so that tests of killed saves in child
-    /// processes need not wait out the default. Any other value is ignored.
+    /// processes need not wait out the default. Any other value is ignored. For tests only: an
+    /// age below the default could remove another live save's file in the instant between its
+    /// creation and its lock.
     package static let staleTemporaryAgeVariable = "CONTEXTUAL_EMBEDDINGS_STALE_TEMPORARY_AGE"
 
     /// The age `write` uses: `staleTemporaryAge(in:)` of this process's environment, read once.

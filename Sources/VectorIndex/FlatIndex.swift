@@ -194,20 +194,21 @@ public struct FlatIndex: Sendable {
         packed.reserveCapacity(q * dimension)
         for query in queries { packed.append(contentsOf: VectorMath.normalized(query)) }
         let filter: (@Sendable (Int) -> Bool)? = isIncluded.map { f in { @Sendable (row: Int) in f(ids[row]) } }
-        // Large indexes: each core scans its own range of rows into its own heaps; merged below.
-        // When BLAS runs its own threads (no model loaded sets it to one), one part uses them all
-        // instead: splitting as well would run cores × BLAS threads on the cores.
-        let split = RowSplit.parts(rows: count, dimension: dimension)
-        let parts = split > 1 && BLAS.threadCount == 1 ? split : 1
-        let partHeaps = storage.withUnsafeBufferPointer { matrix in
-            packed.withUnsafeBufferPointer { queryMatrix in
-                let shared = WorkerShared(SharedBatch(matrix: matrix.baseAddress!, queries: queryMatrix.baseAddress!))
-                return RowSplit.map(rows: count, parts: parts) { rows in
-                    Self.scanBlocks(matrix: shared.value.matrix, rows: rows, dimension: dimension,
-                                    queries: shared.value.queries, queryCount: q, k: k, isIncluded: filter)
+        // Large indexes: each core scans its own range of rows into its own heaps; merged below
+        // (or one part on OpenBLAS's own threads: RowSplit.blasParts).
+        let parts = RowSplit.blasParts(rows: count, dimension: dimension)
+        let scan = {
+            storage.withUnsafeBufferPointer { matrix in
+                packed.withUnsafeBufferPointer { queryMatrix in
+                    let shared = WorkerShared(SharedBatch(matrix: matrix.baseAddress!, queries: queryMatrix.baseAddress!))
+                    return RowSplit.map(rows: count, parts: parts) { rows in
+                        Self.scanBlocks(matrix: shared.value.matrix, rows: rows, dimension: dimension,
+                                        queries: shared.value.queries, queryCount: q, k: k, isIncluded: filter)
+                    }
                 }
             }
         }
+        let partHeaps = parts > 1 ? BLAS.singleThreaded(scan) : scan()
         return (0..<q).map { i in
             var merged = partHeaps[0][i]
             for part in partHeaps.dropFirst() {

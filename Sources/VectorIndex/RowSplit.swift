@@ -21,6 +21,16 @@ package enum RowSplit {
     }
 
     /// The rows of part `part` of `parts` over `rows` rows: near-equal, contiguous, in order.
+    /// Parts for a scan whose parts call BLAS (the batch search's matrix products): split as
+    /// `parts(rows:dimension:)` says only while BLAS runs one thread per call; when OpenBLAS runs
+    /// its own threads, one part uses them all (splitting as well would run cores × BLAS threads
+    /// on the cores). Run such parts inside `BLAS.singleThreaded`, so that a scope ending
+    /// elsewhere cannot make them multi-threaded midway.
+    package static func blasParts(rows: Int, dimension: Int) -> Int {
+        let split = parts(rows: rows, dimension: dimension)
+        return split > 1 && BLAS.threadCount == 1 ? split : 1
+    }
+
     package static func range(part: Int, of parts: Int, rows: Int) -> Range<Int> {
         (rows * part / parts)..<(rows * (part + 1) / parts)
     }

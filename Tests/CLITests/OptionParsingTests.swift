@@ -90,6 +90,10 @@ final class OptionParsingTests: XCTestCase {
         XCTAssertTrue(try parse(["-h"]).isHelpRequested)
         // Help wins over a problem in the same arguments.
         XCTAssertTrue(try parse(["--bogus", "--count", "99", "--help"]).isHelpRequested)
+        // In the place of an option's value too: help, not a value named --help.
+        let asValue = try parse(["--label", "--help"])
+        XCTAssertTrue(asValue.isHelpRequested)
+        XCTAssertNil(asValue[Sample.label])
     }
 
     func testDoubleDashThenHelpIsAnArgument() throws {
