@@ -49,7 +49,7 @@ enum Probe {
         var selfCheckError: Double?
     }
 
-    static func main(_ arguments: [String], quick: Bool, corpus: URL) throws -> Result {
+    static func main(_ arguments: [String], quick: Bool, corpus: URL) throws -> any Encodable {
         let core = BLAS.coreInUse ?? "?"
         switch arguments.first {
         case "sgemm":
@@ -64,8 +64,11 @@ enum Probe {
             let (chunks, _) = try MarkdownChunker().chunks(ofFolder: corpus)
             let embedding = try loadModel()
             return Result(core: core, value: try encoderSecondsPerChunk(embedding, texts: chunks.prefix(count).map(\.text)))
+        case "int8gemm":
+            let rows = arguments.count > 1 ? Int(arguments[1]) ?? 1044 : 1044
+            return Int8GEMMProbe.run(rows: rows, quick: quick)
         default:
-            throw BenchFailure(message: "usage: embeddings-bench probe sgemm|topk [vectors]|encoder [chunks]")
+            throw BenchFailure(message: "usage: embeddings-bench probe sgemm|topk [vectors]|encoder [chunks]|int8gemm [rows]")
         }
     }
 

@@ -67,7 +67,7 @@ enum ProbeCommand: CommandDescription {
     static let name = "probe"
     static let abstract = "One measurement, printed as one JSON line."
     static var options: [any OptionDeclaration] { [BenchOptions.quick, BenchOptions.corpus] }
-    static let arguments = [Argument("sgemm|topk [vectors]|encoder [chunks]", help: "The measurement.")]
+    static let arguments = [Argument("sgemm|topk [vectors]|encoder [chunks]|int8gemm [rows]", help: "The measurement.")]
 }
 
 enum StoresCommand: CommandDescription {
@@ -119,6 +119,8 @@ jsonl runs 'embeddings embed' (beside this executable) on one record of each siz
 standard input, and prints the seconds per MB: reading is linear, so the figure stays flat.
 The probe subcommand runs one measurement and prints it as one JSON line; the full run starts it
 in child processes with OPENBLAS_CORETYPE set, to measure other OpenBLAS cores side by side.
+probe int8gemm [rows] times the int8 matrix products on every path this CPU runs against
+single-threaded sgemm, for MiniLM's four projections (default 1044 rows).
 
 """
 
