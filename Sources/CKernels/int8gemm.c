@@ -283,33 +283,30 @@ INLINE void finish8_avx2(const problem *p, __m256i sums, size_t i, size_t j0, si
 // (at most 2·255·128 = 65,280 in magnitude) always fit its int32 lanes. Both instructions
 // issue at the same rate, so this costs no multiplies over vpmaddubsw + vpmaddwd.
 //
-// Register block: 2 rows × 16 columns. A group's 64 weight bytes widen to four vectors of
-// 4 columns × 4 depths; the activation vector repeats the row's four widened values, so lane
-// 2c holds column c's depths 0–1 and lane 2c + 1 its depths 2–3, added pairwise at the end.
+// Register block: 4 rows × 8 columns (half a panel). A group's 32 weight bytes for those
+// columns widen to two vectors of 4 columns × 4 depths; the activation vector repeats the row's
+// four widened values, so lane 2c holds column c's depths 0–1 and lane 2c + 1 its depths 2–3,
+// added pairwise at the end.
 
 __attribute__((target("avx2")))
-INLINE void avx2_block(const problem *p, const int16_t *wide, size_t wide_stride, size_t i, size_t panel, const int R, const int NP) {
-    (void)NP;
-    __m256i acc[2][4];
-    for (int r = 0; r < R; r++)
-        for (int v = 0; v < 4; v++) acc[r][v] = _mm256_setzero_si256();
-    const int8_t *w = p->packed + panel * p->groups * GROUP_BYTES;
+INLINE void avx2_block(const problem *p, const int16_t *wide, size_t wide_stride, size_t i, size_t panel, const int R, const int half) {
+    __m256i acc[4][2];
+    for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+    const int8_t *w = p->packed + panel * p->groups * GROUP_BYTES + 32 * half;
     for (size_t g = 0; g < p->groups; g++) {
-        __m256i x[2];
+        __m256i x[4];
         for (int r = 0; r < R; r++) x[r] = _mm256_set1_epi64x(load_i64(wide + r * wide_stride + 4 * g));
         const int8_t *wg = w + g * GROUP_BYTES;
-        for (int v = 0; v < 4; v++) {
+        for (int v = 0; v < 2; v++) {
             __m256i wv = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(wg + 16 * v)));
             for (int r = 0; r < R; r++) acc[r][v] = _mm256_add_epi32(acc[r][v], _mm256_madd_epi16(wv, x[r]));
         }
     }
-    size_t j0 = panel * PANEL, count = min_size(PANEL, p->n - j0);
+    size_t j0 = panel * PANEL + 8 * (size_t)half, count = min_size(8, p->n - j0);
     for (int r = 0; r < R; r++) {
         // hadd(columns 0–3, columns 4–7) gives columns 0, 1, 4, 5 | 2, 3, 6, 7; the permute orders them.
-        __m256i lo = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[r][0], acc[r][1]), 0xD8);
-        __m256i hi = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[r][2], acc[r][3]), 0xD8);
-        finish8_avx2(p, lo, i + r, j0, min_size(8, count));
-        finish8_avx2(p, hi, i + r, j0 + 8, count > 8 ? count - 8 : 0);
+        __m256i sums = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[r][0], acc[r][1]), 0xD8);
+        finish8_avx2(p, sums, i + r, j0, count);
     }
 }
 
@@ -329,10 +326,18 @@ static int gemm_avx2(const problem *p) {
             for (; j < stride; j++) dst[j] = src[j];
         }
         for (size_t panel = 0; panel < p->panels; panel++) {
-            for (size_t r = 0; r < rows; r += 2) {
-                size_t R = min_size(2, rows - r);
-                if (R == 2) avx2_block(p, wide + r * stride, stride, i0 + r, panel, 2, 1);
-                else avx2_block(p, wide + r * stride, stride, i0 + r, panel, 1, 1);
+            // Each half panel (8 columns) on its own, so that a block holds 4 rows: every
+            // widened weight vector then serves four rows.
+            for (int half = 0; half < 2 && panel * PANEL + 8 * (size_t)half < p->n; half++) {
+                for (size_t r = 0; r < rows; r += 4) {
+                    const int16_t *block = wide + r * stride;
+                    switch (min_size(4, rows - r)) {
+                    case 1: avx2_block(p, block, stride, i0 + r, panel, 1, half); break;
+                    case 2: avx2_block(p, block, stride, i0 + r, panel, 2, half); break;
+                    case 3: avx2_block(p, block, stride, i0 + r, panel, 3, half); break;
+                    default: avx2_block(p, block, stride, i0 + r, panel, 4, half); break;
+                    }
+                }
             }
         }
     }
