@@ -1,8 +1,10 @@
 // GNU libmicrohttpd, the HTTP server library (Debian: libmicrohttpd-dev 0.9.75; pkg-config
 // `libmicrohttpd`). Only the serve command's HTTPDaemon.swift imports this.
 //
-// MHD_start_daemon and MHD_get_daemon_info are variadic, which Swift cannot call: the two
-// inline functions below call them with the options the server uses.
+// MHD_start_daemon and MHD_get_daemon_info are variadic, which Swift cannot call: the inline
+// functions below call them with the options the server uses. libmicrohttpd's enums are closed
+// C enums, whose Swift spelling depends on the importer's prefix rules: the few values Swift
+// needs come from functions here, as plain values.
 #ifndef CE_MICROHTTPD_SHIM_H
 #define CE_MICROHTTPD_SHIM_H
 
@@ -57,6 +59,24 @@ static inline struct MHD_Daemon *ce_mhd_start(const char *host, uint16_t port,
 static inline uint16_t ce_mhd_bound_port(struct MHD_Daemon *daemon) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
     return info == NULL ? 0 : info->port;
+}
+
+/// MHD_YES and MHD_NO, an access handler's answers.
+static inline enum MHD_Result ce_mhd_yes(void) { return MHD_YES; }
+static inline enum MHD_Result ce_mhd_no(void) { return MHD_NO; }
+
+/// Why a request ended, as a number (MHD_REQUEST_TERMINATED_*: 0 completed, 1 error,
+/// 2 timeout, 3 daemon shutdown, 4 read error, 5 client abort).
+static inline int ce_mhd_reason(enum MHD_RequestTerminationCode code) { return (int)code; }
+
+/// The request header `name` (case-insensitive), or NULL.
+static inline const char *ce_mhd_header(struct MHD_Connection *connection, const char *name) {
+    return MHD_lookup_connection_value(connection, MHD_HEADER_KIND, name);
+}
+
+/// A response with a copy of `size` bytes at `body` (NULL allowed when size is 0).
+static inline struct MHD_Response *ce_mhd_response(const void *body, size_t size) {
+    return MHD_create_response_from_buffer(size, (void *)body, MHD_RESPMEM_MUST_COPY);
 }
 
 #endif
