@@ -366,6 +366,7 @@ final class ServerTests: XCTestCase {
         let texts = (0..<4).map { "Concurrent client text number \($0) about closures and optionals." }
         let expected = try cli(["embed"], texts).map { Self.floats($0["vector"]) }
         let body = try JSONSerialization.data(withJSONObject: ["input": texts, "model": "m"])
+        let batchesBefore = try batchCount(port)
         var failures = [String]()
         // Three rounds of 32 connections, each with its request sent before any answer is read.
         for round in 0..<3 {
@@ -380,6 +381,16 @@ final class ServerTests: XCTestCase {
             }
         }
         XCTAssertEqual(failures, [])
+        // Requests that arrived while a batch ran were encoded together: fewer batches than requests.
+        let batches = try batchCount(port) - batchesBefore
+        XCTAssertLessThan(batches, 48, "\(batches) batches for 96 requests")
+    }
+
+    /// `embeddings_batch_inputs_count` from `/metrics`: the batches encoded so far.
+    func batchCount(_ port: Int) throws -> Int {
+        let metrics = try LoopbackHTTP.request(port: port, "GET", "/metrics").text
+        let line = try XCTUnwrap(metrics.split(separator: "\n").first { $0.hasPrefix("embeddings_batch_inputs_count ") })
+        return try XCTUnwrap(Int(line.split(separator: " ")[1]))
     }
 
     /// SIGTERM with a request in flight (its headers read: the server sent 100 Continue): the
