@@ -18,12 +18,14 @@
 #include <microhttpd.h>
 
 /// Starts a daemon listening on `host` (a numeric IPv4 or IPv6 address) and `port` (0: a free
-/// port, see ce_mhd_bound_port), with one internal epoll thread and suspendable connections.
+/// port, see ce_mhd_bound_port), with one internal epoll thread and suspendable connections;
+/// `notify` hears of every connection's start and close.
 /// Returns NULL when `host` is not a numeric address (`*bad_host` set to 1) or when the daemon
 /// cannot start (the port is taken: errno says why).
 static inline struct MHD_Daemon *ce_mhd_start(const char *host, uint16_t port,
                                               MHD_AccessHandlerCallback handler, void *handler_context,
                                               MHD_RequestCompletedCallback completed, void *completed_context,
+                                              MHD_NotifyConnectionCallback notify, void *notify_context,
                                               unsigned int connection_limit, unsigned int timeout_seconds,
                                               size_t memory_limit, int *bad_host) {
     struct sockaddr_in v4;
@@ -49,6 +51,7 @@ static inline struct MHD_Daemon *ce_mhd_start(const char *host, uint16_t port,
     return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_context,
                             MHD_OPTION_SOCK_ADDR, address,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
+                            MHD_OPTION_NOTIFY_CONNECTION, notify, notify_context,
                             MHD_OPTION_CONNECTION_LIMIT, connection_limit,
                             MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, memory_limit,
@@ -68,6 +71,17 @@ static inline enum MHD_Result ce_mhd_no(void) { return MHD_NO; }
 /// Why a request ended, as a number (MHD_REQUEST_TERMINATED_*: 0 completed, 1 error,
 /// 2 timeout, 3 daemon shutdown, 4 read error, 5 client abort).
 static inline int ce_mhd_reason(enum MHD_RequestTerminationCode code) { return (int)code; }
+
+/// Whether a connection notification says it started (1) or closed (0).
+static inline int ce_mhd_connection_started(enum MHD_ConnectionNotificationCode code) {
+    return code == MHD_CONNECTION_NOTIFY_STARTED;
+}
+
+/// The connection's socket, or -1.
+static inline int ce_mhd_socket(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : info->connect_fd;
+}
 
 /// The request header `name` (case-insensitive), or NULL.
 static inline const char *ce_mhd_header(struct MHD_Connection *connection, const char *name) {

@@ -29,7 +29,7 @@ struct ServeCommand: Command {
     static let maxBody = Option<Int>(
         "--max-body", valueName: "n", help: "The largest request body in bytes; a larger one gets 413 before it is read.", default: 2 << 20, range: 1...(1 << 30))
     static let timeout = Option<Int>(
-        "--timeout", valueName: "n", help: "Seconds a connection may stay silent, mid-request or idle, before it is closed.", default: 30, range: 1...3_600)
+        "--timeout", valueName: "n", help: "Seconds a connection may stay silent (mid-request or idle), and a new connection may take to send its first request's headers, before it is closed.", default: 30, range: 1...3_600)
     static let maxConnections = Option<Int>(
         "--max-connections", valueName: "n", help: "Connections open at once; further ones are closed as they arrive.", default: 256, range: 1...10_000)
 

@@ -228,7 +228,7 @@ final class HelpTests: XCTestCase {
           --max-batch-tokens <n>  Tokens encoded together in one batch (default: 16384). Requests arriving together share a batch; one request may carry at most this many.
           --max-queue <n>         Requests waiting for the encoder; more are refused with 503 and Retry-After (default: 256).
           --max-body <n>          The largest request body in bytes; a larger one gets 413 before it is read (default: 2097152).
-          --timeout <n>           Seconds a connection may stay silent, mid-request or idle, before it is closed (default: 30).
+          --timeout <n>           Seconds a connection may stay silent (mid-request or idle), and a new connection may take to send its first request's headers, before it is closed (default: 30).
           --max-connections <n>   Connections open at once; further ones are closed as they arrive (default: 256).
           --input-type <type>     The input type of requests that send no "input_type" (query or passage; default: query). e5 reads "query: " or "passage: " in front of the text; MiniLM nothing.
           --quiet                 No request log or notes on standard error (the ready line, warnings and errors still print).

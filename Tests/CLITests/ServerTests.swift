@@ -326,6 +326,25 @@ final class ServerTests: XCTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(start), 30, "closed by the 1 s timeout")
         XCTAssertFalse(String(decoding: answer, as: UTF8.self).contains("200 OK"))
 
+        // A client that keeps its connection busy with a header byte every 250 ms (never silent
+        // for the 1 s timeout) is cut off once its headers are 1 s late; others are served meanwhile.
+        let dribbler = try LoopbackHTTP.connect(port: port)
+        let slowHead = LoopbackHTTP.head("GET", "/health", port: port, contentLength: nil)
+        var dribbled = 0, cut = false
+        let began = Date()
+        while dribbled < slowHead.count {
+            guard LoopbackHTTP.send(dribbler, [slowHead[dribbled]]) else { cut = true; break }
+            dribbled += 1
+            if dribbled == 2 { try healthy() }
+            // The client's pace: up to 250 ms for the server to end the connection.
+            var ready = pollfd(fd: dribbler, events: Int16(POLLIN), revents: 0)
+            if poll(&ready, 1, 250) > 0 { cut = LoopbackHTTP.readAll(dribbler).isEmpty; break }
+        }
+        close(dribbler)
+        XCTAssertTrue(cut, "the dribbling client was cut off with nothing sent back")
+        XCTAssertLessThan(dribbled, slowHead.count / 2, "cut after \(dribbled) of \(slowHead.count) bytes")
+        XCTAssertLessThan(Date().timeIntervalSince(began), 10)
+
         // Headers and body one byte per write: parsed as any other request.
         let trickle = try LoopbackHTTP.connect(port: port)
         let body = Array(#"{"input": "A river bank."}"#.utf8)
@@ -359,6 +378,9 @@ final class ServerTests: XCTestCase {
         close(gone)
         XCTAssertEqual(try LoopbackHTTP.post(port: port, "/v1/embeddings", json: ["input": "still here"]).status, 200)
         try healthy()
+        // And it still drains and exits 0 after all of that.
+        let ended = served.terminate()
+        XCTAssertTrue(ended.exited && ended.status == 0, "status \(ended.status): \(ended.stderr)")
     }
 
     func testThirtyTwoConcurrentClients() throws {

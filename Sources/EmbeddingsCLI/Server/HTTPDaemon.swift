@@ -57,6 +57,11 @@ final class HTTPDaemon: Sendable {
     /// Once true (a stop past its grace period), no connection is suspended any more.
     private let closing = Mutex(false)
     private let draining = Atomic<Bool>(false)
+    /// Connections whose first request's headers are not all in, by connection: the socket and
+    /// the time (uptime nanoseconds) by which they must be. libmicrohttpd's timeout counts only
+    /// silence, so a client sending a byte now and then would hold its connection for ever.
+    private let pendingHeaders = Mutex<[UInt: (socket: Int32, deadline: UInt64)]>([:])
+    private let headerWatchdog = Mutex<(any DispatchSourceTimer)?>(nil)
 
     init(handler: any HTTPHandler, limits: Limits) {
         self.handler = handler
@@ -85,12 +90,21 @@ final class HTTPDaemon: Sendable {
             Unmanaged<HTTPDaemon>.fromOpaque(context!).takeUnretainedValue().access(connection, url, method, data, size, slot)
         }, context, { context, _, slot, reason in
             Unmanaged<HTTPDaemon>.fromOpaque(context!).takeUnretainedValue().completed(slot, reason)
+        }, context, { context, connection, _, code in
+            Unmanaged<HTTPDaemon>.fromOpaque(context!).takeUnretainedValue().connection(connection, started: ce_mhd_connection_started(code) != 0)
         }, context, UInt32(limits.connections), UInt32(limits.timeoutSeconds), limits.connectionMemory, &badHost)
         guard let started else {
             if badHost != 0 { throw StartError.badHost(host) }
             throw StartError.cannotListen("cannot listen on \(host):\(port): \(String(cString: strerror(errno)))")
         }
         daemon.withOrderedLock { $0 = Handle(pointer: started) }
+        headerWatchdog.withOrderedLock { slot in
+            let watchdog = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "embeddings.serve.header-deadline"))
+            watchdog.schedule(deadline: .now() + 0.25, repeating: 0.25)
+            watchdog.setEventHandler { [weak self] in self?.cutSlowHeaders() }
+            watchdog.resume()
+            slot = watchdog
+        }
         return Int(ce_mhd_bound_port(started))
     }
 
@@ -103,6 +117,10 @@ final class HTTPDaemon: Sendable {
             return daemon
         }) else { return }
         draining.store(true, ordering: .relaxed)
+        headerWatchdog.withOrderedLock { watchdog in
+            watchdog?.cancel()
+            watchdog = nil
+        }
         let listener = MHD_quiesce_daemon(handle.pointer)
         _ = inFlight.wait(timeout: .now() + grace)
         closing.withOrderedLock { $0 = true }
@@ -122,6 +140,7 @@ final class HTTPDaemon: Sendable {
         guard let stored = slot.pointee else {
             let head = HTTPRequestHead(method: method.map { String(cString: $0) } ?? "", path: url.map { String(cString: $0) } ?? "/",
                                        headers: Self.headers(of: connection))
+            pendingHeaders.withOrderedLock { $0[UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection)))] = nil }
             let exchange = Exchange(head: head, expectedBody: min(head.contentLength ?? 0, limits.maximumBody))
             slot.pointee = Unmanaged.passRetained(exchange).toOpaque()
             inFlight.enter()
@@ -147,6 +166,7 @@ final class HTTPDaemon: Sendable {
             guard admitted else {
                 return queue(APIError(status: 503, message: "the server is shutting down", code: "shutting_down").response, for: exchange, on: connection)
             }
+            exchange.markSuspended()
             MHD_suspend_connection(connection)
             let handle = Handle(pointer: connection)
             handler.handle(request) { response in
@@ -156,7 +176,7 @@ final class HTTPDaemon: Sendable {
             return ce_mhd_yes()
         case let .respond(response):
             // Queued before the stop may proceed: a stopping daemon drops what is not yet queued.
-            defer { suspended.leave() }
+            defer { if exchange.endSuspension() { suspended.leave() } }
             return queue(response, for: exchange, on: connection)
         case .waiting:
             return ce_mhd_yes()
@@ -182,11 +202,38 @@ final class HTTPDaemon: Sendable {
         return result
     }
 
+    /// libmicrohttpd's connection notifications: a new connection gets its header deadline
+    /// (`timeoutSeconds` from now); a closed one is forgotten, before libmicrohttpd closes its
+    /// socket, so the watchdog never shuts down a socket number that another connection reuses.
+    private func connection(_ connection: OpaquePointer?, started: Bool) {
+        guard let connection else { return }
+        let key = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection)))
+        let socket = started ? ce_mhd_socket(connection) : -1
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(limits.timeoutSeconds) * 1_000_000_000
+        pendingHeaders.withOrderedLock { pending in
+            if started, socket >= 0 { pending[key] = (socket, deadline) } else { pending[key] = nil }
+        }
+    }
+
+    /// Shuts down the sockets of connections whose first request's headers are late; libmicrohttpd
+    /// then sees the connection end and closes it.
+    private func cutSlowHeaders() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        pendingHeaders.withOrderedLock { pending in
+            for (key, entry) in pending where entry.deadline <= now {
+                shutdown(entry.socket, Int32(SHUT_RDWR))
+                pending[key] = nil
+            }
+        }
+    }
+
     /// libmicrohttpd's completion callback: the request is over, answered or not.
     private func completed(_ slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ reason: MHD_RequestTerminationCode) {
         guard let slot, let stored = slot.pointee else { return }
         slot.pointee = nil
         let exchange = Unmanaged<Exchange>.fromOpaque(stored).takeRetainedValue()
+        // A resumed connection whose client had gone can end without another call to `access`.
+        if exchange.endSuspension() { suspended.leave() }
         if !exchange.isAnswered {
             let why: String
             switch ce_mhd_reason(reason) {
@@ -224,6 +271,8 @@ private final class Exchange: Sendable {
         var dispatched = false
         var response: HTTPResponse?
         var answered = false
+        /// Counted in the daemon's `suspended` group.
+        var suspended = false
     }
 
     enum Step {
@@ -270,6 +319,18 @@ private final class Exchange: Sendable {
             }
             if let response = state.response, !state.answered { return .respond(response) }
             return .waiting
+        }
+    }
+
+    func markSuspended() {
+        state.withOrderedLock { $0.suspended = true }
+    }
+
+    /// Whether the request was counted as suspended; it is not any more.
+    func endSuspension() -> Bool {
+        state.withOrderedLock { state in
+            defer { state.suspended = false }
+            return state.suspended
         }
     }
 
