@@ -228,6 +228,43 @@ final class ServerTests: XCTestCase {
         try assertError(try LoopbackHTTP.post(port: try server().port, "/search", json: ["question": question]), 404, code: "no_index")
     }
 
+    /// `input_type` picks e5's prefix per request (the server's `--input-type` when absent), as
+    /// `embed --input-type` does; offsets stay relative to the text sent.
+    func testInputTypeWithE5() throws {
+        _ = try TestModel.multilingual()
+        let texts = ["Le chien dort.", "Wie spät ist es?"]
+        let served = try ServeProcess(["--model", "intfloat/multilingual-e5-small", "--input-type", "passage", "--quiet"])
+        defer { _ = served.terminate() }
+        for type in ["query", "passage"] {
+            let expected = try cli(["embed", "--model", "intfloat/multilingual-e5-small", "--input-type", type, "--quiet"], texts).map { Self.floats($0["vector"]) }
+            let reply = try object(try LoopbackHTTP.post(port: served.port, "/v1/embeddings", json: ["input": texts, "input_type": type]))
+            XCTAssertEqual((reply["data"] as? [[String: Any]])?.map { Self.floats($0["embedding"]) }, expected, type)
+            XCTAssertEqual(reply["model"] as? String, "intfloat/multilingual-e5-small")
+        }
+        let unsaid = try object(try LoopbackHTTP.post(port: served.port, "/v1/embeddings", json: ["input": texts]))
+        let passages = try cli(["embed", "--model", "intfloat/multilingual-e5-small", "--input-type", "passage", "--quiet"], texts).map { Self.floats($0["vector"]) }
+        XCTAssertEqual((unsaid["data"] as? [[String: Any]])?.map { Self.floats($0["embedding"]) }, passages, "--input-type passage is the default")
+        let tokens = try XCTUnwrap(try LoopbackHTTP.post(port: served.port, "/tokenize", json: ["inputs": [texts[0]], "input_type": "query"]).json() as? [[String: Any]])
+        let cliTokens = try cli(["tokenize", "--model", "intfloat/multilingual-e5-small", "--input-type", "query"], [texts[0]])
+        XCTAssertEqual(try Self.canonical(tokens.first?["tokens"]), try Self.canonical(cliTokens.first?["tokens"]))
+    }
+
+    /// What the command refuses before it loads anything: usage errors 64, a missing key file 66.
+    func testServeArgumentErrors() throws {
+        for (arguments, status, message) in [
+            (["serve", "--host", "example.com"], Int32(64), "error: --host must be a numeric IPv4 or IPv6 address or localhost, got 'example.com'"),
+            (["serve", "--port", "70000"], 64, "error: --port must be an integer from 0 to 65535, got '70000'"),
+            (["serve", "--precision", "int8"], 64, "error: --precision goes with --index or --store"),
+            (["serve", "--index", "a.index", "--store", "postgresql://"], 64, "error: --index and --store exclude each other"),
+            (["serve", "extra"], 64, "error: unexpected argument 'extra'"),
+            (["serve", "--port", "0", "--api-key-file", "/no/such/key"], 66, "error: API key file '/no/such/key' does not exist"),
+        ] {
+            let r = try CLITests.launch(CLITests.executable, arguments)
+            XCTAssertEqual(r.status, status, "\(arguments): \(r.stderr)")
+            XCTAssertEqual(r.stderr, message + "\n", "\(arguments)")
+        }
+    }
+
     // MARK: Errors
 
     func testErrorsInOpenAIShapeWhileStillServing() throws {
