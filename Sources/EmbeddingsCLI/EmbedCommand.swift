@@ -84,21 +84,36 @@ struct EmbedCommand: Command {
     }
 }
 
-/// The `"tokens"` field shared by `embed --tokens` and `tokenize`.
+/// The `"tokens"` field shared by `embed --tokens`, `tokenize` and the server's token routes.
 enum TokenJSON {
-    static func write(_ result: ContextualEmbeddingResult, into json: inout JSONWriter) {
+    /// `scalarOffsets`: each token also gets `"scalars": [start, end]`, its offsets in Unicode
+    /// scalars (what Python's `str` indexes), beside the UTF-8 ones (`serve`'s token vectors).
+    static func write(_ result: ContextualEmbeddingResult, scalarOffsets: Bool = false, into json: inout JSONWriter) {
         let texts = result.tokenTexts ?? result.tokenRanges.map { String(result.string[$0]) }
-        write(ids: result.tokenIDs ?? [], texts: texts, offsets: result.utf8Offsets, into: &json)
+        let scalars = scalarOffsets ? Self.scalarOffsets(result.tokenRanges, in: result.string) : nil
+        write(ids: result.tokenIDs ?? [], texts: texts, offsets: result.utf8Offsets, scalarOffsets: scalars, into: &json)
     }
 
-    static func write(ids: [Int], texts: [String], offsets: [(start: Int, end: Int)], into json: inout JSONWriter) {
+    static func write(ids: [Int], texts: [String], offsets: [(start: Int, end: Int)], scalarOffsets: [(start: Int, end: Int)]? = nil,
+                      into json: inout JSONWriter) {
         json.raw(",\"tokens\":[")
         for (t, offset) in offsets.enumerated() {
             if t > 0 { json.raw(",") }
             json.raw("{\"id\":\(t < ids.count ? ids[t] : -1),\"text\":")
             json.string(t < texts.count ? texts[t] : "")
-            json.raw(",\"utf8\":[\(offset.start),\(offset.end)]}")
+            json.raw(",\"utf8\":[\(offset.start),\(offset.end)]")
+            if let scalarOffsets, t < scalarOffsets.count { json.raw(",\"scalars\":[\(scalarOffsets[t].start),\(scalarOffsets[t].end)]") }
+            json.raw("}")
         }
         json.raw("]")
+    }
+
+    /// The `[start, end)` offsets of `ranges` in Unicode scalars of `string` (special tokens
+    /// keep their empty range's position, as their UTF-8 offsets do).
+    static func scalarOffsets(_ ranges: [Range<String.Index>], in string: String) -> [(start: Int, end: Int)] {
+        let scalars = string.unicodeScalars
+        return ranges.map { range in
+            (scalars.distance(from: scalars.startIndex, to: range.lowerBound), scalars.distance(from: scalars.startIndex, to: range.upperBound))
+        }
     }
 }

@@ -37,29 +37,12 @@ struct SearchCommand: Command {
     func run() throws {
         let store = try StoreOption.openForSearch(parsed, mode: mode)
         let hits = try StoreOption.mapping { try store.search(question, mode: mode, k: k) }
-        let builder = ContextBuilder(budget: budget)
-        let included = builder.select(hits)
-        let context = builder.context(for: included)
         if parsed[SharedOptions.json] {
-            var json = JSONWriter()
-            json.raw("{\"query\":")
-            json.string(question)
-            json.raw(",\"hits\":[")
-            for (i, hit) in hits.enumerated() {
-                if i > 0 { json.raw(",") }
-                json.raw("{\"id\":"); json.string(hit.chunk.id)
-                json.raw(",\"source\":"); json.string(hit.chunk.source)
-                json.raw(",\"headings\":"); json.strings(hit.chunk.headings)
-                json.raw(",\"title\":"); json.string(hit.chunk.title)
-                json.raw(",\"score\":\(hit.score)")
-                json.raw(",\"text\":"); json.string(hit.chunk.text)
-                json.raw("}")
-            }
-            json.raw("],\"context\":")
-            json.string(context)
-            json.raw("}\n")
-            Output.standard.write(json.text)
+            Output.standard.write(Self.json(question: question, hits: hits, budget: budget) + "\n")
         } else {
+            let builder = ContextBuilder(budget: budget)
+            let included = builder.select(hits)
+            let context = builder.context(for: included)
             if hits.isEmpty { print("no results") }
             for (i, hit) in hits.enumerated() {
                 let mark = included.contains(hit) ? "*" : " "
@@ -67,5 +50,33 @@ struct SearchCommand: Command {
             }
             if !included.isEmpty { print("\n* in the \(budget)-character context (\(context.count) characters)") }
         }
+    }
+}
+
+extension SearchCommand {
+    /// `search --json`'s object (also `serve`'s `/search` response): `{"query", "hits": [{"id",
+    /// "source", "headings", "title", "score", "text"}], "context"}`, the context built from the
+    /// hits within `budget` characters.
+    static func json(question: String, hits: [RetrievalHit], budget: Int) -> String {
+        let builder = ContextBuilder(budget: budget)
+        let context = builder.context(for: builder.select(hits))
+        var json = JSONWriter()
+        json.raw("{\"query\":")
+        json.string(question)
+        json.raw(",\"hits\":[")
+        for (i, hit) in hits.enumerated() {
+            if i > 0 { json.raw(",") }
+            json.raw("{\"id\":"); json.string(hit.chunk.id)
+            json.raw(",\"source\":"); json.string(hit.chunk.source)
+            json.raw(",\"headings\":"); json.strings(hit.chunk.headings)
+            json.raw(",\"title\":"); json.string(hit.chunk.title)
+            json.raw(",\"score\":\(hit.score)")
+            json.raw(",\"text\":"); json.string(hit.chunk.text)
+            json.raw("}")
+        }
+        json.raw("],\"context\":")
+        json.string(context)
+        json.raw("}")
+        return json.text
     }
 }

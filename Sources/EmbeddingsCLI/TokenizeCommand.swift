@@ -26,17 +26,9 @@ struct TokenizeCommand: Command {
             throw CLIError.data(error.description)
         }
         func line(_ key: String, _ value: String, _ text: String) -> String {
-            let tokens = tokenizer.tokenize(text, prefix: prefix)
-            let utf8 = text.utf8
-            let offsets = tokens.tokens.map { token in
-                (utf8.distance(from: utf8.startIndex, to: token.range.lowerBound), utf8.distance(from: utf8.startIndex, to: token.range.upperBound))
-            }
             var json = JSONWriter()
-            json.raw("{\"\(key)\":")
-            json.string(value)
-            TokenJSON.write(ids: tokens.ids, texts: tokens.tokens.map(\.text), offsets: offsets, into: &json)
-            if tokens.isTruncated { json.raw(",\"truncated\":true") }
-            json.raw("}\n")
+            Self.write(key: key, value: value, tokens: tokenizer.tokenize(text, prefix: prefix), into: &json)
+            json.raw("\n")
             return json.text
         }
         if !parsed.positionals.isEmpty {
@@ -50,5 +42,23 @@ struct TokenizeCommand: Command {
             }
         }
         Output.standard.flush()
+    }
+}
+
+extension TokenizeCommand {
+    /// One text's object, as `tokenize` prints it per line and `serve`'s `/tokenize` returns it:
+    /// `{"<key>": value, "tokens": [{"id", "text", "utf8": [start, end]}], "truncated": true?}`.
+    static func write(key: String, value: String, tokens: TokenizedText, into json: inout JSONWriter) {
+        let utf8 = tokens.string.utf8
+        let offsets = tokens.tokens.map { token in
+            (utf8.distance(from: utf8.startIndex, to: token.range.lowerBound), utf8.distance(from: utf8.startIndex, to: token.range.upperBound))
+        }
+        json.raw("{")
+        json.string(key)
+        json.raw(":")
+        json.string(value)
+        TokenJSON.write(ids: tokens.ids, texts: tokens.tokens.map(\.text), offsets: offsets, into: &json)
+        if tokens.isTruncated { json.raw(",\"truncated\":true") }
+        json.raw("}")
     }
 }

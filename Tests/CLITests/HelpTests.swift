@@ -40,6 +40,7 @@ final class HelpTests: XCTestCase {
           export    Write an index's vectors as npy, fvecs, JSON Lines or a pgvector SQL script.
           assets    Show or install a known model's files (default: the default model).
           info      Show the CPU, the BLAS kernels in use, and the model.
+          serve     Serve the model over HTTP: OpenAI's /v1/embeddings, TEI's /embed, token vectors with their ranges, /search.
 
           See 'embeddings <subcommand> --help' for details.
 
@@ -207,6 +208,35 @@ final class HelpTests: XCTestCase {
         """#)
     }
 
+    func testServeHelpIsStable() throws {
+        try assertHelp(["serve", "--help"], #"""
+        OVERVIEW: Serve the model over HTTP: OpenAI's /v1/embeddings, TEI's /embed, token vectors with their ranges, /search.
+
+        USAGE: embeddings serve [--model <dir|id>] [--index <file>] [--store <url>] [--table-prefix <name>] [--precision exact|int8|binary|hnsw] [--rescore <n>] [--ef-search <n>] [--host <address>] [--port <n>] [--api-key-file <file>] [--max-batch-tokens <n>] [--max-queue <n>] [--max-body <n>] [--timeout <n>] [--max-connections <n>] [--input-type query|passage] [--quiet]
+
+        OPTIONS:
+          --model <dir|id>        A sentence-transformers model folder, or a known model's identifier: sentence-transformers/all-MiniLM-L6-v2, intfloat/multilingual-e5-small (default: all-MiniLM-L6-v2). Known models install on first use.
+          --index <file>          An index file written by 'embeddings index --out'.
+          --store <url>           A PostgreSQL database with pgvector instead of an index file: a libpq URI (postgresql://user@host/db) or key=value string; 'postgresql://' alone connects from PGHOST, PGDATABASE, PGUSER, ...
+          --table-prefix <name>   With --store: the tables' name prefix, as in <prefix>_chunks, <prefix>_terms and <prefix>_meta (default: embeddings).
+          --precision <p>         How the semantic side scans the vectors (exact, int8, binary or hnsw; default: exact). int8 and binary (with --index) scan quantized codes (stored by 'index --codes', else built at load), then rescore exactly; hnsw (with --store) searches pgvector's HNSW index (built by 'index --hnsw').
+          --rescore <n>           With --index and --precision int8 or binary: candidates rescored per hit wanted (default: int8 4, binary 10).
+          --ef-search <n>         With --store --precision hnsw: HNSW candidates per query (default: 40).
+          --host <address>        The numeric IPv4 or IPv6 address to listen on, or localhost (default: 127.0.0.1). Anything but loopback exposes the model: put a reverse proxy and --api-key-file in front.
+          --port <n>              The TCP port; 0 picks a free one (default: 8080). The ready line on standard error names it.
+          --api-key-file <file>   A file holding the key every request but /health must send as 'Authorization: Bearer <key>' (white space around it is ignored).
+          --max-batch-tokens <n>  Tokens encoded together in one batch (default: 16384). Requests arriving together share a batch; one request may carry at most this many.
+          --max-queue <n>         Requests waiting for the encoder; more are refused with 503 and Retry-After (default: 256).
+          --max-body <n>          The largest request body in bytes; a larger one gets 413 before it is read (default: 2097152).
+          --timeout <n>           Seconds a connection may stay silent (mid-request or idle), and a new connection may take to send its first request's headers, before it is closed (default: 30).
+          --max-connections <n>   Connections open at once; further ones are closed as they arrive (default: 256).
+          --input-type <type>     The input type of requests that send no "input_type" (query or passage; default: query). e5 reads "query: " or "passage: " in front of the text; MiniLM nothing.
+          --quiet                 No request log or notes on standard error (the ready line, warnings and errors still print).
+          -h, --help              Show help information.
+
+        """#)
+    }
+
     /// `-h` is `--help`, wherever it comes before `--`.
     func testShortHelpAndHelpAfterOptions() throws {
         let golden = try run(["search", "--help"]).stdout
@@ -261,7 +291,7 @@ final class HelpTests: XCTestCase {
     /// Every option a subcommand's help lists (read from the printed help, not the declarations)
     /// is accepted by that subcommand's parser, alone and with its value inline.
     func testEveryListedOptionIsAccepted() throws {
-        XCTAssertEqual(commands.count, 8)
+        XCTAssertEqual(commands.count, 9)
         for command in commands {
             let help = try run([command.name, "--help"]).stdout
             XCTAssertEqual(help, command.help, command.name)

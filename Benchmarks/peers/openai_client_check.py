@@ -1,0 +1,61 @@
+"""The official openai client against `embeddings serve`: embeddings.create on a string and a
+list, float and base64, compared with `embeddings embed` (cosine >= 0.999999).
+
+Usage: openai_client_check.py EMBEDDINGS_BINARY BASE_URL API_KEY
+"""
+import json
+import base64
+import math
+import struct
+import subprocess
+import sys
+
+from openai import OpenAI
+
+binary, base_url, key = sys.argv[1:4]
+texts = [
+    "How do I unwrap an optional safely?",
+    "A closure captures variables from the scope around it.",
+    "Café naïve — 東京 🚀",
+]
+lines = "".join(json.dumps({"id": str(i), "text": t}) + "\n" for i, t in enumerate(texts))
+out = subprocess.run([binary, "embed", "--quiet"], input=lines.encode(), capture_output=True, check=True).stdout
+expected = [json.loads(line)["vector"] for line in out.decode().splitlines()]
+
+
+def cosine(a, b):
+    dot = sum(x * y for x, y in zip(a, b))
+    return dot / (math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b)))
+
+
+client = OpenAI(base_url=base_url, api_key=key)
+worst = 1.0
+for encoding in ("float", "base64"):
+    single = client.embeddings.create(model="all-MiniLM-L6-v2", input=texts[0], encoding_format=encoding)
+    assert len(single.data) == 1 and single.data[0].index == 0, single
+    batch = client.embeddings.create(model="all-MiniLM-L6-v2", input=texts, encoding_format=encoding)
+    assert [d.index for d in batch.data] == [0, 1, 2], batch
+    assert batch.usage.prompt_tokens > 0 and batch.usage.total_tokens == batch.usage.prompt_tokens, batch.usage
+    pairs = [(single.data[0].embedding, expected[0])] + [(d.embedding, expected[d.index]) for d in batch.data]
+    for got, want in pairs:
+        if encoding == "base64":
+            # Asked for explicitly, the client hands the string over as sent: little-endian float32.
+            assert isinstance(got, str), type(got)
+            raw = base64.b64decode(got)
+            got = list(struct.unpack(f"<{len(raw) // 4}f", raw))
+        assert isinstance(got, list) and len(got) == 384, (encoding, type(got))
+        c = cosine(got, want)
+        worst = min(worst, c)
+        assert c >= 0.999999, (encoding, c)
+# The client's default (it asks for base64 and decodes it into floats itself).
+default = client.embeddings.create(model="all-MiniLM-L6-v2", input=texts)
+for d in default.data:
+    worst = min(worst, cosine(d.embedding, expected[d.index]))
+    assert cosine(d.embedding, expected[d.index]) >= 0.999999
+# A wrong key is refused in OpenAI's shape, which the client raises as AuthenticationError.
+try:
+    OpenAI(base_url=base_url, api_key="wrong").embeddings.create(model="m", input="x")
+    raise SystemExit("error: a wrong key was accepted")
+except Exception as error:  # openai.AuthenticationError
+    assert type(error).__name__ == "AuthenticationError", repr(error)
+print(f"openai client {__import__('openai').__version__}: string and list, float and base64: worst cosine {worst:.9f} (>= 0.999999)")
