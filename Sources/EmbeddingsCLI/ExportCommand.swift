@@ -58,16 +58,10 @@ struct ExportCommand: Command {
         try InputFile.check(url, what: "index file")
         let store = EmbeddingStore(embedding: nil)
         try StoreOption.load(store, from: url)
-        // The store does not say whether it was built without a model; the file's fingerprint does.
-        // Its vectors are mapped, not read again.
-        let fingerprint: IndexFingerprint
-        do { fingerprint = try IndexFile.read(from: url, verification: .skippingVectors).fingerprint } catch {
-            throw CLIError.data("\(error)")
-        }
-        // A store without a model is saved with this fingerprint and zero vectors that only keep
-        // the ids in line (EmbeddingStore.save): there are no vectors to export.
-        let lexicalOnly = fingerprint.modelIdentifier == "none"
-        let vectors = lexicalOnly ? nil : store.vectors()
+        // A lexical-only file (indexed with --lexical-only) loads without vectors or fingerprint:
+        // it is saved with zero vectors that only keep the ids in line, so there is nothing to export.
+        let fingerprint = try store.statistics().fingerprint
+        let vectors = store.vectors()
         if vectors == nil {
             guard format == .jsonl else {
                 throw CLIError.data("'\(path)' is a lexical-only index (built with --lexical-only): it has no vectors to write as \(format.rawValue)")
@@ -75,7 +69,7 @@ struct ExportCommand: Command {
             Console.note("note: '\(path)' is a lexical-only index: the rows carry no \"vector\"")
         }
         let exporter = Exporter(format: format, table: table, chunks: store.chunks, vectors: vectors,
-                                modelIdentifier: fingerprint.modelIdentifier)
+                                modelIdentifier: fingerprint?.modelIdentifier ?? "none")
         var progress = Progress("exporting", total: exporter.chunks.count, writesToStandardOutput: !parsed.contains(Self.out))
         guard let out = parsed[Self.out] else {
             // A reader that goes away ends the process here, by SIGPIPE, before the final progress line.

@@ -168,11 +168,13 @@ public final class PostgresStore: ChunkStore {
 
     /// The number of chunks stored (0 when the tables do not exist yet).
     public func count() throws -> Int {
-        try withConnection { c in
-            guard try tablesExist(c) else { return 0 }
-            let value = try c.execute("SELECT count(*) FROM \(chunksTable)").values.first?.first ?? nil
-            return value.flatMap { Int($0) } ?? 0
-        }
+        try withConnection { try chunkCount($0) }
+    }
+
+    private func chunkCount(_ c: PostgresConnection) throws -> Int {
+        guard try tablesExist(c) else { return 0 }
+        let value = try c.execute("SELECT count(*) FROM \(chunksTable)").values.first?.first ?? nil
+        return value.flatMap { Int($0) } ?? 0
     }
 
     // MARK: Indexing
@@ -267,12 +269,7 @@ public final class PostgresStore: ChunkStore {
 
     /// The number of chunks and the fingerprint of the stored vectors.
     public func statistics() throws -> StoreStatistics {
-        try withConnection { c in
-            let fingerprint = try storedFingerprint(c)
-            guard try tablesExist(c) else { return StoreStatistics(chunks: 0, fingerprint: fingerprint) }
-            let value = try c.execute("SELECT count(*) FROM \(chunksTable)").values.first?.first ?? nil
-            return StoreStatistics(chunks: value.flatMap { Int($0) } ?? 0, fingerprint: fingerprint)
-        }
+        try withConnection { c in StoreStatistics(chunks: try chunkCount(c), fingerprint: try storedFingerprint(c)) }
     }
 
     /// Rows for `chunks` (and their BM25 terms), through array parameters: one round trip per batch.
