@@ -84,7 +84,7 @@ let package = Package(
         .testTarget(name: "LinearAlgebraTests", dependencies: ["LinearAlgebra", "TestSupport"]),
         .testTarget(name: "SentencePieceTests", dependencies: ["SentencePiece", "Tokenization", "BertEncoder", "Embeddings", "TestSupport", "ModelTestSupport"]),
         .testTarget(name: "WordPieceTests", dependencies: ["WordPiece", "Hashing", "TestSupport"]),
-        .testTarget(name: "BertEncoderTests", dependencies: ["BertEncoder", "TestSupport", "ModelTestSupport"]),
+        .testTarget(name: "BertEncoderTests", dependencies: ["BertEncoder", "LinearAlgebra", "TestSupport", "ModelTestSupport"]),
         .testTarget(name: "ModelAssetsTests", dependencies: ["ModelAssets", "Hashing", "LinearAlgebra", "TestSupport"]),
         .testTarget(
             name: "EmbeddingsTests",

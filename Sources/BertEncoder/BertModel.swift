@@ -30,37 +30,49 @@ package final class BertModel: Sendable {
     ///   the number of active cores.
     /// - Throws: `EncoderError` naming the file: `invalidConfiguration`, `io`, `invalidSafetensors`,
     ///   `missingTensor` or `shapeMismatch`.
-    package convenience init(folder: URL, parallelism: Int = ProcessInfo.processInfo.activeProcessorCount) throws {
+    package convenience init(folder: URL, parallelism: Int = ProcessInfo.processInfo.activeProcessorCount, quantization: Quantization = .float32) throws {
         let configuration = try BertConfiguration(contentsOf: folder.appendingPathComponent("config.json"))
         let file = try SafetensorsFile(contentsOf: folder.appendingPathComponent("model.safetensors"))
-        try self.init(configuration: configuration, weights: BertWeights(file: file, configuration: configuration), parallelism: parallelism)
+        try self.init(configuration: configuration, weights: BertWeights(file: file, configuration: configuration, quantization: quantization),
+                      parallelism: parallelism, quantization: quantization)
     }
 
     /// An XLM-RoBERTa encoder from a packed 4-bit model file (multilingual-e5-small): the
     /// projections dequantized once to `Float`, the word table kept in 4-bit blocks.
     /// - Throws: `EncoderError.invalidConfiguration` for a malformed file.
-    package convenience init(packed file: PackedModelFile, parallelism: Int = ProcessInfo.processInfo.activeProcessorCount) throws {
-        try self.init(configuration: file.configuration, weights: file.bertWeights(), parallelism: parallelism)
+    package convenience init(packed file: PackedModelFile, parallelism: Int = ProcessInfo.processInfo.activeProcessorCount,
+                             quantization: Quantization = .float32) throws {
+        try self.init(configuration: file.configuration, weights: file.bertWeights(quantization: quantization),
+                      parallelism: parallelism, quantization: quantization)
     }
 
-    /// The bytes the weights take in memory (the word table as stored: 4-bit or `Float`).
+    /// The bytes the weights take in memory (the word table as stored: 4-bit or `Float`; the
+    /// projections in `Float` or int8).
     package var weightBytes: Int {
         let w = weights
-        var floats = w.positionEmbeddings.count + w.tokenTypeEmbeddings.count + 2 * w.embeddingsLayerNorm.gamma.count
+        var bytes = (w.positionEmbeddings.count + w.tokenTypeEmbeddings.count + 2 * w.embeddingsLayerNorm.gamma.count) * MemoryLayout<Float>.size
         for layer in w.layers {
-            for linear in [layer.queryKeyValue, layer.attentionOutput, layer.intermediate, layer.output] {
-                floats += linear.weight.count + linear.bias.count
-            }
-            floats += 2 * (layer.attentionLayerNorm.gamma.count + layer.outputLayerNorm.gamma.count)
+            for linear in [layer.queryKeyValue, layer.attentionOutput, layer.intermediate, layer.output] { bytes += linear.byteCount }
+            bytes += 2 * (layer.attentionLayerNorm.gamma.count + layer.outputLayerNorm.gamma.count) * MemoryLayout<Float>.size
         }
-        return floats * MemoryLayout<Float>.size + w.wordEmbeddings.byteCount
+        return bytes + w.wordEmbeddings.byteCount
     }
 
-    /// A model from weights already read.
-    package init(configuration: BertConfiguration, weights: BertWeights, parallelism: Int = ProcessInfo.processInfo.activeProcessorCount) throws {
+    /// How the projections multiply, fixed at creation.
+    package let quantization: Quantization
+
+    /// A model from weights already read. With `.int8`, each layer's four projections still in
+    /// `Float` are quantized here and their `Float` copies dropped (the readers quantize as they
+    /// read, which keeps the peak memory of loading lower).
+    /// - Throws: `invalidConfiguration` for a bad configuration or a weight that cannot be quantized.
+    package init(configuration: BertConfiguration, weights: BertWeights, parallelism: Int = ProcessInfo.processInfo.activeProcessorCount,
+                 quantization: Quantization = .float32) throws {
         try configuration.validate(path: "configuration")
         self.configuration = configuration
+        var weights = weights
+        weights.layers = try weights.layers.enumerated().map { i, layer in try layer.with(quantization, path: "layer \(i)") }
         self.weights = weights
+        self.quantization = quantization
         self.parallelism = max(1, parallelism)
         self.pool = WorkspacePool(configuration: configuration)
     }

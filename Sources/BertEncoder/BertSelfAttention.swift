@@ -10,7 +10,7 @@ struct BertSelfAttention {
         let h = configuration.hiddenSize, d = configuration.headSize
         let qkv = workspace.queryKeyValue
         // qkv: [R, 3H] = hidden[R, H] · Wqkvᵀ[H, 3H] + b
-        layer.queryKeyValue.apply(hidden, rows: rows, into: qkv)
+        layer.queryKeyValue.apply(hidden, rows: rows, into: qkv, buffer: &workspace.quantizedRows)
         let scale = 1 / Float(d).squareRoot()
         for segment in segments {
             let t = segment.count

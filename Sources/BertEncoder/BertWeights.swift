@@ -1,4 +1,5 @@
 import Foundation
+import LinearAlgebra
 
 /// A LayerNorm's parameters. `gamma, beta: [H]`.
 package struct LayerNormWeights: Sendable {
@@ -9,8 +10,10 @@ package struct LayerNormWeights: Sendable {
 }
 
 /// A linear layer `y = x·Wᵀ + b` in Hugging Face's layout: `weight: [out, in]`, `bias: [out]`.
+/// Its weight is held in one form: `Float` (`weight`), or, once `quantizedToInt8()` has made it
+/// so, 8-bit codes per output channel (`int8Weight`, with `weight` empty).
 package struct LinearWeights: Sendable {
-    /// `[out, in]`, row-major.
+    /// `[out, in]`, row-major; empty when the layer is quantized.
     package var weight: [Float]
     /// `[out]`
     package var bias: [Float]
@@ -18,6 +21,32 @@ package struct LinearWeights: Sendable {
     package var inputSize: Int
     /// `out`: the length of an output row.
     package var outputSize: Int
+    /// The weight quantized to int8 per output channel, packed for `Int8GEMM`; nil in `Float`.
+    package private(set) var int8Weight: QuantizedMatrix?
+
+    /// A layer in `Float`.
+    package init(weight: [Float], bias: [Float], inputSize: Int, outputSize: Int) {
+        self.weight = weight
+        self.bias = bias
+        self.inputSize = inputSize
+        self.outputSize = outputSize
+    }
+
+    /// The same layer with its weight quantized to int8 per output channel (symmetric), the
+    /// `Float` copy dropped. A layer already quantized comes back as it is.
+    /// - Throws: `QuantizedMatrix.InvalidWeight` for a NaN or infinite weight.
+    package func quantizedToInt8() throws(QuantizedMatrix.InvalidWeight) -> LinearWeights {
+        guard int8Weight == nil else { return self }
+        var layer = self
+        layer.int8Weight = try QuantizedMatrix(weights: weight, outputSize: outputSize, inputSize: inputSize)
+        layer.weight = []
+        return layer
+    }
+
+    /// The bytes the weight and bias take in memory.
+    package var byteCount: Int {
+        (weight.count + bias.count) * MemoryLayout<Float>.size + (int8Weight?.byteCount ?? 0)
+    }
 }
 
 /// One `BertLayer`'s weights, with the query, key and value projections fused into one `[3H, H]` matrix.
@@ -61,9 +90,11 @@ package struct BertWeights: Sendable {
 
     /// Reads the tensors named as in Hugging Face checkpoints (with or without a `bert.` prefix),
     /// checking every shape against `configuration`; the three attention projections are fused.
+    /// With `.int8`, each layer's projections are quantized as soon as the layer is read, so the
+    /// `Float` copies of only one layer exist at a time.
     /// - Throws: `missingTensor`, `shapeMismatch`, or `invalidSafetensors` for a non-float tensor
     ///   or one holding NaN or infinity.
-    package init(file: SafetensorsFile, configuration c: BertConfiguration) throws {
+    package init(file: SafetensorsFile, configuration c: BertConfiguration, quantization: Quantization = .float32) throws {
         let prefix = file.tensors["embeddings.word_embeddings.weight"] == nil && file.tensors["bert.embeddings.word_embeddings.weight"] != nil ? "bert." : ""
         func tensor(_ name: String, _ shape: [Int]) throws -> [Float] {
             let values = try file.floats(prefix + name, shape: shape)
@@ -85,6 +116,7 @@ package struct BertWeights: Sendable {
         embeddingsLayerNorm = try layerNorm("embeddings.LayerNorm")
         layers = try (0..<c.layerCount).map { i in
             try BertLayerWeights(configuration: c, prefix: "encoder.layer.\(i).", names: .huggingFace, linear: linear, layerNorm: layerNorm)
+                .with(quantization, path: file.path + " layer \(i)")
         }
     }
 }
@@ -114,5 +146,30 @@ extension BertLayerWeights {
             intermediate: try linear(p + names.intermediate, c.intermediateSize, h),
             output: try linear(p + names.output, h, c.intermediateSize),
             outputLayerNorm: try layerNorm(p + names.outputLayerNorm))
+    }
+
+    /// This layer with its four projections multiplying as `quantization` says: `.int8`
+    /// quantizes the ones still in `Float` (and drops their `Float` copies); `.float32` keeps the
+    /// layer as it is, which must be all `Float`.
+    /// - Throws: `invalidConfiguration` (naming `path`) for a weight that cannot be quantized, or
+    ///   for int8 weights asked to be `Float` (they cannot be restored).
+    package func with(_ quantization: Quantization, path: String) throws -> BertLayerWeights {
+        var layer = self
+        let projections: [(WritableKeyPath<BertLayerWeights, LinearWeights>, String)] = [
+            (\.queryKeyValue, "query/key/value"), (\.attentionOutput, "attention output"), (\.intermediate, "intermediate"), (\.output, "output"),
+        ]
+        for (projection, name) in projections {
+            switch quantization {
+            case .float32:
+                guard self[keyPath: projection].int8Weight == nil else {
+                    throw EncoderError.invalidConfiguration(path: path, reason: "\(name): int8 weights cannot be used as float32")
+                }
+            case .int8:
+                do { layer[keyPath: projection] = try self[keyPath: projection].quantizedToInt8() } catch {
+                    throw EncoderError.invalidConfiguration(path: path, reason: "\(name): \(error)")
+                }
+            }
+        }
+        return layer
     }
 }

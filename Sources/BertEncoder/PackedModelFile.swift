@@ -120,9 +120,10 @@ package struct PackedModelFile: Sendable {
     }
 
     /// Reads every tensor: the word table stays in 4-bit blocks, the projections are
-    /// dequantized to `Float` for BLAS, and the position table gets its two leading rows back.
+    /// dequantized to `Float` for BLAS (with `.int8`, quantized again to int8 per output channel,
+    /// a layer at a time), and the position table gets its two leading rows back.
     /// - Throws: `invalidConfiguration` for a missing tensor, a wrong size or dtype, or a non-finite value.
-    package func bertWeights() throws -> BertWeights {
+    package func bertWeights(quantization: Quantization = .float32) throws -> BertWeights {
         let c = configuration, h = c.hiddenSize
         func floats(_ name: String, _ count: Int) throws -> [Float] {
             let t = try tensor(name, dtype: 0, count: count)
@@ -151,6 +152,7 @@ package struct PackedModelFile: Sendable {
             intermediate: "fi", output: "fo", outputLayerNorm: "oln")
         let layers = try (0..<c.layerCount).map { i in
             try BertLayerWeights(configuration: c, prefix: "l\(i).", names: names, linear: linear, layerNorm: layerNorm)
+                .with(quantization, path: "\(path) layer \(i)")
         }
         return BertWeights(
             wordEmbeddings: .q4(try quantized("emb.word", rows: c.vocabularySize, columns: h)),

@@ -18,6 +18,8 @@ final class Workspace: @unchecked Sendable {
     var intermediate: UnsafeMutablePointer<Float>
     /// `[T, T]` one head's attention scores.
     var scores: UnsafeMutablePointer<Float>
+    /// A quantized layer's input rows (unused in `Float`).
+    var quantizedRows = QuantizedRows()
     let hiddenSize: Int
     let intermediateSize: Int
 

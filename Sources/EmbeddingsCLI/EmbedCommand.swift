@@ -15,7 +15,7 @@ struct EmbedCommand: Command {
     static let batchSize = Option<Int>("--batch-size", valueName: "n", help: "Texts encoded together.", default: 16, range: 1...1024)
 
     static var options: [any OptionDeclaration] {
-        [SharedOptions.model, SharedOptions.inputType, pooling, noNormalize, tokens, tokenVectors, batchSize, SharedOptions.quiet]
+        [SharedOptions.model, SharedOptions.quantize, SharedOptions.inputType, pooling, noNormalize, tokens, tokenVectors, batchSize, SharedOptions.quiet]
     }
 
     let parsed: ParsedArguments

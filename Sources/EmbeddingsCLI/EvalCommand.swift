@@ -13,7 +13,7 @@ struct EvalCommand: Command {
 
     static var options: [any OptionDeclaration] {
         [OneOf(SharedOptions.index, SharedOptions.store), k, SharedOptions.mode, SharedOptions.precision, SharedOptions.rescore,
-         SharedOptions.tablePrefix, SharedOptions.efSearch, SharedOptions.model]
+         SharedOptions.tablePrefix, SharedOptions.efSearch, SharedOptions.model, SharedOptions.quantize.with(help: "How the encoder multiplies the questions; only the encoder the index was made with can search its vectors.", defaultDescription: "the index's")]
     }
 
     let parsed: ParsedArguments

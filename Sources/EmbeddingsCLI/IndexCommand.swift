@@ -32,7 +32,7 @@ struct IndexCommand: Command {
     static let hnsw = Flag("--hnsw", help: "With --store: also build pgvector's HNSW index, for 'search --precision hnsw'.")
 
     static var options: [any OptionDeclaration] {
-        [OneOf(SharedOptions.out, SharedOptions.store), SharedOptions.model, lateChunking, lexicalOnly, codes,
+        [OneOf(SharedOptions.out, SharedOptions.store), SharedOptions.model, SharedOptions.quantize, lateChunking, lexicalOnly, codes,
          SharedOptions.tablePrefix, hnsw, SharedOptions.quiet]
     }
 
@@ -46,8 +46,11 @@ struct IndexCommand: Command {
         }
         guard !parsed.positionals.isEmpty else { throw CLIError.usage("expected at least one folder to index") }
         try StoreOption.checkIndexArguments(parsed)
-        if parsed[Self.lexicalOnly], parsed[Self.lateChunking] {
-            throw CLIError.usage("\(Self.lateChunking.name) needs embeddings; it cannot go with \(Self.lexicalOnly.name)")
+        if parsed[Self.lexicalOnly] {
+            for name in [parsed[Self.lateChunking] ? Self.lateChunking.name : nil,
+                         parsed.contains(SharedOptions.quantize) ? SharedOptions.quantize.name : nil].compactMap({ $0 }) {
+                throw CLIError.usage("\(name) needs embeddings; it cannot go with \(Self.lexicalOnly.name)")
+            }
         }
         folders = parsed.positionals.map { URL(fileURLWithPath: $0) }
     }

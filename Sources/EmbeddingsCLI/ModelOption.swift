@@ -47,16 +47,18 @@ enum ModelOption {
         return embedding
     }
 
-    /// The model `--model` names, its assets installed but nothing read yet.
+    /// The model `--model` names, multiplying as `--quantize` says, its assets installed but
+    /// nothing read yet.
     static func unloaded(_ parsed: ParsedArguments) throws -> ContextualEmbedding {
         let embedding: ContextualEmbedding
+        let quantization = parsed[SharedOptions.quantize] ?? .float32
         switch try choice(parsed) {
         case let .folder(url):
-            do { embedding = try ContextualEmbedding(contentsOf: url) } catch let error as EmbeddingsError {
+            do { embedding = try ContextualEmbedding(contentsOf: url, quantization: quantization) } catch let error as EmbeddingsError {
                 throw CLIError.data(error.description)
             }
         case let .known(descriptor):
-            guard let model = ContextualEmbedding(modelIdentifier: descriptor.identifier) else {
+            guard let model = ContextualEmbedding(modelIdentifier: descriptor.identifier, quantization: quantization) else {
                 throw CLIError.failure("\(descriptor.identifier) is unknown")
             }
             embedding = model

@@ -15,7 +15,7 @@ struct SearchCommand: Command {
 
     static var options: [any OptionDeclaration] {
         [OneOf(SharedOptions.index, SharedOptions.store), SharedOptions.k, SharedOptions.mode, SharedOptions.precision,
-         SharedOptions.rescore, budget, SharedOptions.json, SharedOptions.tablePrefix, SharedOptions.efSearch, SharedOptions.model]
+         SharedOptions.rescore, budget, SharedOptions.json, SharedOptions.tablePrefix, SharedOptions.efSearch, SharedOptions.model, SharedOptions.quantize.with(help: "How the encoder multiplies the question; only the encoder the index was made with can search its vectors.", defaultDescription: "the index's")]
     }
 
     let parsed: ParsedArguments

@@ -34,7 +34,7 @@ struct ServeCommand: Command {
         "--max-connections", valueName: "n", help: "Connections open at once; further ones are closed as they arrive.", default: 256, range: 1...10_000)
 
     static var options: [any OptionDeclaration] {
-        [SharedOptions.model, SharedOptions.index, SharedOptions.store, SharedOptions.tablePrefix, SharedOptions.precision, SharedOptions.rescore,
+        [SharedOptions.model, SharedOptions.quantize.with(defaultDescription: "float32; with --index or --store, the index's"), SharedOptions.index, SharedOptions.store, SharedOptions.tablePrefix, SharedOptions.precision, SharedOptions.rescore,
          SharedOptions.efSearch, host, port, apiKeyFile, maxBatchTokens, maxQueue, maxBody, timeout, maxConnections,
          SharedOptions.inputType.with(help: "The input type of requests that send no \"input_type\". e5 reads \"query: \" or \"passage: \" in front of the text; MiniLM nothing."),
          SharedOptions.quiet.with(help: "No request log or notes on standard error (the ready line, warnings and errors still print).")]
@@ -93,7 +93,7 @@ struct ServeCommand: Command {
         }
         let shown = address.contains(":") ? "[\(address)]" : address
         // The one line a supervisor (or a test) waits for, even under --quiet.
-        Console.write("listening on http://\(shown):\(port) (\(embedding.modelIdentifier), \(embedding.dimension) dimensions\(store == nil ? "" : ", with /search"))\n")
+        Console.write("listening on http://\(shown):\(port) (\(embedding.modelIdentifier), \(embedding.dimension) dimensions, \(embedding.quantization.rawValue) encoder\(store == nil ? "" : ", with /search"))\n")
         let received = signals.wait()
         Console.note("\(received == SIGINT ? "SIGINT" : "SIGTERM"): finishing the requests in progress")
         daemon.stop(grace: Self.drainSeconds)

@@ -72,7 +72,7 @@ enum StoreOption {
                 throw CLIError.usage("\(SharedOptions.rescore.name) goes with \(SharedOptions.precision.name) int8 or binary")
             }
             try InputFile.check(url, what: "index file")
-            let embedding = mode == .lexical ? nil : try model(parsed, stored: { try? IndexFile.fingerprint(of: url).modelIdentifier })
+            let embedding = mode == .lexical ? nil : try model(parsed, stored: { try? IndexFile.fingerprint(of: url) })
             let store = EmbeddingStore(embedding: embedding)
             // Searching through codes reads the vectors only to rescore: map them without a full read.
             try load(store, from: url, verification: codes == .exact ? .full : .skippingVectors)
@@ -86,7 +86,7 @@ enum StoreOption {
             }
             let efSearch = try parsed.value(SharedOptions.efSearch)
             let embedding = mode == .lexical ? nil : try model(parsed, stored: {
-                try mapping { try PostgresStore(connection: url, embedding: nil, tablePrefix: tablePrefix).fingerprint() }?.modelIdentifier
+                try mapping { try PostgresStore(connection: url, embedding: nil, tablePrefix: tablePrefix).fingerprint() }
             })
             let store = try mapping { try PostgresStore(connection: url, embedding: embedding, tablePrefix: tablePrefix) }
             try mapping {
@@ -100,11 +100,16 @@ enum StoreOption {
         }
     }
 
-    /// `--model`, else the model the store's vectors name when the library knows it, else the default.
-    private static func model(_ parsed: ParsedArguments, stored: () throws -> String?) throws -> ContextualEmbedding {
+    /// `--model`, else the model the store's vectors name when the library knows it, else the
+    /// default; multiplying as `--quantize` says, else as the store's vectors were made.
+    private static func model(_ parsed: ParsedArguments, stored: () throws -> IndexFingerprint?) throws -> ContextualEmbedding {
         var parsed = parsed
-        if !parsed.contains(SharedOptions.model), let identifier = try stored(), ModelCatalog.descriptor(for: identifier) != nil {
+        let fingerprint = parsed.contains(SharedOptions.model) && parsed.contains(SharedOptions.quantize) ? nil : try stored()
+        if !parsed.contains(SharedOptions.model), let identifier = fingerprint?.modelIdentifier, ModelCatalog.descriptor(for: identifier) != nil {
             try parsed.set(SharedOptions.model, to: identifier)
+        }
+        if !parsed.contains(SharedOptions.quantize), let quantization = fingerprint?.quantization, Quantization(rawValue: quantization) != nil {
+            try parsed.set(SharedOptions.quantize, to: quantization)
         }
         return try ModelOption.load(parsed)
     }

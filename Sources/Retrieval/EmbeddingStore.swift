@@ -328,7 +328,7 @@ public final class EmbeddingStore: ChunkStore {
             throw RetrievalError.invalidArgument("semantic search needs vectors: open the store with the model that built it")
         }
         if let stored = contents.storedFingerprint, let mine = try modelFingerprint(), stored != mine {
-            throw RetrievalError.invalidArgument("the vectors were made by \(stored.modelIdentifier), not by \(mine.modelIdentifier): open the store with the model that built it (or re-index)")
+            throw RetrievalError.invalidArgument("the vectors were made by \(stored), not by \(mine): open the store with the model that built it (or re-index)")
         }
         let query = try embedding.sentenceVector(for: question, inputType: .query)
         return try index.search(query, k: count, precision: contents.searchPrecision, rescore: contents.rescore).map { ($0.row, $0.score) }

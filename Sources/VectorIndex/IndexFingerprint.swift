@@ -10,18 +10,24 @@ public struct IndexFingerprint: Codable, Equatable, Hashable, Sendable, CustomSt
     public var normalized: Bool
     /// A hash of the tokenizer's vocabulary and settings.
     public var tokenizerHash: String
+    /// How the encoder multiplied (`"int8"`), or nil for `Float`: vectors of a quantized
+    /// encoder differ from the float ones, so the two never compare equal. Absent from the JSON
+    /// of float fingerprints, which are what they were before the field existed.
+    public var quantization: String?
 
     /// A fingerprint from its parts.
-    public init(modelIdentifier: String, dimension: Int, pooling: String, normalized: Bool, tokenizerHash: String) {
+    public init(modelIdentifier: String, dimension: Int, pooling: String, normalized: Bool, tokenizerHash: String, quantization: String? = nil) {
         self.modelIdentifier = modelIdentifier
         self.dimension = dimension
         self.pooling = pooling
         self.normalized = normalized
         self.tokenizerHash = tokenizerHash
+        self.quantization = quantization
     }
 
-    /// One line for error messages: model, dimension, pooling, normalization and tokenizer hash.
+    /// One line for error messages: model, dimension, pooling, normalization, tokenizer hash
+    /// and, for a quantized encoder, its quantization.
     public var description: String {
-        "\(modelIdentifier) (\(dimension)-d, \(pooling) pooling, \(normalized ? "normalized" : "unnormalized"), tokenizer \(tokenizerHash))"
+        "\(modelIdentifier) (\(dimension)-d, \(pooling) pooling, \(normalized ? "normalized" : "unnormalized"), tokenizer \(tokenizerHash)\(quantization.map { ", \($0) encoder" } ?? ""))"
     }
 }

@@ -164,6 +164,25 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertEqual(try store.search("copied on assignment", mode: .lexical, k: 1).first?.chunk.id, "b#beta", "lexical search needs no model")
     }
 
+    func testInt8VectorsAreKeptApartFromFloat32Ones() throws {
+        _ = try TestModel.shared()  // installs the model
+        let int8 = try XCTUnwrap(ContextualEmbedding(modelIdentifier: ContextualEmbedding.defaultModelIdentifier, quantization: .int8))
+        try int8.load()
+        let store = try freshStore("quantized", embedding: int8)
+        XCTAssertEqual(try store.replace(with: pages(0)).embedded, 4)
+        XCTAssertEqual(try store.fingerprint()?.quantization, "int8")
+        XCTAssertEqual(try store.search("are structs value types or reference types", mode: .semantic, k: 1).first?.chunk.id, "b#beta")
+        // The float32 encoder may neither add to these vectors nor ask them questions.
+        let float = try PostgresStore(connection: try TestServer.url(), embedding: try TestModel.shared(), tablePrefix: "quantized")
+        XCTAssertThrowsError(try float.replace(with: pages(0))) {
+            guard case PostgresStoreError.fingerprintMismatch = $0 else { return XCTFail("\($0)") }
+        }
+        XCTAssertThrowsError(try float.search("closures", mode: .semantic, k: 1)) {
+            guard case PostgresStoreError.fingerprintMismatch = $0 else { return XCTFail("\($0)") }
+        }
+        XCTAssertEqual(try store.count(), 4)
+    }
+
     func testHostileIdsAndTextsAreStoredAsTheyAre() throws {
         let model = try TestModel.shared()
         let store = try freshStore("hostile", embedding: model)

@@ -203,6 +203,6 @@ final class EmbeddingServer: HTTPHandler {
     }
 
     private func models() -> HTTPResponse {
-        .json("{\"object\":\"list\",\"data\":[{\"id\":\(Self.quoted(embedding.modelIdentifier)),\"object\":\"model\",\"created\":0,\"owned_by\":\"contextual-embeddings\",\"dimension\":\(embedding.dimension),\"max_sequence_length\":\(embedding.maximumSequenceLength)}]}")
+        .json("{\"object\":\"list\",\"data\":[{\"id\":\(Self.quoted(embedding.modelIdentifier)),\"object\":\"model\",\"created\":0,\"owned_by\":\"contextual-embeddings\",\"dimension\":\(embedding.dimension),\"max_sequence_length\":\(embedding.maximumSequenceLength),\"quantization\":\"\(embedding.quantization.rawValue)\"}]}")
     }
 }
