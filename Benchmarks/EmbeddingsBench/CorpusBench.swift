@@ -24,6 +24,10 @@ struct CorpusBench {
         var oneByOnePlusNaive: Double
         var batched: Double
         var batchedBLASThreads: Double
+        /// Batches of 16 with the int8 encoder (default threads), and that model's weight bytes.
+        var int8Batched: Double
+        var int8WeightBytes: Int
+        var floatWeightBytes: Int
         var totalFLOPs: Double
         var tokenLengths: [Int]
         var naiveVectors: [[Double]]
@@ -60,7 +64,18 @@ struct CorpusBench {
         BLAS.threadCount = savedThreads
         oneThread.unload()
         let peakMemory = peakResidentBytes()
+        // The int8 encoder on the same texts, same batches and threads (its peak memory is
+        // `embeddings-bench int8`'s, measured in a process of its own).
+        guard let int8 = ContextualEmbedding(modelIdentifier: embedding.modelIdentifier, quantization: .int8) else {
+            throw EmbeddingsError.invalidModel("\(embedding.modelIdentifier) is unknown")
+        }
+        try int8.load()
+        consume(try int8.sentenceVectors(for: Array(texts.prefix(8)), batchSize: 16))
+        let (_, int8Batched) = try timed { consume(try int8.sentenceVectors(for: texts, batchSize: 16)) }
+        let int8Bytes = try int8.weightBytes()
+        int8.unload()
         return EncoderFigures(oneByOne: oneByOne, oneByOnePlusNaive: plusNaive, batched: batched, batchedBLASThreads: blasThreads,
+                              int8Batched: int8Batched, int8WeightBytes: int8Bytes, floatWeightBytes: try embedding.weightBytes(),
                               totalFLOPs: totalFLOPs, tokenLengths: lengths, naiveVectors: naive, fastVectors: fast,
                               peakMemory: peakMemory)
     }
@@ -227,17 +242,24 @@ struct CorpusBench {
         let n = Double(texts.count)
         let meanTokens = Double(e.tokenLengths.reduce(0, +)) / n
         let workers = embedding.parallelism
+        let int8Name = "batches of 16, \(workers) threads, int8 (\(Int8GEMM.defaultPath))"
         let rows: [(String, Double)] = [("one text per call, 1 thread", e.oneByOne),
                                         ("batches of 16, 1 thread × \(ProcessInfo.processInfo.activeProcessorCount) OpenBLAS threads", e.batchedBLASThreads),
-                                        ("batches of 16, \(workers) threads × 1 OpenBLAS thread (default)", e.batched)]
+                                        ("batches of 16, \(workers) threads × 1 OpenBLAS thread (default)", e.batched),
+                                        (int8Name, e.int8Batched)]
         var out = "### Encoder — \(texts.count) chunks, mean \(String(format: "%.0f", meanTokens)) tokens, on \(CPUInfo.current.modelName) (OpenBLAS core \(BLAS.coreInUse ?? "?"))\n\n"
-        out += table(["Mode", "ms/chunk", "GFLOP/s", "of best-core sgemm peak (\(peaks.bestCore))"], rows.map { name, seconds in
+        out += table(["Mode", "ms/chunk", "GFLOP/s (int8: GOP/s)", "of best-core sgemm peak (\(peaks.bestCore))"], rows.map { name, seconds in
             let gflops = e.totalFLOPs / seconds / 1e9
             report.add("encoder", name + " ms/chunk", seconds * 1000 / n, "ms")
             report.add("encoder", name + " GFLOP/s", gflops, "GFLOP/s")
             report.add("encoder", name + " share of best-core sgemm peak", gflops / peaks.best, "")
             return [name, String(format: "%.2f", seconds * 1000 / n), String(format: "%.0f", gflops), String(format: "%.0f%%", 100 * gflops / peaks.best)]
         })
+        report.add("encoder", "int8 / float32 ms/chunk, batches of 16", e.int8Batched / e.batched, "×")
+        report.add("encoder", "weights in memory, float32", Double(e.floatWeightBytes) / 1_048_576, "MiB")
+        report.add("encoder", "weights in memory, int8", Double(e.int8WeightBytes) / 1_048_576, "MiB")
+        out += String(format: "\nint8 against float32 in this run: %.2f× the time per chunk; weights %.1f MiB against %.1f MiB (the word table stays float32). The int8 row counts the same operations as the float rows (its projections are integer multiply-adds); `embeddings-bench int8` measures what int8 costs in quality and memory.\n",
+                      e.int8Batched / e.batched, Double(e.int8WeightBytes) / 1_048_576, Double(e.floatWeightBytes) / 1_048_576)
         report.add("encoder", "sgemm peak 2048x1536x384, core in use", peaks.inUse, "GFLOP/s")
         report.add("encoder", "sgemm 180x1536x384, core in use", peaks.inUseSmall, "GFLOP/s")
         report.add("encoder", "peak resident memory while encoding", Double(e.peakMemory) / 1_048_576, "MiB")

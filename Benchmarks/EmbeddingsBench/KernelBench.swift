@@ -47,9 +47,12 @@ enum Probe {
         var value: Double
         var secondary: Double?
         var selfCheckError: Double?
+        /// `probe encoder`: the weights' bytes and the process's peak resident memory.
+        var weightBytes: Int?
+        var peakResidentBytes: Int?
     }
 
-    static func main(_ arguments: [String], quick: Bool, corpus: URL) throws -> any Encodable {
+    static func main(_ arguments: [String], quick: Bool, corpus: URL, quantization: Quantization = .float32) throws -> any Encodable {
         let core = BLAS.coreInUse ?? "?"
         switch arguments.first {
         case "sgemm":
@@ -62,8 +65,9 @@ enum Probe {
         case "encoder":
             let count = arguments.count > 1 ? Int(arguments[1]) ?? 60 : 60
             let (chunks, _) = try MarkdownChunker().chunks(ofFolder: corpus)
-            let embedding = try loadModel()
-            return Result(core: core, value: try encoderSecondsPerChunk(embedding, texts: chunks.prefix(count).map(\.text)))
+            let embedding = try loadModel(quantization: quantization)
+            let seconds = try encoderSecondsPerChunk(embedding, texts: chunks.prefix(count).map(\.text))
+            return Result(core: core, value: seconds, weightBytes: try embedding.weightBytes(), peakResidentBytes: peakResidentBytes())
         case "int8gemm":
             let rows = arguments.count > 1 ? Int(arguments[1]) ?? 1044 : 1044
             return Int8GEMMProbe.run(rows: rows, quick: quick)

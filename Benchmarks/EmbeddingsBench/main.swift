@@ -15,6 +15,8 @@ enum BenchOptions {
     static let json = Option<String>("--json", valueName: "file", help: "Also write every figure as JSON (name, value, unit, estimated).")
     static let corpus = Option<String>(
         "--corpus", valueName: "dir", help: "Any folder of Markdown files.", defaultDescription: "the built-in Swift lessons")
+    static let quantize = Option<Quantization>(
+        "--quantize", valueName: "q", help: "How the encoder multiplies: float32 or int8.", default: .float32)
 }
 
 /// `embeddings-bench [--quick] …`: every table.
@@ -30,7 +32,7 @@ enum FullRun: CommandDescription {
 enum STSCommand: CommandDescription {
     static let name = "sts"
     static let abstract = "Spearman correlation on the STS Benchmark."
-    static let options: [any OptionDeclaration] = []
+    static var options: [any OptionDeclaration] { [BenchOptions.quantize] }
     static let arguments = [Argument("<file>", help: "STS Benchmark pairs.")]
 }
 
@@ -66,7 +68,7 @@ enum QuantizationCommand: CommandDescription {
 enum ProbeCommand: CommandDescription {
     static let name = "probe"
     static let abstract = "One measurement, printed as one JSON line."
-    static var options: [any OptionDeclaration] { [BenchOptions.quick, BenchOptions.corpus] }
+    static var options: [any OptionDeclaration] { [BenchOptions.quick, BenchOptions.corpus, BenchOptions.quantize.with(help: "With probe encoder: how the encoder multiplies.")] }
     static let arguments = [Argument("sgemm|topk [vectors]|encoder [chunks]|int8gemm [rows]", help: "The measurement.")]
 }
 
@@ -102,9 +104,16 @@ enum ServeBenchCommand: CommandDescription {
     static var options: [any OptionDeclaration] { [BenchOptions.quick, BenchOptions.corpus, clients, requests, inputs] }
 }
 
+enum Int8Command: CommandDescription {
+    static let name = "int8"
+    static let abstract = "The int8 encoder beside float32: 'embeddings embed' time, memory, cosine, recall, top-10 overlap."
+    static var options: [any OptionDeclaration] { [BenchOptions.quick, BenchOptions.corpus, BenchOptions.json] }
+}
+
 let subcommands: [any CommandDescription.Type] = [
     STSCommand.self, SweepCommand.self, MemoryCommand.self, TopKCommand.self, QuantizationCommand.self,
     ProbeCommand.self, StoresCommand.self, MultilingualCommand.self, JSONLinesCommand.self, ServeBenchCommand.self,
+    Int8Command.self,
 ]
 
 let usage = """
@@ -133,7 +142,14 @@ standard input, and prints the seconds per MB: reading is linear, so the figure 
 The probe subcommand runs one measurement and prints it as one JSON line; the full run starts it
 in child processes with OPENBLAS_CORETYPE set, to measure other OpenBLAS cores side by side.
 probe int8gemm [rows] times the int8 matrix products on every path this CPU runs against
-single-threaded sgemm, for MiniLM's four projections (default 1044 rows).
+single-threaded sgemm, for MiniLM's four projections (default 1044 rows); probe encoder [chunks]
+--quantize int8 times the int8 encoder.
+int8 runs 'embeddings embed' (beside this executable) and 'embed --quantize int8' alternately on
+722 chunks of real documentation (/usr/share/doc/nodejs/api when present, else the corpus; --quick:
+96), with the cosine of each text's two vectors, then each encoder's weight bytes and peak memory in
+a probe process, the cosine over the golden texts, recall@4 of the evaluation sets (swift-lessons;
+swift-docs when the toolchain has its diagnostics docs) and the top-10 overlap of a 1,000-chunk index
+searched with 100 questions. sts <file> --quantize int8 checks Spearman ≥ 81.5 instead of 82.03.
 
 """
 
@@ -145,8 +161,8 @@ func defaultCorpus() -> URL {
 }
 
 /// A known model (default: the default model), installed when missing and loaded.
-func loadModel(_ descriptor: ModelCatalog.Descriptor = ModelCatalog.defaultModel) throws -> ContextualEmbedding {
-    guard let embedding = ContextualEmbedding(modelIdentifier: descriptor.identifier) else {
+func loadModel(_ descriptor: ModelCatalog.Descriptor = ModelCatalog.defaultModel, quantization: Quantization = .float32) throws -> ContextualEmbedding {
+    guard let embedding = ContextualEmbedding(modelIdentifier: descriptor.identifier, quantization: quantization) else {
         throw CLIError.failure("\(descriptor.identifier) unknown")
     }
     do {
@@ -177,11 +193,19 @@ func corpus(_ parsed: ParsedArguments) -> URL {
 
 func runSTS(_ parsed: ParsedArguments) throws {
     guard parsed.positionals.count == 1 else { throw CLIError.usage("usage: \(STSCommand.usage(program: "embeddings-bench"))") }
-    let embedding = try loadModel()
+    let quantization = try parsed.value(BenchOptions.quantize)
+    let embedding = try loadModel(quantization: quantization)
     let (spearman, pairs) = try reporting(as: CLIError.data) { try STSBench.run(file: parsed.positionals[0], embedding: embedding) }
     let difference = spearman - STSBench.published
-    print(String(format: "STS Benchmark: %d pairs, Spearman × 100 = %.2f (published all-MiniLM-L6-v2: %.2f, difference %+.2f)", pairs, spearman, STSBench.published, difference))
-    if abs(difference) > 0.05 { throw CLIError.failure("Spearman differs from the published value by more than 0.05") }
+    print(String(format: "STS Benchmark (%@ encoder): %d pairs, Spearman × 100 = %.2f (published all-MiniLM-L6-v2: %.2f, difference %+.2f)",
+                 quantization.rawValue, pairs, spearman, STSBench.published, difference))
+    // float32 must reproduce the published figure; int8 must stay within the issue's bound of it.
+    switch quantization {
+    case .float32:
+        if abs(difference) > 0.05 { throw CLIError.failure("Spearman differs from the published value by more than 0.05") }
+    case .int8:
+        if spearman < STSBench.int8Floor { throw CLIError.failure(String(format: "int8 Spearman is below %.1f", STSBench.int8Floor)) }
+    }
 }
 
 func runJSONLines(_ parsed: ParsedArguments) throws {
@@ -241,7 +265,8 @@ func runMemory(_ parsed: ParsedArguments) throws {
 }
 
 func runProbe(_ parsed: ParsedArguments) throws {
-    let result = try reporting(as: CLIError.usage) { try Probe.main(parsed.positionals, quick: parsed[BenchOptions.quick], corpus: corpus(parsed)) }
+    let result = try reporting(as: CLIError.usage) { try Probe.main(parsed.positionals, quick: parsed[BenchOptions.quick], corpus: corpus(parsed),
+                                                                    quantization: try parsed.value(BenchOptions.quantize)) }
     print(String(decoding: try JSONEncoder().encode(result), as: UTF8.self))
 }
 
@@ -306,6 +331,16 @@ func runQuantization(_ parsed: ParsedArguments) throws {
     let embedding = try loadModel()
     print("## embeddings-bench quantization\n\n\(Machine.current().markdown)\n")
     try reporting { print(try QuantizationBench.run(corpora: corpora, evalSets: evalSets, embedding: embedding, report: Report())) }
+}
+
+func runInt8(_ parsed: ParsedArguments) throws {
+    try expectNoArguments(parsed)
+    let report = Report()
+    let machine = Machine.current()
+    report.machine = machine.dictionary
+    print("## embeddings-bench int8\(parsed[BenchOptions.quick] ? " --quick" : "")\n\n\(machine.markdown)\n")
+    try reporting { print(try Int8EncoderBench.run(quick: parsed[BenchOptions.quick], corpus: corpus(parsed), report: report)) }
+    if let path = parsed[BenchOptions.json] { try reporting { try report.write(to: path) } }
 }
 
 func runSweep(_ parsed: ParsedArguments) async throws {
@@ -388,6 +423,7 @@ func runBench(_ arguments: [String]) async throws {
     case MultilingualCommand.name: try runMultilingual(parsed)
     case JSONLinesCommand.name: try runJSONLines(parsed)
     case ServeBenchCommand.name: try runServe(parsed)
+    case Int8Command.name: try runInt8(parsed)
     default: try runFull(parsed)
     }
 }

