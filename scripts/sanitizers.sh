@@ -17,7 +17,7 @@ which="${1:-all}"
 concurrency_tests='LargeIndexTests|RowSplitTests|GoldenParityTests.testSentenceVectorsIndependentOfBatchingAndThreads'
 concurrency_tests+='|SentenceEmbeddingTests.testBatchGroups|SentenceEmbeddingTests.testOneModelSharedByConcurrentTasks'
 concurrency_tests+='|SafetensorsTests.testForwardOnCallingThreadEqualsForward|BLASThreadsTests'
-concurrency_tests+='|ModelAssetsTests.testTwoConcurrentInstallsBothSucceed'
+concurrency_tests+='|ModelAssetsTests.testTwoConcurrentInstallsBothSucceed|Int8EncoderTests.testOneInt8ModelSharedByConcurrentThreads'
 concurrency_tests+='|StoreTests.testConcurrentSearchesWhileDocumentsChange|StoreTests.testSearchAnswersWhileAnIndexingRunEmbeds'
 concurrency_tests+='|PostgresStoreTests.testConcurrentIndexRunsWaitForEachOther|PostgresStoreTests.testSearchOnTheSameStoreAnswersDuringAnIndexingRun'
 

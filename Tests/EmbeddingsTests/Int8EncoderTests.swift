@@ -3,6 +3,7 @@ import Foundation
 import LinearAlgebra
 import ModelTestSupport
 import Retrieval
+import Synchronization
 import TestSupport
 import VectorIndex
 import XCTest
@@ -60,6 +61,30 @@ final class Int8EncoderTests: XCTestCase {
             XCTAssertEqual(vectors, expected, "\(path) differs from the generic path")
         }
         XCTAssertEqual(try model.sentenceVectors(for: texts), expected, "the default path (\(Int8GEMM.defaultPath))")
+    }
+
+    /// One int8 model on several threads at once: every thread's vectors are the ones a single
+    /// thread gets, bit for bit (each call quantizes into its own workspace's buffer).
+    func testOneInt8ModelSharedByConcurrentThreads() throws {
+        let model = try Self.int8.get()
+        let texts = Array(try goldenTexts().prefix(24))
+        let reference = try texts.map { try model.sentenceVectors(for: [$0])[0] }
+        let results = Mutex([Int: [Float]]())
+        let failures = Mutex([String]())
+        DispatchQueue.concurrentPerform(iterations: texts.count) { i in
+            do {
+                let vector = try model.sentenceVectors(for: [texts[i]])[0]
+                results.withOrderedLock { $0[i] = vector }
+            } catch {
+                failures.withOrderedLock { $0.append("\(i): \(error)") }
+            }
+        }
+        XCTAssertEqual(failures.withOrderedLock { $0 }, [])
+        let vectors = results.withOrderedLock { $0 }
+        XCTAssertEqual(vectors.count, texts.count)
+        for (i, vector) in vectors { XCTAssertEqual(vector, reference[i], "thread for text \(i)") }
+        // And batched: a text's int8 vector does not depend on its batch.
+        XCTAssertEqual(try model.sentenceVectors(for: texts, batchSize: 5), reference)
     }
 
     func testTokensAndRangesAreTheFloatModels() throws {
