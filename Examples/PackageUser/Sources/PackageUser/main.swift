@@ -59,6 +59,16 @@ for (i, question) in questions.enumerated() {
 }
 print("concurrent tasks: \(questions.count) vectors equal to the sequential ones")
 
+// The opt-in int8 encoder: chosen at creation, its vectors close to the float32 ones.
+guard let int8 = ContextualEmbedding(language: "en", quantization: .int8), int8.quantization == .int8 else { fail("no int8 model") }
+do {
+    try int8.load()
+    let float = try model.sentenceVector(for: questions[0]), quantized = try int8.sentenceVector(for: questions[0])
+    let cosine = zip(float, quantized).reduce(0.0) { $0 + Double($1.0) * Double($1.1) }
+    guard cosine > 0.99, cosine < 1 else { fail("int8 cosine to float32 \(cosine)") }
+    print(String(format: "int8 encoder: cosine %.4f to float32", cosine))
+} catch { fail("\(error)") }
+
 // Parity with sentence-transformers.
 if CommandLine.arguments.count > 1 {
     struct Reference: Decodable {
