@@ -32,7 +32,15 @@ struct InfoCommand: Command {
         var cpu: CPU
         var blas: BLASInfo
         var model: Model
+        var int8: Int8Products
         var coreTrial: BLAS.CoreTrial?
+    }
+
+    /// The int8 encoder's matrix products (`--quantize int8`): the path it runs and every path
+    /// this CPU can run.
+    struct Int8Products: Encodable {
+        var path: String
+        var paths: [String]
     }
 
     struct CPU: Encodable {
@@ -116,7 +124,8 @@ struct InfoCommand: Command {
                            coreAtLoad: configuration.coreAtLoad, coreInUse: configuration.coreInUse, corrected: corrected,
                            check: configuration.check, canSwitchCores: configuration.canSwitchCores,
                            shippedCores: configuration.shippedCores, threads: configuration.threads),
-            model: try model(), coreTrial: trial)
+            model: try model(), int8: Int8Products(path: Int8GEMM.defaultPath.description, paths: Int8GEMM.paths.map(\.description)),
+            coreTrial: trial)
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -131,6 +140,7 @@ struct InfoCommand: Command {
             lines.append("check:        \(configuration.check)")
             if configuration.canSwitchCores { lines.append("cores:        \(configuration.shippedCores.joined(separator: " "))") }
             lines.append("threads:      \(configuration.threads)")
+            lines.append("int8:         \(document.int8.path) (this CPU runs \(document.int8.paths.joined(separator: ", ")); for --quantize int8)")
             let m = document.model
             lines.append("model:        \(m.identifier)")
             lines.append("dimension:    \(m.dimension) (maximum \(m.maximumSequenceLength) tokens)")

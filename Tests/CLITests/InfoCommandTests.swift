@@ -32,6 +32,11 @@ final class InfoCommandTests: XCTestCase {
         XCTAssertEqual(model["dimension"] as? Int, 384)
         XCTAssertEqual(model["pooling"] as? String, "mean")
         XCTAssertEqual(cpu["cores"] as? Int, ProcessInfo.processInfo.activeProcessorCount)
+        // The int8 products: the path --quantize int8 runs is one this CPU runs; AVX2 with avx2.
+        let int8 = try XCTUnwrap(r.json["int8"] as? [String: Any])
+        let paths = try XCTUnwrap(int8["paths"] as? [String])
+        XCTAssertTrue(paths.contains("generic") && paths.contains(int8["path"] as? String ?? "?"), "\(int8)")
+        if (cpu["features"] as? [String] ?? []).contains("avx2") { XCTAssertTrue(paths.contains("AVX2"), "\(paths)") }
         let procinfo = try String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)
         if let name = procinfo.split(separator: "\n").first(where: { $0.hasPrefix("vendor_id") })?.split(separator: ":").last {
             XCTAssertEqual(cpu["vendor"] as? String, name.trimmingCharacters(in: .whitespaces))
