@@ -15,8 +15,6 @@ import VectorIndex
 ///   (hybrid and semantic) with each encoder indexing and searching; top-10 overlap of a
 ///   1,000-chunk exact index searched with 100 questions.
 enum Int8EncoderBench {
-    static let nodeDocs = URL(fileURLWithPath: "/usr/share/doc/nodejs/api")
-
     struct CosineFigures {
         var minimum: Double
         var mean: Double
@@ -27,16 +25,11 @@ enum Int8EncoderBench {
         precondition(a.count == b.count && !a.isEmpty)
         var minimum = 1.0, sum = 0.0
         for (x, y) in zip(a, b) {
-            let c = Double(VectorMath.dot(x, y)) / (Double(VectorMath.norm(x)) * Double(VectorMath.norm(y)))
+            let c = Double(VectorMath.cosineSimilarity(x, y))
             minimum = min(minimum, c)
             sum += c
         }
         return CosineFigures(minimum: minimum, mean: sum / Double(a.count), count: a.count)
-    }
-
-    /// The repository folder beside this source file (for Fixtures).
-    static var repository: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     }
 
     /// The Swift toolchain's diagnostics docs (the swift-docs evaluation corpus), when present.
@@ -56,6 +49,7 @@ enum Int8EncoderBench {
         let rounds = quick ? 1 : 2
         let count = quick ? 96 : 722
         // Real documentation: the Node.js API docs when the machine has them, else the corpus.
+        let nodeDocs = QuantizationBench.nodeDocs
         let source = FileManager.default.fileExists(atPath: nodeDocs.path) ? nodeDocs : corpus
         let (chunks, _) = try MarkdownChunker().chunks(ofFolder: source)
         let texts = Array(chunks.prefix(count).map(\.text))
@@ -98,17 +92,13 @@ enum Int8EncoderBench {
         // contender), in process on the same texts, against float32.
         let floatModel = try loadModel(quantization: .float32), int8Model = try loadModel(quantization: .int8)
         var paths = [[String]]()
-        consume(try floatModel.sentenceVectors(for: Array(texts.prefix(16)), batchSize: 16))
-        let (_, floatSeconds) = try timed { consume(try floatModel.sentenceVectors(for: texts, batchSize: 16)) }
-        paths.append(["float32 (OpenBLAS \(BLAS.coreInUse ?? "?"))", String(format: "%.2f", floatSeconds * 1000 / Double(texts.count)), "1.00"])
+        let floatSeconds = try encoderSecondsPerChunk(floatModel, texts: texts)
+        paths.append(["float32 (OpenBLAS \(BLAS.coreInUse ?? "?"))", String(format: "%.2f", floatSeconds * 1000), "1.00"])
         for path in Int8GEMM.paths where path != .generic {
-            let seconds = try Int8GEMM.withPath(path) { () throws -> Double in
-                consume(try int8Model.sentenceVectors(for: Array(texts.prefix(16)), batchSize: 16))
-                return try timed { consume(try int8Model.sentenceVectors(for: texts, batchSize: 16)) }.1
-            }
-            report.add("int8", "in process \(path) ms/chunk", seconds * 1000 / Double(texts.count), "ms")
+            let seconds = try Int8GEMM.withPath(path) { try encoderSecondsPerChunk(int8Model, texts: texts) }
+            report.add("int8", "in process \(path) ms/chunk", seconds * 1000, "ms")
             report.add("int8", "in process \(path) / float32", seconds / floatSeconds, "×")
-            paths.append(["int8, \(path)\(path == Int8GEMM.defaultPath ? " (default here)" : "")", String(format: "%.2f", seconds * 1000 / Double(texts.count)),
+            paths.append(["int8, \(path)\(path == Int8GEMM.defaultPath ? " (default here)" : "")", String(format: "%.2f", seconds * 1000),
                           String(format: "%.2f", seconds / floatSeconds)])
         }
         out += "\nEach int8 kernel path this CPU runs, in process (`sentenceVectors`, batches of 16, default threads), one pass each:\n\n"
@@ -123,21 +113,22 @@ enum Int8EncoderBench {
         report.add("int8", "golden cosine mean", goldenCosine.mean, "")
         quality.append(["Cosine to float32, \(golden.count) golden texts (min / mean)", String(format: "%.4f / %.4f", goldenCosine.minimum, goldenCosine.mean), "—"])
 
-        let evalFolder = repository.appendingPathComponent("Fixtures/eval")
+        let evalFolder = repositoryFolder.appendingPathComponent("Fixtures/eval")
         var sets: [(name: String, corpus: URL, cases: URL)] = [("swift-lessons", corpus, evalFolder.appendingPathComponent("swift-lessons.json"))]
         if let docs = swiftDocs() { sets.append(("swift-docs", docs, evalFolder.appendingPathComponent("swift-docs.json"))) }
         var questions = [String]()
         for set in sets {
             let cases = try EvaluationSet(contentsOf: set.cases)
             questions += cases.cases.map(\.question)
+            // Each encoder indexes the corpus once; both modes search that store.
+            let stores = try [floatModel, int8Model].map { model in
+                let store = EmbeddingStore(embedding: model)
+                _ = try store.index(folder: set.corpus)
+                return store
+            }
             var cells = [String]()
             for mode in [RetrievalMode.hybrid, .semantic] {
-                var recalls = [Double]()
-                for model in [floatModel, int8Model] {
-                    let store = EmbeddingStore(embedding: model)
-                    _ = try store.index(folder: set.corpus)
-                    recalls.append(try store.evaluate(cases, ks: [4], mode: mode).recall[4] ?? 0)
-                }
+                let recalls = try stores.map { try $0.evaluate(cases, ks: [4], mode: mode).recall[4] ?? 0 }
                 report.add("int8", "\(set.name) \(mode) recall@4 float32", recalls[0], "")
                 report.add("int8", "\(set.name) \(mode) recall@4 int8", recalls[1], "")
                 cells.append(String(format: "%@ %.3f → %.3f", mode.rawValue, recalls[0], recalls[1]))
@@ -169,17 +160,14 @@ enum Int8EncoderBench {
     /// The golden parity texts (Fixtures/golden/reference.json).
     static func goldenTexts() throws -> [String] {
         struct Reference: Decodable { struct Case: Decodable { var text: String }; var cases: [Case] }
-        let url = repository.appendingPathComponent("Fixtures/golden/reference.json")
+        let url = repositoryFolder.appendingPathComponent("Fixtures/golden/reference.json")
         return try JSONDecoder().decode(Reference.self, from: Data(contentsOf: url)).cases.map(\.text)
     }
 
     /// `embeddings embed --quiet [--quantize int8]` on `texts`, best of `rounds` alternated, and
     /// the vectors it printed.
     static func embedCommandTimes(texts: [String], rounds: Int) throws -> (seconds: [Quantization: Double], vectors: [Quantization: [[Float]]]) {
-        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("embeddings")
-        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
-            throw BenchFailure(message: "\(executable.path) not found: build the embeddings product first")
-        }
+        let executable = try embeddingsExecutable()
         let input = FileManager.default.temporaryDirectory.appendingPathComponent("int8-bench-\(getpid()).jsonl")
         defer { try? FileManager.default.removeItem(at: input) }
         var lines = Data()

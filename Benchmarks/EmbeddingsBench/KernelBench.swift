@@ -185,8 +185,7 @@ struct KernelBench {
     /// `chunks` chunks): wall-clock chunks per second (process start and model load included), as
     /// it runs here and with the core forced.
     func indexThroughput(chunks wanted: Int, core: String?) -> Swift.Result<(pages: Int, chunks: Int, perSecond: Double), BenchFailure> {
-        let cli = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("embeddings")
-        guard FileManager.default.isExecutableFile(atPath: cli.path) else {
+        guard let cli = try? embeddingsExecutable() else {
             return .failure(BenchFailure(message: "embeddings not built next to embeddings-bench"))
         }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ce-bench-index-\(getpid())-\(core ?? "as-run")")

