@@ -63,6 +63,10 @@ let package = Package(
             name: "Embeddings",
             dependencies: ["LinearAlgebra", "Tokenization", "WordPiece", "SentencePiece", "BertEncoder", "ModelAssets", "VectorIndex"]
         ),
+        // Generation: the GGUF reader, byte-level BPE with chat templates, the causal decoder.
+        .target(name: "GGUF", dependencies: ["LinearAlgebra"]),
+        .target(name: "BytePairEncoding", dependencies: ["Tokenization", "Hashing"]),
+        .target(name: "LlamaDecoder", dependencies: ["GGUF", "BytePairEncoding", "Tokenization", "LinearAlgebra"]),
         .target(name: "Retrieval", dependencies: ["Embeddings", "VectorIndex", "LinearAlgebra", "Hashing"]),
         .target(name: "PostgresStorage", dependencies: ["CPostgres", "Retrieval", "Embeddings", "VectorIndex", "LinearAlgebra"]),
         // The option declarations, parser and help layout both executables share.
@@ -94,6 +98,9 @@ let package = Package(
             name: "PostgresStorageTests",
             dependencies: ["PostgresStorage", "Retrieval", "Embeddings", "LinearAlgebra", "TestSupport", "ModelTestSupport"]
         ),
+        .testTarget(name: "GGUFTests", dependencies: ["GGUF", "LinearAlgebra", "TestSupport"]),
+        .testTarget(name: "BytePairEncodingTests", dependencies: ["BytePairEncoding", "Tokenization", "GGUF", "LlamaDecoder", "TestSupport", "ModelTestSupport"]),
+        .testTarget(name: "LlamaDecoderTests", dependencies: ["LlamaDecoder", "GGUF", "BytePairEncoding", "LinearAlgebra", "TestSupport", "ModelTestSupport"]),
         .testTarget(name: "VectorIndexTests", dependencies: ["VectorIndex", "LinearAlgebra", "TestSupport"]),
         .testTarget(
             name: "RetrievalTests",

@@ -1,0 +1,1 @@
+// Byte-level BPE from GGUF metadata, with ranges; chat templates.

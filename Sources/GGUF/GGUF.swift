@@ -1,0 +1,1 @@
+// The GGUF reader: metadata, tensor infos and dequantization of every supported block type.

@@ -1,0 +1,1 @@
+// The causal decoder (llama, qwen2): KV cache, prefill, decode, sampling.
