@@ -5,7 +5,7 @@
 #
 # `smoke` (what CI runs) is a deterministic 20,000 executions per target with seed 1, so it
 # passes or fails the same way every time.
-# Targets: tokenizer sentencepiece safetensors indexfile chunker jsonlines. Each target is compiled from the
+# Targets: tokenizer sentencepiece safetensors indexfile chunker jsonlines gguf. Each target is compiled from the
 # module sources it exercises (imports between them stripped, so they form one module) plus
 # Fuzz/Fuzz<Target>.swift. Corpora and crash artifacts go to .build/fuzz/. A crash stops the
 # target with a non-zero exit and leaves the input in .build/fuzz/artifacts-<target>/; keep each
@@ -26,6 +26,7 @@ sources_for() {
     safetensors) echo Sources/BertEncoder/Safetensors.swift Sources/BertEncoder/EncoderError.swift ;;
     indexfile) echo Sources/LinearAlgebra/*.swift Sources/LinearAlgebra/Reference/*.swift Sources/VectorIndex/*.swift ;;
     chunker) echo Sources/Retrieval/MarkdownChunker.swift Sources/Retrieval/Chunk.swift Sources/Retrieval/Page.swift Sources/Retrieval/RetrievalError.swift ;;
+    gguf) echo Sources/GGUF/*.swift Sources/GGUF/Blocks/*.swift ;;
     jsonlines) echo Sources/EmbeddingsCLI/JSONLinesReader.swift Sources/EmbeddingsCLI/CommandLineSupport.swift Sources/CommandLineOptions/*.swift Sources/LinearAlgebra/LockOrdering.swift ;;
   esac
 }
@@ -33,7 +34,7 @@ sources_for() {
 build() {
   local target="$1" name dir
   name="$(echo "${target:0:1}" | tr a-z A-Z)${target:1}"
-  case "$target" in indexfile) name=IndexFile ;; jsonlines) name=JSONLines ;; sentencepiece) name=SentencePiece ;; esac
+  case "$target" in indexfile) name=IndexFile ;; jsonlines) name=JSONLines ;; sentencepiece) name=SentencePiece ;; gguf) name=GGUF ;; esac
   dir="$out/src-$target"
   rm -rf "$dir"; mkdir -p "$dir"
   for f in $(sources_for "$target"); do
@@ -64,6 +65,8 @@ run() {
   echo "== fuzz $target (${limit[*]})"
   build "$target"
   mkdir -p "$out/corpus-$target" "$out/artifacts-$target"
+  # GGUF starts from the small Python-written fixture rather than from nothing.
+  if [ "$target" = gguf ]; then cp Fixtures/gguf/types.gguf "$out/corpus-$target/"; fi
   SWIFT_BACKTRACE=enable=no FUZZ_VOCAB="$vocab" "$out/fuzz-$target" "${limit[@]}" -rss_limit_mb=4096 -max_len=65536 \
     -artifact_prefix="$out/artifacts-$target/" -print_final_stats=1 "$out/corpus-$target" 2>&1 \
     | grep -E "^(#[0-9]+ +DONE|Done|stat::number_of_executed_units|stat::peak_rss_mb|==[0-9]+==ERROR|SUMMARY|artifact_prefix|Test unit written)" || true
@@ -75,7 +78,7 @@ run() {
 }
 
 if [ "$which" = all ]; then
-  for t in tokenizer sentencepiece safetensors indexfile chunker jsonlines; do run "$t"; done
+  for t in tokenizer sentencepiece safetensors indexfile chunker jsonlines gguf; do run "$t"; done
 else
   run "$which"
 fi

@@ -1,1 +1,0 @@
-// The GGUF reader: metadata, tensor infos and dequantization of every supported block type.

@@ -1,5 +1,0 @@
-import XCTest
-
-final class GGUFPlaceholderTests: XCTestCase {
-    func testModuleBuilds() { XCTAssertTrue(true) }
-}
