@@ -1,1 +1,0 @@
-// Byte-level BPE from GGUF metadata, with ranges; chat templates.

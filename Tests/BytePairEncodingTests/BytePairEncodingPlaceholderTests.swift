@@ -1,5 +1,0 @@
-import XCTest
-
-final class BytePairEncodingPlaceholderTests: XCTestCase {
-    func testModuleBuilds() { XCTAssertTrue(true) }
-}
