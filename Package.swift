@@ -66,24 +66,25 @@ let package = Package(
         // Generation: the GGUF reader, byte-level BPE with chat templates, the causal decoder.
         .target(name: "GGUF", dependencies: ["LinearAlgebra"]),
         .target(name: "BytePairEncoding", dependencies: ["Tokenization", "Hashing"]),
-        .target(name: "LlamaDecoder", dependencies: ["GGUF", "BytePairEncoding", "Tokenization", "LinearAlgebra"]),
+        .target(name: "LlamaDecoder", dependencies: ["GGUF", "BytePairEncoding", "Tokenization", "LinearAlgebra", "ModelAssets"]),
         .target(name: "Retrieval", dependencies: ["Embeddings", "VectorIndex", "LinearAlgebra", "Hashing"]),
         .target(name: "PostgresStorage", dependencies: ["CPostgres", "Retrieval", "Embeddings", "VectorIndex", "LinearAlgebra"]),
         // The option declarations, parser and help layout both executables share.
         .target(name: "CommandLineOptions"),
         .executableTarget(
             name: "EmbeddingsCLI",
-            dependencies: ["CommandLineOptions", "Embeddings", "ModelAssets", "VectorIndex", "Retrieval", "PostgresStorage", "LinearAlgebra", "WordPiece", "Tokenization", "CMicroHTTPD"]
+            dependencies: ["CommandLineOptions", "Embeddings", "ModelAssets", "VectorIndex", "Retrieval", "PostgresStorage", "LinearAlgebra", "WordPiece", "Tokenization", "CMicroHTTPD", "LlamaDecoder"]
         ),
         .executableTarget(
             name: "EmbeddingsBench",
-            dependencies: ["CommandLineOptions", "Embeddings", "ModelAssets", "VectorIndex", "LinearAlgebra", "Retrieval", "PostgresStorage"],
+            dependencies: ["CommandLineOptions", "Embeddings", "ModelAssets", "VectorIndex", "LinearAlgebra", "Retrieval", "PostgresStorage",
+                           "LlamaDecoder"],
             path: "Benchmarks/EmbeddingsBench"
         ),
         // Helpers every test target may use; no model, no encoder.
         .target(name: "TestSupport", dependencies: ["LinearAlgebra"], path: "Tests/TestSupport"),
         // The installed default model, for tests that run the real encoder.
-        .target(name: "ModelTestSupport", dependencies: ["Embeddings", "ModelAssets", "LinearAlgebra", "TestSupport"], path: "Tests/ModelTestSupport"),
+        .target(name: "ModelTestSupport", dependencies: ["Embeddings", "ModelAssets", "LinearAlgebra", "TestSupport", "LlamaDecoder", "BytePairEncoding"], path: "Tests/ModelTestSupport"),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "LinearAlgebraTests", dependencies: ["LinearAlgebra", "TestSupport"]),
         .testTarget(name: "SentencePieceTests", dependencies: ["SentencePiece", "Tokenization", "BertEncoder", "Embeddings", "TestSupport", "ModelTestSupport"]),
@@ -98,7 +99,7 @@ let package = Package(
             name: "PostgresStorageTests",
             dependencies: ["PostgresStorage", "Retrieval", "Embeddings", "LinearAlgebra", "TestSupport", "ModelTestSupport"]
         ),
-        .testTarget(name: "GGUFTests", dependencies: ["GGUF", "LinearAlgebra", "TestSupport"]),
+        .testTarget(name: "GGUFTests", dependencies: ["GGUF", "LinearAlgebra", "TestSupport", "ModelTestSupport"]),
         .testTarget(name: "BytePairEncodingTests", dependencies: ["BytePairEncoding", "Tokenization", "GGUF", "LlamaDecoder", "TestSupport", "ModelTestSupport"]),
         .testTarget(name: "LlamaDecoderTests", dependencies: ["LlamaDecoder", "GGUF", "BytePairEncoding", "LinearAlgebra", "TestSupport", "ModelTestSupport"]),
         .testTarget(name: "VectorIndexTests", dependencies: ["VectorIndex", "LinearAlgebra", "TestSupport"]),

@@ -71,8 +71,10 @@ enum Probe {
         case "int8gemm":
             let rows = arguments.count > 1 ? Int(arguments[1]) ?? 1044 : 1044
             return Int8GEMMProbe.run(rows: rows, quick: quick)
+        case "blockgemm":
+            return BlockGEMMProbe.run(quick: quick)
         default:
-            throw BenchFailure(message: "usage: embeddings-bench probe sgemm|topk [vectors]|encoder [chunks]|int8gemm [rows]")
+            throw BenchFailure(message: "usage: embeddings-bench probe sgemm|topk [vectors]|encoder [chunks]|int8gemm [rows]|blockgemm")
         }
     }
 

@@ -69,7 +69,7 @@ enum ProbeCommand: CommandDescription {
     static let name = "probe"
     static let abstract = "One measurement, printed as one JSON line."
     static var options: [any OptionDeclaration] { [BenchOptions.quick, BenchOptions.corpus, BenchOptions.quantize.with(help: "With probe encoder: how the encoder multiplies.")] }
-    static let arguments = [Argument("sgemm|topk [vectors]|encoder [chunks]|int8gemm [rows]", help: "The measurement.")]
+    static let arguments = [Argument("sgemm|topk [vectors]|encoder [chunks]|int8gemm [rows]|blockgemm", help: "The measurement.")]
 }
 
 enum StoresCommand: CommandDescription {
@@ -113,7 +113,7 @@ enum Int8Command: CommandDescription {
 let subcommands: [any CommandDescription.Type] = [
     STSCommand.self, SweepCommand.self, MemoryCommand.self, TopKCommand.self, QuantizationCommand.self,
     ProbeCommand.self, StoresCommand.self, MultilingualCommand.self, JSONLinesCommand.self, ServeBenchCommand.self,
-    Int8Command.self,
+    Int8Command.self, PerplexityCommand.self, GenerateBenchCommand.self,
 ]
 
 let usage = """
@@ -142,14 +142,21 @@ standard input, and prints the seconds per MB: reading is linear, so the figure 
 The probe subcommand runs one measurement and prints it as one JSON line; the full run starts it
 in child processes with OPENBLAS_CORETYPE set, to measure other OpenBLAS cores side by side.
 probe int8gemm [rows] times the int8 matrix products on every path this CPU runs against
-single-threaded sgemm, for MiniLM's four projections (default 1044 rows); probe encoder [chunks]
---quantize int8 times the int8 encoder.
+single-threaded sgemm, for MiniLM's four projections (default 1044 rows); probe blockgemm times
+the block-quantized products (GGUF Q4_1 and Q8_0 weights) on every path beside the int8 ones, one
+thread, for SmolLM2-135M's five linear shapes at 1 row (GB/s of weights) and 128 rows (GOP/s);
+probe encoder [chunks] --quantize int8 times the int8 encoder.
 int8 runs 'embeddings embed' (beside this executable) and 'embed --quantize int8' alternately on
 722 chunks of real documentation (/usr/share/doc/nodejs/api when present, else the corpus; --quick:
 96), with the cosine of each text's two vectors, then each encoder's weight bytes and peak memory in
 a probe process, the cosine over the golden texts, recall@4 of the evaluation sets (swift-lessons;
 swift-docs when the toolchain has its diagnostics docs) and the top-10 overlap of a 1,000-chunk index
 searched with 100 questions. sts <file> --quantize int8 checks Spearman ≥ 81.5 instead of 82.03.
+perplexity [<file>] scores a text with the language model (default SmolLM2-135M-Instruct, int8) in
+windows of 512 tokens without BOS: perplexity = exp(mean negative log-likelihood of every token but
+each window's first); --compare adds float32 and the top-1 agreement. generate times a 512-token
+prompt and 128 generated tokens (greedy, never stopping early) with --threads threads, and the peak
+RSS: the figures Benchmarks/peers puts beside llama.cpp's.
 
 """
 
@@ -430,6 +437,8 @@ func runBench(_ arguments: [String]) async throws {
     case JSONLinesCommand.name: try runJSONLines(parsed)
     case ServeBenchCommand.name: try runServe(parsed)
     case Int8Command.name: try runInt8(parsed)
+    case PerplexityCommand.name: try runPerplexity(parsed)
+    case GenerateBenchCommand.name: try runGenerateBench(parsed)
     default: try runFull(parsed)
     }
 }

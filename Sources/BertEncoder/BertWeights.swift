@@ -9,46 +9,6 @@ package struct LayerNormWeights: Sendable {
     package var beta: [Float]
 }
 
-/// A linear layer `y = x·Wᵀ + b` in Hugging Face's layout: `weight: [out, in]`, `bias: [out]`.
-/// Its weight is held in one form: `Float` (`weight`), or, once `quantizedToInt8()` has made it
-/// so, 8-bit codes per output channel (`int8Weight`, with `weight` empty).
-package struct LinearWeights: Sendable {
-    /// `[out, in]`, row-major; empty when the layer is quantized.
-    package var weight: [Float]
-    /// `[out]`
-    package var bias: [Float]
-    /// `in`: the length of an input row.
-    package var inputSize: Int
-    /// `out`: the length of an output row.
-    package var outputSize: Int
-    /// The weight quantized to int8 per output channel, packed for `Int8GEMM`; nil in `Float`.
-    package private(set) var int8Weight: QuantizedMatrix?
-
-    /// A layer in `Float`.
-    package init(weight: [Float], bias: [Float], inputSize: Int, outputSize: Int) {
-        self.weight = weight
-        self.bias = bias
-        self.inputSize = inputSize
-        self.outputSize = outputSize
-    }
-
-    /// The same layer with its weight quantized to int8 per output channel (symmetric), the
-    /// `Float` copy dropped. A layer already quantized comes back as it is.
-    /// - Throws: `QuantizedMatrix.InvalidWeight` for a NaN or infinite weight.
-    package func quantizedToInt8() throws(QuantizedMatrix.InvalidWeight) -> LinearWeights {
-        guard int8Weight == nil else { return self }
-        var layer = self
-        layer.int8Weight = try QuantizedMatrix(weights: weight, outputSize: outputSize, inputSize: inputSize)
-        layer.weight = []
-        return layer
-    }
-
-    /// The bytes the weight and bias take in memory.
-    package var byteCount: Int {
-        (weight.count + bias.count) * MemoryLayout<Float>.size + (int8Weight?.byteCount ?? 0)
-    }
-}
-
 /// One `BertLayer`'s weights, with the query, key and value projections fused into one `[3H, H]` matrix.
 package struct BertLayerWeights: Sendable {
     /// `[3H, H]`: rows 0..<H query, H..<2H key, 2H..<3H value.

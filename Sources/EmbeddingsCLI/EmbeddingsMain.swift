@@ -5,7 +5,7 @@ import Foundation
 /// every error as one `error: ` line on standard error.
 var commands: [any Command.Type] { [
     EmbedCommand.self, TokenizeCommand.self, IndexCommand.self, SearchCommand.self, EvalCommand.self,
-    ExportCommand.self, AssetsCommand.self, InfoCommand.self, ServeCommand.self,
+    ExportCommand.self, AssetsCommand.self, InfoCommand.self, ServeCommand.self, GenerateCommand.self,
 ] }
 
 var overview: String { """

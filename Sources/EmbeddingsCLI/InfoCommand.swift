@@ -1,8 +1,9 @@
 import CommandLineOptions
 import Embeddings
 import Foundation
-import ModelAssets
 import LinearAlgebra
+import LlamaDecoder
+import ModelAssets
 
 /// `embeddings info`: the CPU, the BLAS library and the kernels it runs, and the model.
 struct InfoCommand: Command {
@@ -28,10 +29,21 @@ struct InfoCommand: Command {
         var status: String
     }
 
+    /// The default language model (`embeddings generate`): where it is, and whether it is installed.
+    struct LanguageModel: Encodable {
+        var identifier: String
+        var requirement: String
+        var file: String
+        var installed: Bool
+        var path: String?
+        var status: String
+    }
+
     struct Document: Encodable {
         var cpu: CPU
         var blas: BLASInfo
         var model: Model
+        var languageModel: LanguageModel
         var int8: Int8Products
         var coreTrial: BLAS.CoreTrial?
     }
@@ -74,6 +86,21 @@ struct InfoCommand: Command {
         if let core = parsed[Self.tryCore], core.isEmpty { throw CLIError.usage("\(Self.tryCore.name) needs a core name") }
         self.parsed = parsed
         json = parsed[Self.json]
+    }
+
+    /// The default language model's state. Nothing is installed.
+    static func languageModel() -> LanguageModel {
+        let descriptor = DecoderCatalog.defaultModel
+        let file = descriptor.installedFile
+        let status: String
+        switch AssetCache.status(of: descriptor.assets) {
+        case .installed: status = "installed"
+        case .notInstalled: status = "not installed (installs on first use, or: embeddings assets install --model \(descriptor.identifier))"
+        case let .corrupt(problem): status = "corrupt (\(problem))"
+        case .installerMissing: status = "not installed, and python3 is missing to install it"
+        }
+        return LanguageModel(identifier: descriptor.identifier, requirement: descriptor.assets.requirement, file: descriptor.fileName,
+                             installed: file != nil, path: file?.path, status: status)
     }
 
     func model() throws -> Model {
@@ -124,7 +151,7 @@ struct InfoCommand: Command {
                            coreAtLoad: configuration.coreAtLoad, coreInUse: configuration.coreInUse, corrected: corrected,
                            check: configuration.check, canSwitchCores: configuration.canSwitchCores,
                            shippedCores: configuration.shippedCores, threads: configuration.threads),
-            model: try model(), int8: Int8Products(path: Int8GEMM.defaultPath.description, paths: Int8GEMM.paths.map(\.description)),
+            model: try model(), languageModel: Self.languageModel(), int8: Int8Products(path: Int8GEMM.defaultPath.description, paths: Int8GEMM.paths.map(\.description)),
             coreTrial: trial)
         if json {
             let encoder = JSONEncoder()
@@ -148,6 +175,8 @@ struct InfoCommand: Command {
             lines.append("languages:    \(m.languages.joined(separator: " "))")
             lines.append("path:         \(m.path ?? "-")")
             lines.append("status:       \(m.status)")
+            let lm = document.languageModel
+            lines.append("generation:   \(lm.identifier) (\(lm.requirement), \(lm.file)): \(lm.status)\(lm.path.map { " at " + $0 } ?? "")")
             if let trial {
                 lines.append("core trial:   \(trial.requested): reported \(trial.reported), max relative error \(String(format: "%.1e", trial.maxRelativeError)), \(trial.agreed ? "agrees with the reference loops" : "DISAGREES with the reference loops"); back on \(trial.restored)")
             }

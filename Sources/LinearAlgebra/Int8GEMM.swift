@@ -111,26 +111,38 @@ package enum Int8GEMM {
     /// (row stride `ldc`, default `out`), evaluated in `Float` in the order
     /// `ReferenceKernels.int8MatMul` states, so every path gives bit-identical results. With
     /// `accumulate`, `c` holds the residual on entry. `c` must not alias the weights' arrays.
+    ///
+    /// `columns` (default all) limits the product to those output columns: it must start at a
+    /// multiple of `QuantizedMatrix.panelWidth`, so that threads can share one product by columns
+    /// (`bias` and `c` still point at column 0).
     /// - Returns: false (nothing written) when `path` is not available on this CPU.
-    /// - Complexity: O(rows·out·in).
+    /// - Complexity: O(rows·columns·in).
     @discardableResult
     package static func multiply(
-        _ a: QuantizedRows, _ w: QuantizedMatrix, bias: UnsafePointer<Float>?,
+        _ a: QuantizedRows, _ w: QuantizedMatrix, columns: Range<Int>? = nil, bias: UnsafePointer<Float>?,
         into c: UnsafeMutablePointer<Float>, ldc: Int? = nil, accumulate: Bool = false, path: Path? = nil
     ) -> Bool {
         precondition(a.columns == w.inputSize, "Int8GEMM: activations of depth \(a.columns), weights of depth \(w.inputSize)")
         let ld = ldc ?? w.outputSize
         precondition(ld >= w.outputSize, "Int8GEMM: ldc \(ld) below \(w.outputSize)")
-        guard a.rows > 0, w.outputSize > 0 else { return path.map { paths.contains($0) } ?? true }
+        let columns = columns ?? 0..<w.outputSize
+        precondition(columns.lowerBound >= 0 && columns.upperBound <= w.outputSize
+                     && columns.lowerBound % QuantizedMatrix.panelWidth == 0,
+                     "Int8GEMM: columns \(columns) of \(w.outputSize) do not start at a panel")
+        guard a.rows > 0, !columns.isEmpty else { return path.map { paths.contains($0) } ?? true }
+        let first = columns.lowerBound
+        let packedOffset = ce_gemm_packed_size(first, w.inputSize)
         return a.codes.withUnsafeBufferPointer { codes in
             a.scales.withUnsafeBufferPointer { sa in
                 a.zeroPoints.withUnsafeBufferPointer { za in
                     w.scales.withUnsafeBufferPointer { sw in
                         w.columnSums.withUnsafeBufferPointer { sums in
                             w.withPackedCodes { packed in
-                                ce_gemm_u8s8_f32(a.rows, w.outputSize, w.inputSize, codes.baseAddress!, a.stride,
-                                                 sa.baseAddress!, za.baseAddress!, packed, sums.baseAddress!, sw.baseAddress!,
-                                                 bias, c, ld, accumulate ? 1 : 0, path?.rawValue ?? best) == 0
+                                ce_gemm_u8s8_f32(a.rows, columns.count, w.inputSize, codes.baseAddress!, a.stride,
+                                                 sa.baseAddress!, za.baseAddress!, packed + packedOffset,
+                                                 sums.baseAddress! + first, sw.baseAddress! + first,
+                                                 bias.map { $0 + first }, c + first, ld, accumulate ? 1 : 0,
+                                                 path?.rawValue ?? best) == 0
                             }
                         }
                     }

@@ -21,6 +21,9 @@ package struct QuantizedMatrix: Sendable {
         package var description: String { "weight [\(row), \(column)] is not finite" }
     }
 
+    /// Output columns per packed panel: a column range a product is split at must start at a multiple of it.
+    package static let panelWidth = Int(CE_GEMM_PANEL)
+
     /// `out`: rows of `W`, columns of the product.
     package let outputSize: Int
     /// `in`: columns of `W`, the depth of the product (at most `Int8GEMM.maximumDepth`).

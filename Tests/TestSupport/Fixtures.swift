@@ -21,6 +21,7 @@ public enum TestFixtures {
 /// A fixture file that could not be read or decoded.
 public struct FixtureError: Error, CustomStringConvertible {
     public let message: String
+    public init(message: String) { self.message = message }
     public var description: String { message }
 }
 

@@ -8,6 +8,7 @@
 #include "cpu.h"
 #include "codes.h"
 #include "int8gemm.h"
+#include "blockgemm.h"
 #include "sanitizer.h"
 
 /// x[i] = e^x[i] for finite inputs ≤ 88 (below −87.3 gives ~1e-38). ~2e-7 relative error.

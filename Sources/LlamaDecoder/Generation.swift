@@ -1,0 +1,106 @@
+import BytePairEncoding
+import Foundation
+
+/// Why a generation ended.
+public enum StopReason: String, Sendable, Equatable {
+    /// The model produced one of its stop tokens (end of sequence, end of turn).
+    case stopToken = "stop"
+    /// The requested number of tokens was reached.
+    case maximumTokens = "length"
+    /// The context window is full.
+    case contextFull = "context"
+    /// The caller's callback asked to stop.
+    case cancelled
+}
+
+/// What a generation produced, and how long it took.
+public struct Generation: Sendable {
+    /// The prompt's token ids.
+    public var promptTokens: [Int]
+    /// The generated token ids (the stop token excluded).
+    public var tokens: [Int]
+    /// The generated text.
+    public var text: String
+    /// Why it ended.
+    public var stopReason: StopReason
+    /// Seconds spent on the prompt (prefill, first token's logits included).
+    public var promptSeconds: Double
+    /// Seconds spent generating after the prompt.
+    public var generationSeconds: Double
+    /// Forward passes of one token after the prompt (the first token comes from the prompt's logits).
+    public var decodeSteps: Int
+
+    /// Decode steps per second (0 when there were none).
+    public var tokensPerSecond: Double { decodeSteps > 0 ? Double(decodeSteps) / max(generationSeconds, 1e-9) : 0 }
+    /// Prompt tokens per second.
+    public var promptTokensPerSecond: Double { Double(promptTokens.count) / max(promptSeconds, 1e-9) }
+}
+
+extension LlamaModel {
+    /// Continues `prompt` (token ids) in `sequence`, streaming text to `onText` as it is produced.
+    ///
+    /// The prompt is appended to what the sequence already holds (so a conversation's earlier turns
+    /// are not run again); generation stops at a stop token, after `maximumTokens`, when the context
+    /// is full, or when `onText` returns false.
+    /// - Parameters:
+    ///   - prompt: ids to append first (at least one, unless the sequence already holds tokens).
+    ///   - sequence: where the tokens go; its cache keeps them for a following call.
+    ///   - maximumTokens: the most tokens to generate (≥ 1).
+    ///   - sampling: how each token is chosen.
+    ///   - onText: receives each piece of text as soon as it is whole characters; returns false to stop.
+    /// - Throws: `LlamaDecoderError`: `.contextOverflow` when the prompt does not fit,
+    ///   `.invalidArgument` for `maximumTokens < 1` or a bad id.
+    public func generate(prompt: [Int], in sequence: LlamaSequence, maximumTokens: Int, sampling: SamplingParameters,
+                         onText: (String) -> Bool = { _ in true }) throws(LlamaDecoderError) -> Generation {
+        guard maximumTokens >= 1 else { throw .invalidArgument("maximum tokens \(maximumTokens) must be at least 1") }
+        guard sequence.model === self else { throw .invalidArgument("the sequence belongs to another model") }
+        let clock = ContinuousClock()
+        let started = clock.now
+        var logits: [Float]
+        if prompt.isEmpty {
+            guard let last = sequence.tokens.last else { throw .invalidArgument("an empty prompt in an empty sequence") }
+            sequence.truncate(to: sequence.count - 1)
+            logits = try sequence.append([last])
+        } else {
+            logits = try sequence.append(prompt)
+        }
+        let prefilled = clock.now
+        var sampler = Sampler(sampling)
+        var decoder = IncrementalDecoder(tokenizer: tokenizer)
+        var generated: [Int] = []
+        var text = ""
+        var reason = StopReason.maximumTokens
+        var steps = 0
+        while true {
+            let next = logits.withUnsafeBufferPointer { sampler.next($0) }
+            if stopTokenIDs.contains(next) {
+                reason = .stopToken
+                break
+            }
+            generated.append(next)
+            let piece = decoder.append(next)
+            text += piece
+            if !piece.isEmpty, !onText(piece) {
+                reason = .cancelled
+                break
+            }
+            if generated.count == maximumTokens { break }
+            if sequence.count >= sequence.contextSize {
+                reason = .contextFull
+                break
+            }
+            logits = try sequence.append([next])
+            steps += 1
+        }
+        let tail = decoder.finish()
+        if !tail.isEmpty {
+            text += tail
+            _ = onText(tail)
+        }
+        let finished = clock.now
+        func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18 }
+        return Generation(promptTokens: prompt, tokens: generated, text: text, stopReason: reason,
+                          promptSeconds: seconds(prefilled - started), generationSeconds: seconds(finished - prefilled),
+                          decodeSteps: steps)
+    }
+}

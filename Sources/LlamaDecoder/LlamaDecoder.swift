@@ -1,1 +1,0 @@
-// The causal decoder (llama, qwen2): KV cache, prefill, decode, sampling.

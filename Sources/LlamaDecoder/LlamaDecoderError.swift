@@ -1,0 +1,44 @@
+import Foundation
+
+/// Why a decoder model could not be loaded or a request could not run.
+///
+/// A struct over a private set of cases (the swift-nio pattern): `code` can be switched over, and
+/// new cases can be added without breaking that switch's callers who use `default`.
+public struct LlamaDecoderError: Error, Equatable, CustomStringConvertible {
+    /// The kind of failure.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        fileprivate enum Kind: String { case invalidFile, unsupported, invalidArgument, contextOverflow }
+        fileprivate let kind: Kind
+        /// The file is not a GGUF model this decoder can read: unreadable, corrupt, or missing a key or tensor.
+        public static let invalidFile = Code(kind: .invalidFile)
+        /// The file is valid but asks for something this decoder does not implement (an
+        /// architecture, a tensor type, a RoPE scaling, a tokenizer).
+        public static let unsupported = Code(kind: .unsupported)
+        /// A caller's argument is out of range (a token id, a sampling parameter, a context size).
+        public static let invalidArgument = Code(kind: .invalidArgument)
+        /// The tokens do not fit the context window.
+        public static let contextOverflow = Code(kind: .contextOverflow)
+        public var description: String { kind.rawValue }
+    }
+
+    /// The kind of failure.
+    public let code: Code
+    /// What went wrong, naming the file, key or tensor and expected versus actual.
+    public let message: String
+
+    package init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    package static func invalidFile(_ message: String) -> Self { .init(.invalidFile, message) }
+    package static func unsupported(_ message: String) -> Self { .init(.unsupported, message) }
+    package static func invalidArgument(_ message: String) -> Self { .init(.invalidArgument, message) }
+    package static func contextOverflow(_ message: String) -> Self { .init(.contextOverflow, message) }
+
+    public var description: String { message }
+}
+
+extension LlamaDecoderError: LocalizedError {
+    public var errorDescription: String? { description }
+}

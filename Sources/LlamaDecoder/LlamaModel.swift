@@ -1,0 +1,255 @@
+import BytePairEncoding
+import Dispatch
+import Foundation
+import GGUF
+import LinearAlgebra
+
+/// A Llama-family causal language model loaded from a GGUF file: its configuration, its
+/// tokenizer and chat template, and its weights in the chosen precision.
+///
+/// One model serves any number of sequences at once: the weights are shared and read-only, and
+/// each `LlamaSequence` holds its own cache. Loading changes no process-wide state.
+///
+/// ```swift
+/// let model = try LlamaModel(contentsOf: URL(fileURLWithPath: "SmolLM2-135M-Instruct.Q4_1.gguf"))
+/// let sequence = try model.makeSequence()
+/// let logits = try sequence.append(model.tokenizer.tokenizeWithoutSpecialTokens("Hello").map(\.id))
+/// ```
+public final class LlamaModel: Sendable {
+    /// The model's shape.
+    public let configuration: LlamaConfiguration
+    /// The model's tokenizer, built from the file's vocabulary and merges.
+    public let tokenizer: BytePairTokenizer
+    /// The file's chat template source (`tokenizer.chat_template`), if it has one.
+    public let chatTemplateSource: String?
+    /// The chat template parsed once at load, or why it could not be (used by `chatPrompt`).
+    let chatTemplate: Result<ChatTemplate, ChatTemplateError>?
+    /// How the weights are held and multiplied (`.native` unless chosen at load).
+    public let precision: Precision
+    /// Threads each forward pass spreads its int8 products over.
+    public let threadCount: Int
+    /// The model's name (`general.name`), or the file's name.
+    public let name: String
+    /// The ids that end a generation: the end-of-sequence token and the chat template's turn end
+    /// (`<|im_end|>`, `<|eot_id|>`, `<|end_of_text|>`) when the vocabulary has them.
+    public let stopTokenIDs: Set<Int>
+
+    let weights: LlamaWeights
+    let embeddings: EmbeddingTable
+
+    /// Loads a GGUF model file.
+    ///
+    /// - Parameters:
+    ///   - url: the `.gguf` file.
+    ///   - precision: `.native` (default): the file's own 4- and 8-bit blocks read as they are;
+    ///     `.int8`: int8 per output channel; `.float32`: every weight dequantized once, the
+    ///     reference (see `Precision`).
+    ///   - threadCount: threads per forward pass (default: the active processors).
+    /// - Throws: `LlamaDecoderError`: `.invalidFile` for a file that cannot be read, is corrupt or
+    ///   lacks a key or tensor; `.unsupported` for an architecture, tensor type, RoPE scaling or
+    ///   tokenizer this decoder does not implement (the message names it).
+    public init(contentsOf url: URL, precision: Precision = .native,
+                threadCount: Int = ProcessInfo.processInfo.activeProcessorCount) throws(LlamaDecoderError) {
+        let file: GGUFFile
+        do { file = try GGUFFile(contentsOf: url) } catch {
+            throw .invalidFile("\(url.path): \(error.description)")
+        }
+        let loaded = try LlamaFileLoader(file: file, path: url.path)
+        self.configuration = loaded.configuration
+        self.tokenizer = try loaded.tokenizer()
+        self.chatTemplateSource = loaded.chatTemplateSource
+        self.chatTemplate = loaded.chatTemplateSource.map { source in Result { () throws(ChatTemplateError) in try ChatTemplate(source: source) } }
+        self.name = loaded.name ?? url.deletingPathExtension().lastPathComponent
+        self.weights = try loaded.weights(precision: precision)
+        self.embeddings = try loaded.embeddingTable()
+        self.precision = precision
+        self.threadCount = max(1, threadCount)
+        var stops: Set<Int> = []
+        if let eos = tokenizer.endOfSequenceID { stops.insert(eos) }
+        for marker in ["<|im_end|>", "<|eot_id|>", "<|end_of_text|>", "<|endoftext|>"] {
+            if let id = tokenizer.id(for: marker), tokenizer.isControl(id) { stops.insert(id) }
+        }
+        self.stopTokenIDs = stops
+    }
+
+    /// A new, empty sequence whose cache may hold up to `contextSize` tokens (default: the
+    /// model's context length). The cache grows with the tokens actually held.
+    /// - Throws: `LlamaDecoderError.invalidArgument` for a size below 1 or above the model's context.
+    public func makeSequence(contextSize: Int? = nil) throws(LlamaDecoderError) -> LlamaSequence {
+        let size = contextSize ?? configuration.contextLength
+        guard size >= 1, size <= configuration.contextLength else {
+            throw .invalidArgument("context size \(size) is outside 1…\(configuration.contextLength)")
+        }
+        return LlamaSequence(model: self, contextSize: size)
+    }
+
+    /// The bytes the weights take in memory (the token embeddings are read from the mapped file as needed).
+    public var weightByteCount: Int { weights.byteCount }
+
+    // MARK: - The forward pass
+
+    /// Which rows' logits a forward pass computes.
+    enum LogitRows { case none, last, all }
+
+    /// Runs `ids` at positions `start…`, writing their keys and values into `cache`, and hands
+    /// `body` the logits of the rows `logitRows` asks for (row index within `ids`).
+    func forward(_ ids: [Int], at start: Int, cache: KeyValueCache, scratch: Scratch, logitRows: LogitRows,
+                 _ body: (Int, UnsafePointer<Float>) -> Void) throws(LlamaDecoderError) {
+        let c = configuration
+        let rows = ids.count, width = c.hiddenSize, D = c.headDimension
+        let positions = start + rows
+        let qkvWidth = c.queryWidth + 2 * c.keyValueWidth
+        cache.reserve(positions, keeping: start)
+        scratch.reserve(rows: rows, positions: positions)
+
+        // x: [T, H] ← the tokens' embedding rows.
+        for (t, id) in ids.enumerated() { try embeddings.row(id, into: scratch.hidden + t * width) }
+
+        // RoPE's angles for each row's position: [T, ropeDimension/2].
+        let pairs = c.ropeDimension / 2
+        weights.inverseFrequencies.withUnsafeBufferPointer { inverse in
+            for t in 0..<rows {
+                let position = Float(start + t)
+                for i in 0..<pairs {
+                    let angle = position * inverse[i]
+                    scratch.cosines[t * pairs + i] = cosf(angle)
+                    scratch.sines[t * pairs + i] = sinf(angle)
+                }
+            }
+        }
+
+        for (l, layer) in weights.layers.enumerated() {
+            // Attention block: x += Wo · attention(RoPE(Wqkv · norm(x))).
+            layer.attentionNorm.withUnsafeBufferPointer { w in
+                LlamaKernels.rmsNorm(scratch.hidden, rows: rows, width: width, weight: w.baseAddress!, epsilon: c.rmsEpsilon,
+                                     into: scratch.normalized)
+            }
+            project(layer.queryKeyValue, scratch.normalized, rows: rows, into: scratch.queryKeyValue, accumulate: false, scratch: scratch)
+            for t in 0..<rows {
+                let row = scratch.queryKeyValue + t * qkvWidth
+                let cosines = scratch.cosines + t * pairs, sines = scratch.sines + t * pairs
+                LlamaKernels.rope(row, heads: c.headCount, headDimension: D, cosines: cosines, sines: sines, pairs: pairs,
+                                  pairing: c.rotaryPairing)
+                LlamaKernels.rope(row + c.queryWidth, heads: c.keyValueHeadCount, headDimension: D, cosines: cosines,
+                                  sines: sines, pairs: pairs, pairing: c.rotaryPairing)
+                for g in 0..<c.keyValueHeadCount {
+                    (cache.keys(layer: l, head: g) + (start + t) * D).update(from: row + c.queryWidth + g * D, count: D)
+                    (cache.values(layer: l, head: g) + (start + t) * D).update(from: row + c.queryWidth + c.keyValueWidth + g * D, count: D)
+                }
+            }
+            attention(layer: l, rows: rows, start: start, cache: cache, scratch: scratch)
+            project(layer.attentionOutput, scratch.context, rows: rows, into: scratch.hidden, accumulate: true, scratch: scratch)
+
+            // Feed-forward block: x += Wdown · (silu(Wgate · norm(x)) ⊙ Wup · norm(x)).
+            layer.feedForwardNorm.withUnsafeBufferPointer { w in
+                LlamaKernels.rmsNorm(scratch.hidden, rows: rows, width: width, weight: w.baseAddress!, epsilon: c.rmsEpsilon,
+                                     into: scratch.normalized)
+            }
+            project(layer.gateUp, scratch.normalized, rows: rows, into: scratch.gateUp, accumulate: false, scratch: scratch)
+            LlamaKernels.siluGate(scratch.gateUp, rows: rows, width: c.feedForwardSize, into: scratch.gated)
+            project(layer.down, scratch.gated, rows: rows, into: scratch.hidden, accumulate: true, scratch: scratch)
+        }
+
+        let first: Int
+        switch logitRows {
+        case .none: return
+        case .last: first = rows - 1
+        case .all: first = 0
+        }
+        let count = rows - first
+        weights.outputNorm.withUnsafeBufferPointer { w in
+            LlamaKernels.rmsNorm(scratch.hidden + first * width, rows: count, width: width, weight: w.baseAddress!,
+                                 epsilon: c.rmsEpsilon, into: scratch.normalized)
+        }
+        project(weights.output, scratch.normalized, rows: count, into: scratch.logits, accumulate: false, scratch: scratch)
+        for r in 0..<count { body(first + r, scratch.logits + r * c.vocabularySize) }
+    }
+
+    /// Causal grouped-query attention of `rows` new positions `start…` over the cache into
+    /// `scratch.context: [T, Hq·D]`.
+    private func attention(layer l: Int, rows: Int, start: Int, cache: KeyValueCache, scratch: Scratch) {
+        let c = configuration
+        let D = c.headDimension, positions = start + rows
+        let qkvWidth = c.queryWidth + 2 * c.keyValueWidth
+        let group = c.headCount / c.keyValueHeadCount
+        let scale = 1 / Float(D).squareRoot()
+        for h in 0..<c.headCount {
+            let keys = cache.keys(layer: l, head: h / group), values = cache.values(layer: l, head: h / group)
+            let query = scratch.queryKeyValue + h * D
+            if rows == 1 {
+                // One query: a dot product per position, a softmax, a weighted sum of values.
+                Kernels.dotRows(keys, rows: positions, columns: D, query: query, into: scratch.scores)
+                Kernels.softmaxRows(scratch.scores, rows: 1, columns: positions, scale: scale)
+                Kernels.weightedColumnSum(values, rows: positions, columns: D, weights: scratch.scores, scale: 1,
+                                          into: scratch.context + h * D)
+                continue
+            }
+            // S: [T, N] = scale · Q_h · K_hᵀ; row t sees positions 0…start+t.
+            BLAS.gemm(.none, .transposed, m: rows, n: positions, k: D, alpha: scale, a: query, lda: qkvWidth,
+                      b: keys, ldb: D, c: scratch.scores, ldc: positions)
+            for t in 0..<rows {
+                let row = scratch.scores + t * positions, visible = start + t + 1
+                Kernels.softmaxRows(row, rows: 1, columns: visible)
+                (row + visible).update(repeating: 0, count: positions - visible)
+            }
+            // context_h: [T, D] = S · V_h.
+            BLAS.gemm(.none, .none, m: rows, n: D, k: positions, a: scratch.scores, lda: positions, b: values, ldb: D,
+                      c: scratch.context + h * D, ldc: c.queryWidth)
+        }
+    }
+
+    /// `y[T, out] = (accumulate ? y : 0) + x[T, in] · Wᵀ + b`: sgemm for a `Float` layer (OpenBLAS
+    /// threads it); for a block or int8 layer, `x` quantized once, then the output columns split
+    /// over `threadCount` threads.
+    private func project(_ layer: LinearWeights, _ x: UnsafePointer<Float>, rows: Int, into y: UnsafeMutablePointer<Float>,
+                         accumulate: Bool, scratch: Scratch) {
+        // Below about a quarter of a million multiply-adds a second thread costs more than it saves.
+        let parts = rows * layer.outputSize * layer.inputSize < 1 << 18 ? 1 : threadCount
+        if let weight = layer.blockWeight {
+            BlockGEMM.quantize(x, rows: rows, columns: layer.inputSize, into: &scratch.blockRows)
+            let activations = scratch.blockRows
+            split(layer, parts: parts, panel: 1, y) { columns, bias, y in
+                BlockGEMM.multiply(activations, weight, columns: columns, bias: bias, into: y, accumulate: accumulate)
+            }
+        } else if let weight = layer.int8Weight {
+            Int8GEMM.quantize(x, rows: rows, columns: layer.inputSize, into: &scratch.quantizedRows)
+            let activations = scratch.quantizedRows
+            split(layer, parts: parts, panel: QuantizedMatrix.panelWidth, y) { columns, bias, y in
+                Int8GEMM.multiply(activations, weight, columns: columns, bias: bias, into: y, accumulate: accumulate)
+            }
+        } else {
+            layer.apply(x, rows: rows, into: y, accumulate: accumulate, buffer: &scratch.quantizedRows)
+        }
+    }
+
+    /// Runs `body` over `parts` column ranges of `layer`'s output (each starting at a multiple of
+    /// `panel`), on as many threads, with the bias and output pointers.
+    private func split(_ layer: LinearWeights, parts requested: Int, panel: Int, _ y: UnsafeMutablePointer<Float>,
+                       _ body: @escaping @Sendable (Range<Int>, UnsafePointer<Float>?, UnsafeMutablePointer<Float>) -> Bool) {
+        let panels = (layer.outputSize + panel - 1) / panel
+        let parts = max(1, min(requested, panels))
+        layer.bias.withUnsafeBufferPointer { bias in
+            let shared = WorkerShared((bias: bias.isEmpty ? nil : bias.baseAddress, y: y))
+            let work: @Sendable (Int) -> Void = { part in
+                let lower = panels * part / parts * panel
+                let upper = min(layer.outputSize, panels * (part + 1) / parts * panel)
+                let done = body(lower..<upper, shared.value.bias, shared.value.y)
+                precondition(done, "the default product path always runs")
+            }
+            if parts == 1 { work(0) } else { DispatchQueue.concurrentPerform(iterations: parts, execute: work) }
+        }
+    }
+}
+
+extension LlamaModel {
+    /// The tokenizer of a GGUF model file, without reading its weights (for tokenizing alone).
+    /// - Throws: `LlamaDecoderError`, as `init(contentsOf:precision:threadCount:)` does for the
+    ///   file's header and tokenizer.
+    public static func tokenizer(contentsOf url: URL) throws(LlamaDecoderError) -> BytePairTokenizer {
+        let file: GGUFFile
+        do { file = try GGUFFile(contentsOf: url) } catch {
+            throw .invalidFile("\(url.path): \(error.description)")
+        }
+        return try LlamaFileLoader(file: file, path: url.path).tokenizer()
+    }
+}

@@ -1,5 +1,0 @@
-import XCTest
-
-final class LlamaDecoderPlaceholderTests: XCTestCase {
-    func testModuleBuilds() { XCTAssertTrue(true) }
-}
