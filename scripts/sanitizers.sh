@@ -13,13 +13,15 @@ cd "$(dirname "$0")/.."
 which="${1:-all}"
 
 # Parallel scans and code builds, the encoder's batch groups and shared models, BLAS thread
-# scopes, concurrent installs, and both stores searched while they index.
+# scopes, concurrent installs, both stores searched while they index, and the server draining
+# a refused body on its own queue (its child process is built with the same sanitizer).
 concurrency_tests='LargeIndexTests|RowSplitTests|GoldenParityTests.testSentenceVectorsIndependentOfBatchingAndThreads'
 concurrency_tests+='|SentenceEmbeddingTests.testBatchGroups|SentenceEmbeddingTests.testOneModelSharedByConcurrentTasks'
 concurrency_tests+='|SafetensorsTests.testForwardOnCallingThreadEqualsForward|BLASThreadsTests'
 concurrency_tests+='|ModelAssetsTests.testTwoConcurrentInstallsBothSucceed|Int8EncoderTests.testOneInt8ModelSharedByConcurrentThreads'
 concurrency_tests+='|StoreTests.testConcurrentSearchesWhileDocumentsChange|StoreTests.testSearchAnswersWhileAnIndexingRunEmbeds'
 concurrency_tests+='|PostgresStoreTests.testConcurrentIndexRunsWaitForEachOther|PostgresStoreTests.testSearchOnTheSameStoreAnswersDuringAnIndexingRun'
+concurrency_tests+='|ServerTests.testAnEarlyAnswerReachesAClientStillSendingItsBody'
 
 run() {
   local sanitizer="$1"; shift

@@ -95,6 +95,13 @@ enum JSONLinesCommand: CommandDescription {
     static let arguments = [Argument("<megabytes>", usage: "[<megabytes>]...", help: "Record sizes (default 1 5 50).")]
 }
 
+enum ChunkingCommand: CommandDescription {
+    static let name = "chunking"
+    static let abstract = "Seconds per MB of chunking, and of indexing lexical-only, one page that is a single paragraph."
+    static var options: [any OptionDeclaration] { [] }
+    static let arguments = [Argument("<megabytes>", usage: "[<megabytes>]...", help: "Page sizes (default 1 5).")]
+}
+
 enum ServeBenchCommand: CommandDescription {
     static let name = "serve"
     static let abstract = "'embeddings serve' under 1, 8 and 64 concurrent loopback clients, beside 'embeddings embed'."
@@ -112,8 +119,8 @@ enum Int8Command: CommandDescription {
 
 let subcommands: [any CommandDescription.Type] = [
     STSCommand.self, SweepCommand.self, MemoryCommand.self, TopKCommand.self, QuantizationCommand.self,
-    ProbeCommand.self, StoresCommand.self, MultilingualCommand.self, JSONLinesCommand.self, ServeBenchCommand.self,
-    Int8Command.self, PerplexityCommand.self, GenerateBenchCommand.self,
+    ProbeCommand.self, StoresCommand.self, MultilingualCommand.self, JSONLinesCommand.self, ChunkingCommand.self,
+    ServeBenchCommand.self, Int8Command.self, PerplexityCommand.self, GenerateBenchCommand.self,
 ]
 
 let usage = """
@@ -139,6 +146,9 @@ inputs/s, latency p50/p99, errors, 503s and the server's peak RSS beside 'embedd
 same texts (its model load subtracted).
 jsonl runs 'embeddings embed' (beside this executable) on one record of each size, read from
 standard input, and prints the seconds per MB: reading is linear, so the figure stays flat.
+chunking cuts one Markdown page whose body is a single paragraph of each size into chunks (with
+their spans), then indexes it lexical-only, and prints the seconds per MB of each: chunking is
+linear, so the figures stay flat.
 The probe subcommand runs one measurement and prints it as one JSON line; the full run starts it
 in child processes with OPENBLAS_CORETYPE set, to measure other OpenBLAS cores side by side.
 probe int8gemm [rows] times the int8 matrix products on every path this CPU runs against
@@ -227,16 +237,32 @@ func runSTS(_ parsed: ParsedArguments) throws {
     }
 }
 
-func runJSONLines(_ parsed: ParsedArguments) throws {
-    let sizes = try parsed.positionals.isEmpty ? [1, 5, 50] : parsed.positionals.map { text in
+/// The whole megabyte sizes given as arguments (1 to 1000), else `defaults`.
+func megabyteSizes(_ parsed: ParsedArguments, default defaults: [Int]) throws -> [Int] {
+    try parsed.positionals.isEmpty ? defaults : parsed.positionals.map { text in
         guard let size = Int(text), (1...1000).contains(size) else { throw CLIError.usage("sizes are whole megabytes from 1 to 1000, got '\(text)'") }
         return size
     }
+}
+
+func runJSONLines(_ parsed: ParsedArguments) throws {
+    let sizes = try megabyteSizes(parsed, default: [1, 5, 50])
     let executable = try embeddingsExecutable()
     print("## embeddings-bench jsonl\n\n\(Machine.current().markdown)\n")
     let results = try reporting { try jsonLinesReadingBench(embeddings: executable, megabytes: sizes) }
     print(table(["Record", "embed, launch to exit", "per MB"], results.map { r in
         ["\(r.megabytes) MB", String(format: "%.2f s", r.seconds), String(format: "%.3f s", r.seconds / Double(r.megabytes))]
+    }))
+}
+
+func runChunking(_ parsed: ParsedArguments) throws {
+    let sizes = try megabyteSizes(parsed, default: [1, 5])
+    print("## embeddings-bench chunking\n\n\(Machine.current().markdown)\n")
+    let results = try reporting { try ChunkingBench.run(megabytes: sizes) }
+    print(table(["Page (one paragraph)", "chunks", "chunking", "per MB", "indexing lexical-only", "per MB"], results.map { r in
+        let megabytes = Double(r.megabytes)
+        return ["\(r.megabytes) MB", "\(r.chunks)", String(format: "%.2f s", r.chunkingSeconds), String(format: "%.3f s", r.chunkingSeconds / megabytes),
+                String(format: "%.2f s", r.indexingSeconds), String(format: "%.3f s", r.indexingSeconds / megabytes)]
     }))
 }
 
@@ -435,6 +461,7 @@ func runBench(_ arguments: [String]) async throws {
     case StoresCommand.name: try runStores(parsed)
     case MultilingualCommand.name: try runMultilingual(parsed)
     case JSONLinesCommand.name: try runJSONLines(parsed)
+    case ChunkingCommand.name: try runChunking(parsed)
     case ServeBenchCommand.name: try runServe(parsed)
     case Int8Command.name: try runInt8(parsed)
     case PerplexityCommand.name: try runPerplexity(parsed)

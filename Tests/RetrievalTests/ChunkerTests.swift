@@ -91,6 +91,68 @@ final class ChunkerTests: XCTestCase {
         XCTAssertEqual(Set(chunks.map(\.id)).count, chunks.count)
     }
 
+    /// One paragraph of `bytes` UTF-8 bytes or a little more, one line, no heading: sentences of
+    /// several lengths, with now and then a run-on sentence far longer than a chunk and a word
+    /// longer than a chunk, non-ASCII letters among them (so UTF-8 offsets differ from Characters).
+    func singleParagraph(bytes: Int) -> String {
+        let sentences = ["Café owners grind beans before dawn.", "Closures capture the values they use, even after the scope ends!",
+                         "Is naïve Bayes 🧪 still useful?", "A section this long is cut at sentence ends, never inside a word."]
+        let runOn = String(repeating: "and then the text goes on without a stop ", count: 40)
+        let longWord = String(repeating: "x", count: 1_500)
+        var text = ""
+        var n = 0
+        while text.utf8.count < bytes {
+            text += n % 97 == 0 ? runOn : n % 389 == 0 ? longWord : sentences[n % sentences.count]
+            text += " "
+            n += 1
+        }
+        return text
+    }
+
+    /// A long section is chunked in time linear in its length (it was quadratic: each piece's span
+    /// was found by walking the line from its start, and lengths were recounted on every append).
+    /// Indexing a 5 MB page lexical-only gives chunks whose spans cover the page's words in order.
+    func testAFiveMegabyteParagraphIsIndexedInLinearTimeWithItsSpans() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("long-paragraph-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("long.md")
+        func index(megabytes: Int) throws -> (store: EmbeddingStore, page: String, seconds: Double) {
+            let page = "# Long\n\n" + singleParagraph(bytes: megabytes * 1_000_000)
+            try Data(page.utf8).write(to: file)
+            let store = EmbeddingStore(embedding: nil)
+            let start = Date()
+            let (statistics, problems) = try store.index(folder: folder)
+            let seconds = Date().timeIntervalSince(start)
+            XCTAssertEqual(problems, [])
+            XCTAssertEqual(statistics.chunks, store.chunks.count)
+            return (store, page, seconds)
+        }
+        let small = try min(index(megabytes: 1).seconds, index(megabytes: 1).seconds)
+        let (store, page, large) = try index(megabytes: 5)
+        // Linear: five times the text takes about five times as long (quadratic: 25 times; the
+        // old chunker took 22 s for 1 MB and 465 s for 5 MB). The bound leaves room for a busy machine.
+        XCTAssertLessThan(large / small, 12, "1 MB: \(small) s, 5 MB: \(large) s")
+
+        let chunks = store.chunks
+        XCTAssertGreaterThan(chunks.count, 5_000_000 / 700)
+        XCTAssertEqual(Set(chunks.map(\.id)).count, chunks.count)
+        // Between one chunk's span and the next only white space (nothing where a long word was
+        // cut): together the spans hold every word of the page after its title.
+        let bytes = Array(page.utf8)
+        var previous = "# Long".utf8.count
+        for chunk in chunks {
+            let span = try XCTUnwrap(chunk.span, chunk.id)
+            XCTAssertGreaterThanOrEqual(span.lowerBound, previous, "\(chunk.id): spans in page order, not overlapping")
+            let gap = bytes[previous..<max(previous, span.lowerBound)]
+            XCTAssertTrue(gap.allSatisfy { $0 == 0x20 || $0 == 0x0A }, "\(chunk.id): words between spans")
+            previous = span.upperBound
+            let words = page[try XCTUnwrap(chunk.range(in: page), chunk.id)].split(whereSeparator: { $0.isWhitespace })
+            XCTAssertEqual(words, bodyWords(chunk), chunk.id)
+        }
+        XCTAssertTrue(bytes[previous...].allSatisfy { $0 == 0x20 }, "the last span ends at the last word")
+    }
+
     func testFolderReadingReportsBadFiles() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("chunker-\(UUID())")
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("sub"), withIntermediateDirectories: true)

@@ -77,7 +77,8 @@ final class EmbeddingServer: HTTPHandler {
                             code: "invalid_api_key", headers: [(name: "WWW-Authenticate", value: "Bearer")]).response
         }
         if let length = head.contentLength, length > configuration.maximumBody {
-            // Answered before the body is read; libmicrohttpd then discards the upload and closes.
+            // Answered before the body is read; libmicrohttpd then closes the connection, and the
+            // daemon drains the unread body first (within bounds) so the client reads this answer.
             var refusal = APIError.tooLarge("the body is \(length) bytes; this server takes at most \(configuration.maximumBody) (--max-body)",
                                             code: "body_too_large")
             refusal.headers = [(name: "Connection", value: "close")]

@@ -27,7 +27,8 @@ protocol HTTPHandler: Sendable {
 /// timeout (a client that stalls mid-request is closed), and a per-connection memory limit that
 /// bounds the headers. Bodies are bounded here: a `Content-Length` over `maximumBody` is refused
 /// before any of it is read; a chunked body is counted as it arrives and the connection closed
-/// when it passes the limit.
+/// when it passes the limit. A body left unread by an early answer is drained within bounds
+/// before its socket closes (`LingeringClose`), so the client gets to read the answer.
 final class HTTPDaemon: Sendable {
     struct Limits: Sendable {
         var maximumBody: Int
@@ -35,6 +36,11 @@ final class HTTPDaemon: Sendable {
         var timeoutSeconds: Int
         /// libmicrohttpd's per-connection memory pool (headers and read buffer).
         var connectionMemory = 64 << 10
+        /// After an answer sent before the body was read: at most this many bytes of the body
+        /// are read and discarded before the socket closes (Docs/Server.md states it)…
+        var lingeringBytes = 16 << 20
+        /// … for at most this many seconds.
+        var lingeringSeconds = 10.0
     }
 
     /// The headers `HTTPRequestHead` carries.
@@ -62,10 +68,14 @@ final class HTTPDaemon: Sendable {
     /// silence, so a client sending a byte now and then would hold its connection for ever.
     private let pendingHeaders = Mutex<[UInt: (socket: Int32, deadline: UInt64)]>([:])
     private let headerWatchdog = Mutex<(any DispatchSourceTimer)?>(nil)
+    /// Connections answered before their request's body was read: drained when they close.
+    private let answeredEarly = Mutex(Set<UInt>())
+    private let lingering: LingeringClose
 
     init(handler: any HTTPHandler, limits: Limits) {
         self.handler = handler
         self.limits = limits
+        lingering = LingeringClose(bounds: .init(bytes: limits.lingeringBytes, seconds: limits.lingeringSeconds, sockets: limits.connections))
     }
 
     /// Why the daemon did not start.
@@ -140,11 +150,16 @@ final class HTTPDaemon: Sendable {
         guard let stored = slot.pointee else {
             let head = HTTPRequestHead(method: method.map { String(cString: $0) } ?? "", path: url.map { String(cString: $0) } ?? "/",
                                        headers: Self.headers(of: connection))
-            pendingHeaders.withOrderedLock { $0[UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection)))] = nil }
+            pendingHeaders.withOrderedLock { $0[Self.key(connection)] = nil }
             let exchange = Exchange(head: head, expectedBody: min(head.contentLength ?? 0, limits.maximumBody))
             slot.pointee = Unmanaged.passRetained(exchange).toOpaque()
             inFlight.enter()
-            if let refusal = handler.screen(head) { return queue(refusal, for: exchange, on: connection) }
+            if let refusal = handler.screen(head) {
+                // libmicrohttpd discards the body it will not read by closing the connection
+                // after the answer; the close drains it first.
+                if head.hasBody { answeredEarly.withOrderedLock { _ = $0.insert(Self.key(connection)) } }
+                return queue(refusal, for: exchange, on: connection)
+            }
             return ce_mhd_yes()
         }
         let exchange = Unmanaged<Exchange>.fromOpaque(stored).takeUnretainedValue()
@@ -205,14 +220,24 @@ final class HTTPDaemon: Sendable {
     /// libmicrohttpd's connection notifications: a new connection gets its header deadline
     /// (`timeoutSeconds` from now); a closed one is forgotten, before libmicrohttpd closes its
     /// socket, so the watchdog never shuts down a socket number that another connection reuses.
+    /// A closed one that was answered before its body was read is drained through a duplicate
+    /// of its socket (libmicrohttpd has already shut down the writing side, after the answer).
     private func connection(_ connection: OpaquePointer?, started: Bool) {
         guard let connection else { return }
-        let key = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection)))
-        let socket = started ? ce_mhd_socket(connection) : -1
+        let key = Self.key(connection)
+        let socket = ce_mhd_socket(connection)
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(limits.timeoutSeconds) * 1_000_000_000
         pendingHeaders.withOrderedLock { pending in
             if started, socket >= 0 { pending[key] = (socket, deadline) } else { pending[key] = nil }
         }
+        guard !started, answeredEarly.withOrderedLock({ $0.remove(key) != nil }), socket >= 0 else { return }
+        let duplicate = fcntl(socket, F_DUPFD_CLOEXEC, 0)
+        if duplicate >= 0 { lingering.drain(duplicate) }
+    }
+
+    /// A connection's key in the daemon's tables (its address, unique while it is open).
+    private static func key(_ connection: OpaquePointer) -> UInt {
+        UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection)))
     }
 
     /// Shuts down the sockets of connections whose first request's headers are late; libmicrohttpd

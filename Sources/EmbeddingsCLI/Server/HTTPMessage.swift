@@ -15,6 +15,9 @@ struct HTTPRequestHead: Sendable {
 
     /// `Content-Length` as a number; nil when it is absent (a chunked body) or not a number.
     var contentLength: Int? { header("Content-Length").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } }
+
+    /// Whether a body follows the headers: a `Content-Length` above zero, or a chunked one.
+    var hasBody: Bool { (contentLength ?? 0) > 0 || header("Transfer-Encoding") != nil }
 }
 
 /// A request with its whole body.

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The formatter's check (issue 28, item 8): swift-format, from the Swift toolchain, with the
+# repository's .swift-format (4-space indentation, lines of 120 columns at most, the toolchain's
+# default rules otherwise), over Sources, Tests, Benchmarks, Fuzz and Examples.
+#
+#   scripts/format-lint.sh           lint, strict: exit 1 on any finding (what CI is to run)
+#   scripts/format-lint.sh --count   the number of findings per rule, and exit 0
+#   scripts/format-lint.sh --fix     format the files in place (once, when the tree is reformatted)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+paths=(Sources Tests Benchmarks Fuzz Examples)
+case "${1:-}" in
+  "") swift format lint --strict --recursive --parallel "${paths[@]}" ;;
+  --count)
+    swift format lint --recursive --parallel "${paths[@]}" 2>&1 \
+      | sed -n 's/.*warning: \[\([A-Za-z]*\)\].*/\1/p' | sort | uniq -c | sort -rn
+    ;;
+  --fix) swift format format --in-place --recursive --parallel "${paths[@]}" ;;
+  *) echo "usage: scripts/format-lint.sh [--count|--fix]" >&2; exit 64 ;;
+esac
