@@ -6,9 +6,10 @@ import LinearAlgebra
 /// every path this CPU runs, beside the int8 products (Int8GEMM) on the same shapes, as one JSON
 /// line. Two row counts: 1 (decoding a token: memory-bound, reported as GB/s of weight bytes
 /// read) and 128 (prefill: compute-bound, reported as GOP/s, 2·rows·outputs·inputs per second).
-/// Each figure times `matmul` (quantizing the float activations included), the best of several
-/// calls. At one row the calls cycle through copies of the weights totalling at least 32 MB, so
-/// that each call reads its weights from beyond the L2 cache, as decoding a whole model does.
+/// Each figure times `matmul` (quantizing the float activations included): the fastest of several
+/// rounds, each round calling every contender (the block formats and Int8GEMM) in turn. At one
+/// row the calls cycle through copies of the weights totalling at least 32 MB, so that each call
+/// reads its weights from beyond the L2 cache, as decoding a whole model does.
 /// Every path's result is checked against the generic path's before it is timed.
 enum BlockGEMMProbe {
     /// A projection `y[rows, outputs] = x[rows, inputs] · Wᵀ`.
@@ -27,7 +28,9 @@ enum BlockGEMMProbe {
     ]
 
     /// The weight formats timed: SmolLM2's GGUF Q4_1 (4-bit, minimums) and Q8_0 (8-bit, z 128).
-    static let formats: [(name: String, bits: Int, zeroPoint: Int, mins: Bool)] = [("Q4_1", 4, 0, true), ("Q8_0", 8, 128, false)]
+    static let formats: [(name: String, bits: Int, zeroPoint: Int, mins: Bool)] = [
+        ("Q4_1", 4, 0, true), ("Q8_0", 8, 128, false),
+    ]
 
     struct PathFigure: Codable {
         var path: String
@@ -58,6 +61,8 @@ enum BlockGEMMProbe {
     struct Result: Codable {
         var probe = "blockgemm"
         var cpu: String
+        /// Vendor, family/model and the instruction-set extensions the paths depend on.
+        var cpuSummary = CPUInfo.current.summary
         var threads = 1
         /// The path the decoder would run (BlockGEMM.defaultPath).
         var defaultPath: String
@@ -75,7 +80,10 @@ enum BlockGEMMProbe {
             let (n, k) = (shape.outputs, shape.inputs)
             let blocks = n * k / BlockQuantizedMatrix.blockSize
             func halves() -> [UInt16] {
-                (0..<blocks).map { _ in BlockQuantizedMatrix.half(Float.random(in: 1e-3...1e-2, using: &rng) * (Bool.random(using: &rng) ? 1 : -1)) }
+                (0..<blocks).map { _ in
+                    BlockQuantizedMatrix.half(
+                        Float.random(in: 1e-3...1e-2, using: &rng) * (Bool.random(using: &rng) ? 1 : -1))
+                }
             }
             var matrices = [String: BlockQuantizedMatrix]()
             for format in formats {
@@ -83,31 +91,38 @@ enum BlockGEMMProbe {
                 codes.withUnsafeMutableBytes { bytes in
                     for i in stride(from: 0, to: bytes.count, by: 8) {
                         let word = rng.next()
-                        for b in 0..<min(8, bytes.count - i) { bytes[i + b] = UInt8(truncatingIfNeeded: word >> (8 * b)) }
+                        for b in 0..<min(8, bytes.count - i) {
+                            bytes[i + b] = UInt8(truncatingIfNeeded: word >> (8 * b))
+                        }
                     }
                 }
-                matrices[format.name] = BlockQuantizedMatrix(outputSize: n, inputSize: k, bits: format.bits, zeroPoint: format.zeroPoint,
-                                                             codes: codes, scales: halves(), mins: format.mins ? halves() : nil)
+                matrices[format.name] = BlockQuantizedMatrix(
+                    outputSize: n, inputSize: k, bits: format.bits, zeroPoint: format.zeroPoint,
+                    codes: codes, scales: halves(), mins: format.mins ? halves() : nil)
             }
             let int8Codes = (0..<(n * k)).map { _ in Int8.random(in: -127...127, using: &rng) }
-            let int8 = QuantizedMatrix(codes: int8Codes, scales: (0..<n).map { _ in Float.random(in: 1e-3...1e-2, using: &rng) },
-                                       outputSize: n, inputSize: k)
+            let int8 = QuantizedMatrix(
+                codes: int8Codes, scales: (0..<n).map { _ in Float.random(in: 1e-3...1e-2, using: &rng) },
+                outputSize: n, inputSize: k)
             for rows in [1, 128] {
-                figures.append(measure(shape, rows: rows, matrices: matrices, int8: int8, repeats: repeats, quick: quick, using: &rng))
+                figures.append(
+                    measure(
+                        shape, rows: rows, matrices: matrices, int8: int8, repeats: repeats, using: &rng))
             }
         }
         return Result(cpu: CPUInfo.current.modelName, defaultPath: BlockGEMM.defaultPath.description, shapes: figures)
     }
 
     static func measure(
-        _ shape: Shape, rows m: Int, matrices: [String: BlockQuantizedMatrix], int8: QuantizedMatrix, repeats: Int, quick: Bool,
+        _ shape: Shape, rows m: Int, matrices: [String: BlockQuantizedMatrix], int8: QuantizedMatrix, repeats: Int,
         using rng: inout SystemRandomNumberGenerator
     ) -> ShapeFigure {
         let (n, k) = (shape.outputs, shape.inputs)
         let operations = 2 * Double(m) * Double(n) * Double(k)
         let x = (0..<(m * k)).map { _ in Float.random(in: -1...1, using: &rng) }
         var y = [Float](repeating: 0, count: m * n)
-        var buffer = BlockQuantizedRows(), int8Buffer = QuantizedRows()
+        var buffer = BlockQuantizedRows()
+        var int8Buffer = QuantizedRows()
         // Copies of the weights to cycle through at one row (arrays are shared on copy: these are
         // real copies of the bytes). At 128 rows each call reads its weights many times anyway.
         func copies<T>(_ matrix: T, bytes: Int, _ copy: (T) -> T) -> [T] {
@@ -117,12 +132,15 @@ enum BlockGEMMProbe {
         var blockCopies = [String: [BlockQuantizedMatrix]]()
         for (name, w) in matrices {
             blockCopies[name] = copies(w, bytes: w.byteCount) { w in
-                BlockQuantizedMatrix(outputSize: w.outputSize, inputSize: w.inputSize, bits: w.bits, zeroPoint: w.zeroPoint,
-                                     codes: w.codes.map { $0 }, scales: w.scales.map { $0 }, mins: w.mins.map { $0.map { $0 } })
+                BlockQuantizedMatrix(
+                    outputSize: w.outputSize, inputSize: w.inputSize, bits: w.bits, zeroPoint: w.zeroPoint,
+                    codes: w.codes.map { $0 }, scales: w.scales.map { $0 }, mins: w.mins.map { $0.map { $0 } })
             }
         }
         let int8Copies = copies(int8, bytes: int8.byteCount) { _ in
-            QuantizedMatrix(codes: (0..<(n * k)).map { Int8(truncatingIfNeeded: $0 &* 7) }, scales: int8.scales, outputSize: n, inputSize: k)
+            QuantizedMatrix(
+                codes: (0..<(n * k)).map { Int8(truncatingIfNeeded: $0 &* 7) }, scales: int8.scales, outputSize: n,
+                inputSize: k)
         }
         // Large products on the generic path take seconds: at 128 rows it runs only the small ones.
         let genericRuns = m == 1 || Double(n) * Double(k) <= 4_000_000
@@ -131,40 +149,55 @@ enum BlockGEMMProbe {
         var reference = [String: [Float]]()
         for (name, w) in matrices {
             var r = [Float](repeating: 0, count: checkedRows * n)
-            BlockGEMM.matmul(activations: x, rows: checkedRows, weights: w, bias: nil, into: &r, buffer: &buffer, path: .generic)
+            BlockGEMM.matmul(
+                activations: x, rows: checkedRows, weights: w, bias: nil, into: &r, buffer: &buffer, path: .generic)
             reference[name] = r
         }
         var paths = [PathFigure]()
         for path in BlockGEMM.paths where path != .generic || genericRuns {
-            let pathRepeats = path == .generic ? min(repeats, m == 1 ? 3 : 1) : repeats
             var figure = PathFigure(path: path.description, blockSeconds: [:], blockRate: [:], agrees: true)
             for format in formats {
-                guard let w = matrices[format.name], let ring = blockCopies[format.name], let expected = reference[format.name] else { continue }
+                guard let w = matrices[format.name], let expected = reference[format.name] else { continue }
                 BlockGEMM.matmul(activations: x, rows: m, weights: w, bias: nil, into: &y, buffer: &buffer, path: path)
                 let scale = expected.reduce(Float(0)) { max($0, abs($1)) }
                 let checked = zip(y.prefix(checkedRows * n), expected).allSatisfy { abs($0 - $1) <= 1e-4 * scale }
                 figure.agrees = figure.agrees && checked
-                var next = 0
-                let seconds = best(pathRepeats * ring.count) {
-                    BlockGEMM.matmul(activations: x, rows: m, weights: ring[next % ring.count], bias: nil, into: &y, buffer: &buffer, path: path)
-                    next += 1
-                }
-                consume(y)
-                figure.blockSeconds[format.name] = seconds
-                figure.blockRate[format.name] = m == 1 ? Double(w.byteCount) / seconds / 1e9 : operations / seconds / 1e9
             }
-            var next = 0
-            let int8Seconds = best(pathRepeats * int8Copies.count) {
-                Int8GEMM.matmul(activations: x, rows: m, weights: int8Copies[next % int8Copies.count], bias: nil, into: &y,
-                                buffer: &int8Buffer, path: path)
-                next += 1
+            // Contender c < formats.count: that block format; c = formats.count: Int8GEMM. Rounds
+            // interleave them call by call, so that a busy moment of a shared machine slows all
+            // alike; each keeps its fastest call.
+            func run(_ c: Int, copy i: Int) {
+                if c < formats.count, let ring = blockCopies[formats[c].name] {
+                    BlockGEMM.matmul(
+                        activations: x, rows: m, weights: ring[i % ring.count], bias: nil, into: &y, buffer: &buffer,
+                        path: path)
+                } else {
+                    Int8GEMM.matmul(
+                        activations: x, rows: m, weights: int8Copies[i % int8Copies.count], bias: nil, into: &y,
+                        buffer: &int8Buffer, path: path)
+                }
+            }
+            let calls = max(blockCopies.values.map(\.count).max() ?? 1, int8Copies.count)
+            var fastest = [Double](repeating: .infinity, count: formats.count + 1)
+            for _ in 0..<(path == .generic ? min(repeats, m == 1 ? 3 : 1) : repeats) {
+                for i in 0..<calls {
+                    for c in fastest.indices { fastest[c] = min(fastest[c], best(1) { run(c, copy: i) }) }
+                }
             }
             consume(y)
+            for (c, format) in formats.enumerated() {
+                guard let w = matrices[format.name] else { continue }
+                figure.blockSeconds[format.name] = fastest[c]
+                figure.blockRate[format.name] =
+                    m == 1 ? Double(w.byteCount) / fastest[c] / 1e9 : operations / fastest[c] / 1e9
+            }
+            let int8Seconds = fastest[formats.count]
             figure.int8Seconds = int8Seconds
             figure.int8Rate = m == 1 ? Double(int8.byteCount) / int8Seconds / 1e9 : operations / int8Seconds / 1e9
             paths.append(figure)
         }
-        return ShapeFigure(name: shape.name, rows: m, inputs: k, outputs: n, unit: m == 1 ? "GB/s" : "GOP/s",
-                           weightBytes: matrices.mapValues(\.byteCount), int8WeightBytes: int8.byteCount, paths: paths)
+        return ShapeFigure(
+            name: shape.name, rows: m, inputs: k, outputs: n, unit: m == 1 ? "GB/s" : "GOP/s",
+            weightBytes: matrices.mapValues(\.byteCount), int8WeightBytes: int8.byteCount, paths: paths)
     }
 }

@@ -44,8 +44,9 @@ package enum BlockGEMM {
         into quantized: inout BlockQuantizedRows, path: Path? = nil
     ) -> Bool {
         let ldx = rowStride ?? columns
-        precondition(rows >= 0 && columns >= 0 && ldx >= columns && columns % BlockQuantizedMatrix.blockSize == 0,
-                     "BlockGEMM.quantize: shape \(rows)×\(columns), row stride \(ldx)")
+        precondition(
+            rows >= 0 && columns >= 0 && ldx >= columns && columns % BlockQuantizedMatrix.blockSize == 0,
+            "BlockGEMM.quantize: shape \(rows)×\(columns), row stride \(ldx)")
         guard path.map({ paths.contains($0) }) ?? true else { return false }
         quantized.reshape(rows: rows, columns: columns)
         guard rows > 0 else { return true }
@@ -53,7 +54,8 @@ package enum BlockGEMM {
             quantized.scales.withUnsafeMutableBufferPointer { d in
                 quantized.sums.withUnsafeMutableBufferPointer { s in
                     // reshape keeps every array non-empty, so each has an address.
-                    ce_block_quantize(x, rows, columns, ldx, q.baseAddress!, d.baseAddress!, s.baseAddress!, path?.rawValue ?? best)
+                    ce_block_quantize(
+                        x, rows, columns, ldx, q.baseAddress!, d.baseAddress!, s.baseAddress!, path?.rawValue ?? best)
                 }
             }
         }
@@ -73,7 +75,8 @@ package enum BlockGEMM {
         let columns = checkedColumns(columns, a, w)
         return a.withRows { rows in
             w.withMatrix { matrix in
-                ce_block_gemm_s32(matrix, rows, columns.lowerBound, columns.upperBound, acc, path?.rawValue ?? best) == 0
+                ce_block_gemm_s32(matrix, rows, columns.lowerBound, columns.upperBound, acc, path?.rawValue ?? best)
+                    == 0
             }
         }
     }
@@ -96,8 +99,9 @@ package enum BlockGEMM {
         precondition(ld >= w.outputSize, "BlockGEMM: ldc \(ld) below \(w.outputSize)")
         return a.withRows { rows in
             w.withMatrix { matrix in
-                ce_block_gemm_f32(matrix, rows, columns.lowerBound, columns.upperBound, bias, c, ld, accumulate ? 1 : 0,
-                                  path?.rawValue ?? best) == 0
+                ce_block_gemm_f32(
+                    matrix, rows, columns.lowerBound, columns.upperBound, bias, c, ld, accumulate ? 1 : 0,
+                    path?.rawValue ?? best) == 0
             }
         }
     }
@@ -117,16 +121,22 @@ package enum BlockGEMM {
         into y: UnsafeMutablePointer<Float>, ldc: Int? = nil, accumulate: Bool = false,
         buffer: inout BlockQuantizedRows, path: Path? = nil
     ) -> Bool {
-        guard quantize(x, rows: rows, columns: w.inputSize, rowStride: lda, into: &buffer, path: path) else { return false }
+        guard quantize(x, rows: rows, columns: w.inputSize, rowStride: lda, into: &buffer, path: path) else {
+            return false
+        }
         return multiply(buffer, w, columns: columns, bias: bias, into: y, ldc: ldc, accumulate: accumulate, path: path)
     }
 
     /// `columns` (default all of `w`'s) after the checks every product makes.
-    private static func checkedColumns(_ columns: Range<Int>?, _ a: BlockQuantizedRows, _ w: BlockQuantizedMatrix) -> Range<Int> {
-        precondition(a.columns == w.inputSize, "BlockGEMM: activations of depth \(a.columns), weights of depth \(w.inputSize)")
+    private static func checkedColumns(_ columns: Range<Int>?, _ a: BlockQuantizedRows, _ w: BlockQuantizedMatrix)
+        -> Range<Int>
+    {
+        precondition(
+            a.columns == w.inputSize, "BlockGEMM: activations of depth \(a.columns), weights of depth \(w.inputSize)")
         let columns = columns ?? 0..<w.outputSize
-        precondition(columns.lowerBound >= 0 && columns.upperBound <= w.outputSize,
-                     "BlockGEMM: columns \(columns) outside 0..<\(w.outputSize)")
+        precondition(
+            columns.lowerBound >= 0 && columns.upperBound <= w.outputSize,
+            "BlockGEMM: columns \(columns) outside 0..<\(w.outputSize)")
         return columns
     }
 }

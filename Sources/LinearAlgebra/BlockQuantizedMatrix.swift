@@ -49,16 +49,21 @@ package struct BlockQuantizedMatrix: Sendable {
     /// GGUF's blocks). Sizes must match the shape: a mismatch is a programmer error. Scales that
     /// are infinite or NaN make the outputs that use them infinite or NaN.
     /// - Complexity: O(1).
-    package init(outputSize: Int, inputSize: Int, bits: Int, zeroPoint: Int, codes: [UInt8], scales: [UInt16], mins: [UInt16]?) {
-        precondition(outputSize >= 0 && inputSize >= 0 && inputSize % Self.blockSize == 0,
-                     "BlockQuantizedMatrix: depth \(inputSize) is not a multiple of \(Self.blockSize)")
+    package init(
+        outputSize: Int, inputSize: Int, bits: Int, zeroPoint: Int, codes: [UInt8], scales: [UInt16], mins: [UInt16]?
+    ) {
+        precondition(
+            outputSize >= 0 && inputSize >= 0 && inputSize % Self.blockSize == 0,
+            "BlockQuantizedMatrix: depth \(inputSize) is not a multiple of \(Self.blockSize)")
         precondition(bits == 4 || bits == 8, "BlockQuantizedMatrix: \(bits) bits (4 or 8)")
         precondition((0...255).contains(zeroPoint), "BlockQuantizedMatrix: zero point \(zeroPoint) outside 0 … 255")
         let blocks = outputSize * (inputSize / Self.blockSize)
-        precondition(codes.count == outputSize * inputSize * bits / 8,
-                     "BlockQuantizedMatrix: \(codes.count) code bytes for \(outputSize)×\(inputSize) at \(bits) bits")
-        precondition(scales.count == blocks && (mins?.count ?? blocks) == blocks,
-                     "BlockQuantizedMatrix: \(scales.count) scales, \(mins?.count ?? 0) minimums for \(blocks) blocks")
+        precondition(
+            codes.count == outputSize * inputSize * bits / 8,
+            "BlockQuantizedMatrix: \(codes.count) code bytes for \(outputSize)×\(inputSize) at \(bits) bits")
+        precondition(
+            scales.count == blocks && (mins?.count ?? blocks) == blocks,
+            "BlockQuantizedMatrix: \(scales.count) scales, \(mins?.count ?? 0) minimums for \(blocks) blocks")
         self.outputSize = outputSize
         self.inputSize = inputSize
         self.bits = bits
@@ -77,9 +82,12 @@ package struct BlockQuantizedMatrix: Sendable {
     ///   so large (|w| ≥ 127 · 65,520) that its block's scale overflows float16.
     /// - Complexity: O(out·in).
     package init(weights: [Float], outputSize: Int, inputSize: Int) throws(QuantizedMatrix.InvalidWeight) {
-        precondition(outputSize >= 0 && inputSize >= 0 && weights.count == outputSize * inputSize,
-                     "BlockQuantizedMatrix: \(weights.count) weights for \(outputSize)×\(inputSize)")
-        precondition(inputSize % Self.blockSize == 0, "BlockQuantizedMatrix: depth \(inputSize) is not a multiple of \(Self.blockSize)")
+        precondition(
+            outputSize >= 0 && inputSize >= 0 && weights.count == outputSize * inputSize,
+            "BlockQuantizedMatrix: \(weights.count) weights for \(outputSize)×\(inputSize)")
+        precondition(
+            inputSize % Self.blockSize == 0,
+            "BlockQuantizedMatrix: depth \(inputSize) is not a multiple of \(Self.blockSize)")
         let blocksPerRow = inputSize / Self.blockSize
         var codes = [UInt8](repeating: 128, count: weights.count)
         var scales = [UInt16](repeating: 0, count: outputSize * blocksPerRow)
@@ -105,23 +113,29 @@ package struct BlockQuantizedMatrix: Sendable {
                 }
             }
         }
-        self.init(outputSize: outputSize, inputSize: inputSize, bits: 8, zeroPoint: 128, codes: codes, scales: scales, mins: nil)
+        self.init(
+            outputSize: outputSize, inputSize: inputSize, bits: 8, zeroPoint: 128, codes: codes, scales: scales,
+            mins: nil)
     }
 
     /// Bytes held: codes, scales and minimums (the float32 matrix takes `4·out·in`).
     package var byteCount: Int { codes.count + 2 * scales.count + 2 * (mins?.count ?? 0) }
 
     /// Weight `W[row][column]` as the formula above gives it, in `Double` (for tests and references).
+    /// - Complexity: O(1).
     package func value(row j: Int, column k: Int) -> Double {
-        precondition(j >= 0 && j < outputSize && k >= 0 && k < inputSize, "BlockQuantizedMatrix: [\(j), \(k)] out of range")
+        precondition(
+            j >= 0 && j < outputSize && k >= 0 && k < inputSize, "BlockQuantizedMatrix: [\(j), \(k)] out of range")
         let b = j * blocksPerRow + k / Self.blockSize
         let m = mins.map { Double(Self.float(fromHalf: $0[b])) } ?? 0
         return Double(Self.float(fromHalf: scales[b])) * Double(code(row: j, column: k) - zeroPoint) + m
     }
 
     /// The unsigned code of `W[row][column]`, unpacked from its nibble or byte.
+    /// - Complexity: O(1).
     package func code(row j: Int, column k: Int) -> Int {
-        precondition(j >= 0 && j < outputSize && k >= 0 && k < inputSize, "BlockQuantizedMatrix: [\(j), \(k)] out of range")
+        precondition(
+            j >= 0 && j < outputSize && k >= 0 && k < inputSize, "BlockQuantizedMatrix: [\(j), \(k)] out of range")
         if bits == 8 { return Int(codes[j * inputSize + k]) }
         let i = k % Self.blockSize
         let byte = codes[j * inputSize / 2 + (k / Self.blockSize) * 16 + i % 16]
@@ -134,8 +148,9 @@ package struct BlockQuantizedMatrix: Sendable {
             try scales.withUnsafeBufferPointer { d in
                 try withMins { m in
                     // An empty array may have no address: the kernels then read nothing from it.
-                    var matrix = ce_block_matrix(rows: outputSize, columns: inputSize, bits: Int32(bits), zero_point: Int32(zeroPoint),
-                                                 codes: c.baseAddress, scales: d.baseAddress, mins: m)
+                    var matrix = ce_block_matrix(
+                        rows: outputSize, columns: inputSize, bits: Int32(bits), zero_point: Int32(zeroPoint),
+                        codes: c.baseAddress, scales: d.baseAddress, mins: m)
                     return try body(&matrix)
                 }
             }
@@ -154,6 +169,7 @@ package struct BlockQuantizedMatrix: Sendable {
 extension BlockQuantizedMatrix {
     /// The float32 value of an IEEE binary16 bit pattern, exactly (subnormals become normal
     /// floats; infinities and NaNs stay so).
+    /// - Complexity: O(1).
     package static func float(fromHalf bits: UInt16) -> Float {
         let sign = UInt32(bits >> 15) << 31
         let exponent = UInt32((bits >> 10) & 0x1F)
@@ -167,6 +183,7 @@ extension BlockQuantizedMatrix {
 
     /// `value` rounded to the nearest IEEE binary16 (ties to even), as a bit pattern: ±infinity
     /// from 65,520 up, a quiet NaN for NaN.
+    /// - Complexity: O(1).
     package static func half(_ value: Float) -> UInt16 {
         let sign = UInt16(truncatingIfNeeded: value.bitPattern >> 16) & 0x8000
         let magnitude = value.bitPattern & 0x7FFF_FFFF

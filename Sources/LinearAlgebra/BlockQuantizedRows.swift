@@ -36,16 +36,18 @@ package struct BlockQuantizedRows: Sendable {
     package init() {}
 
     /// Rows that hold given codes (`codes: [T, columns]` in element order, `columns` a positive
-    /// multiple of 32, values in −127 … 127 as the quantizer makes them) and scales (`[T, columns / 32]`), their sums computed: for tests of the
-    /// products at chosen values.
+    /// multiple of 32, values in −127 … 127 as the quantizer makes them) and scales
+    /// (`[T, columns / 32]`), their sums computed: for tests of the products at chosen values.
     /// - Complexity: O(T·columns).
     package init(codes: [Int8], scales: [Float], columns: Int) {
         let blocks = columns / BlockQuantizedMatrix.blockSize
-        precondition(columns > 0 && columns % BlockQuantizedMatrix.blockSize == 0 && codes.count % columns == 0,
-                     "BlockQuantizedRows: \(codes.count) codes in rows of \(columns)")
+        precondition(
+            columns > 0 && columns % BlockQuantizedMatrix.blockSize == 0 && codes.count % columns == 0,
+            "BlockQuantizedRows: \(codes.count) codes in rows of \(columns)")
         let rows = codes.count / columns
         precondition(!codes.contains(-128), "BlockQuantizedRows: code −128 (the quantizer's codes are −127 … 127)")
-        precondition(scales.count == rows * blocks, "BlockQuantizedRows: \(scales.count) scales for \(rows)×\(blocks) blocks")
+        precondition(
+            scales.count == rows * blocks, "BlockQuantizedRows: \(scales.count) scales for \(rows)×\(blocks) blocks")
         reshape(rows: rows, columns: columns)
         for t in 0..<rows {
             for b in 0..<blocks {
@@ -62,6 +64,7 @@ package struct BlockQuantizedRows: Sendable {
     }
 
     /// Where element `i` of block `b` sits in a row of `codes`.
+    /// - Complexity: O(1).
     package static func offset(block b: Int, element i: Int) -> Int {
         (b / 4) * 128 + (i / 16) * 64 + (b % 4) * 16 + i % 16
     }
@@ -70,14 +73,16 @@ package struct BlockQuantizedRows: Sendable {
     /// quantizer writes every byte of the rows it fills, padding included).
     /// - Complexity: O(rows·columns) when the storage grows, else O(1).
     mutating func reshape(rows: Int, columns: Int) {
-        precondition(rows >= 0 && columns >= 0 && columns % BlockQuantizedMatrix.blockSize == 0,
-                     "BlockQuantizedRows: shape \(rows)×\(columns)")
+        precondition(
+            rows >= 0 && columns >= 0 && columns % BlockQuantizedMatrix.blockSize == 0,
+            "BlockQuantizedRows: shape \(rows)×\(columns)")
         self.rows = rows
         self.columns = columns
         codeStride = ce_block_code_stride(columns)
         blockStride = ce_block_block_stride(columns)
         // Never empty, so that the kernels always get a real address.
-        let codeCount = max(1, rows * codeStride), blockCount = max(1, rows * blockStride)
+        let codeCount = max(1, rows * codeStride)
+        let blockCount = max(1, rows * blockStride)
         if codes.count < codeCount { codes = [Int8](repeating: 0, count: codeCount) }
         if scales.count < blockCount { scales = [Float](repeating: 0, count: blockCount) }
         if sums.count < blockCount { sums = [Int32](repeating: 0, count: blockCount) }
@@ -88,17 +93,22 @@ package struct BlockQuantizedRows: Sendable {
     package func codes(ofRow t: Int) -> [Int8] {
         precondition(t >= 0 && t < rows, "BlockQuantizedRows: row \(t) out of range")
         return (0..<columns).map { k in
-            codes[t * codeStride + Self.offset(block: k / BlockQuantizedMatrix.blockSize, element: k % BlockQuantizedMatrix.blockSize)]
+            codes[
+                t * codeStride
+                    + Self.offset(
+                        block: k / BlockQuantizedMatrix.blockSize, element: k % BlockQuantizedMatrix.blockSize)]
         }
     }
 
     /// Row `t`'s `in / 32` scales.
+    /// - Complexity: O(in / 32).
     package func scales(ofRow t: Int) -> [Float] {
         precondition(t >= 0 && t < rows, "BlockQuantizedRows: row \(t) out of range")
         return Array(scales[(t * blockStride)..<(t * blockStride + columns / BlockQuantizedMatrix.blockSize)])
     }
 
     /// Row `t`'s `in / 32` sums.
+    /// - Complexity: O(in / 32).
     package func sums(ofRow t: Int) -> [Int32] {
         precondition(t >= 0 && t < rows, "BlockQuantizedRows: row \(t) out of range")
         return Array(sums[(t * blockStride)..<(t * blockStride + columns / BlockQuantizedMatrix.blockSize)])
@@ -109,7 +119,8 @@ package struct BlockQuantizedRows: Sendable {
         try codes.withUnsafeBufferPointer { c in
             try scales.withUnsafeBufferPointer { d in
                 try sums.withUnsafeBufferPointer { s in
-                    var description = ce_block_rows(rows: rows, columns: columns, codes: c.baseAddress, scales: d.baseAddress, sums: s.baseAddress)
+                    var description = ce_block_rows(
+                        rows: rows, columns: columns, codes: c.baseAddress, scales: d.baseAddress, sums: s.baseAddress)
                     return try body(&description)
                 }
             }

@@ -25,15 +25,18 @@ final class BlockGEMMTests: XCTestCase {
         for path in BlockGEMM.paths {
             Int8GEMM.withPath(path) { XCTAssertEqual(BlockGEMM.defaultPath, path, "one switch forces both") }
         }
-        print("BlockGEMM paths on \(CPUInfo.current.modelName): \(BlockGEMM.paths.map(\.description).joined(separator: ", ")); default \(BlockGEMM.defaultPath)")
+        print(
+            "BlockGEMM paths on \(CPUInfo.current.modelName): \(BlockGEMM.paths.map(\.description).joined(separator: ", ")); default \(BlockGEMM.defaultPath)"
+        )
     }
 
     func testUnavailablePathsAreRefused() {
         var rows = BlockQuantizedRows()
         let x = [Float](repeating: 1, count: 32)
         XCTAssertTrue(BlockGEMM.quantize(x, rows: 1, columns: 32, into: &rows))
-        let w = BlockQuantizedMatrix(outputSize: 1, inputSize: 32, bits: 8, zeroPoint: 0, codes: [UInt8](repeating: 1, count: 32),
-                                     scales: [0x3C00], mins: nil)
+        let w = BlockQuantizedMatrix(
+            outputSize: 1, inputSize: 32, bits: 8, zeroPoint: 0, codes: [UInt8](repeating: 1, count: 32),
+            scales: [0x3C00], mins: nil)
         for path in BlockGEMM.Path.allCases where !BlockGEMM.paths.contains(path) {
             var out: [Float] = [7]
             var acc: [Int32] = [7]
@@ -49,7 +52,9 @@ final class BlockGEMMTests: XCTestCase {
     // MARK: What every path must compute
 
     func checkPath(_ path: BlockGEMM.Path) throws {
-        guard BlockGEMM.paths.contains(path) else { throw XCTSkip("\(path) does not run on \(CPUInfo.current.modelName)") }
+        guard BlockGEMM.paths.contains(path) else {
+            throw XCTSkip("\(path) does not run on \(CPUInfo.current.modelName)")
+        }
         try checkRandomProducts(path)
         try checkExtremes(path)
         try checkQuantizer(path)
@@ -58,22 +63,29 @@ final class BlockGEMMTests: XCTestCase {
 
     /// A scale or minimum as float16, of either sign, spread over four decades.
     func randomHalf(using rng: inout SeededGenerator) -> UInt16 {
-        BlockQuantizedMatrix.half((Bool.random(using: &rng) ? 1 : -1) * Float(pow(10, Double.random(in: -4 ... -1, using: &rng))))
+        BlockQuantizedMatrix.half(
+            (Bool.random(using: &rng) ? 1 : -1) * Float(pow(10, Double.random(in: -4 ... -1, using: &rng))))
     }
 
     /// Codes uniform over every byte (both nibbles), float16 scales and (optionally) minimums.
-    func randomMatrix(out: Int, in k: Int, bits: Int, zeroPoint: Int, mins: Bool, using rng: inout SeededGenerator) -> BlockQuantizedMatrix {
+    func randomMatrix(out: Int, in k: Int, bits: Int, zeroPoint: Int, mins: Bool, using rng: inout SeededGenerator)
+        -> BlockQuantizedMatrix
+    {
         let codes = (0..<(out * k * bits / 8)).map { _ in UInt8.random(in: 0...255, using: &rng) }
         let blocks = out * k / BlockQuantizedMatrix.blockSize
         let scales = (0..<blocks).map { _ in randomHalf(using: &rng) }
         let minimums = mins ? (0..<blocks).map { _ in randomHalf(using: &rng) } : nil
-        return BlockQuantizedMatrix(outputSize: out, inputSize: k, bits: bits, zeroPoint: zeroPoint, codes: codes, scales: scales, mins: minimums)
+        return BlockQuantizedMatrix(
+            outputSize: out, inputSize: k, bits: bits, zeroPoint: zeroPoint, codes: codes, scales: scales,
+            mins: minimums)
     }
 
     /// Activation codes uniform in −127 … 127 with scales of realistic size: `[rows, k]`, `[rows, k / 32]`.
     func randomActivations(rows: Int, in k: Int, using rng: inout SeededGenerator) -> (codes: [Int8], scales: [Float]) {
-        ((0..<(rows * k)).map { _ in Int8.random(in: -127...127, using: &rng) },
-         (0..<(rows * k / BlockQuantizedMatrix.blockSize)).map { _ in Float.random(in: 1e-3...1e-1, using: &rng) })
+        (
+            (0..<(rows * k)).map { _ in Int8.random(in: -127...127, using: &rng) },
+            (0..<(rows * k / BlockQuantizedMatrix.blockSize)).map { _ in Float.random(in: 1e-3...1e-1, using: &rng) }
+        )
     }
 
     /// Random shapes: in = 32 … 2048, out = 1 … 300 (around the multiples of 4, 8, 16, 32 and 64),
@@ -96,15 +108,37 @@ final class BlockGEMMTests: XCTestCase {
             let upper = index % 3 == 0 ? out : Int.random(in: (lower + 1)...out, using: &rng)
             let w = randomMatrix(out: out, in: k, bits: bits, zeroPoint: zeroPoint, mins: mins, using: &rng)
             let (codes, scales) = randomActivations(rows: t, in: k, using: &rng)
-            try checkProduct(codes, scales, rows: t, w, columns: lower..<upper, path: path, using: &rng,
-                             label: "\(path) case \(index): \(bits)-bit z \(zeroPoint) mins \(mins) T \(t) out \(out) in \(k) columns \(lower)..<\(upper)")
+            try checkProduct(
+                codes, scales, rows: t, w, columns: lower..<upper, path: path, using: &rng,
+                label:
+                    "\(path) case \(index): \(bits)-bit z \(zeroPoint) mins \(mins) T \(t) out \(out) in \(k) columns \(lower)..<\(upper)"
+            )
         }
         // SmolLM2-135M's shapes, fewer rows.
         for (k, out, t) in [(576, 67, 1), (576, 40, 2), (1536, 35, 1), (1536, 19, 9)] {
             for bits in [4, 8] {
-                let w = randomMatrix(out: out, in: k, bits: bits, zeroPoint: bits == 4 ? 8 : 128, mins: bits == 4, using: &rng)
+                let w = randomMatrix(
+                    out: out, in: k, bits: bits, zeroPoint: bits == 4 ? 8 : 128, mins: bits == 4, using: &rng)
                 let (codes, scales) = randomActivations(rows: t, in: k, using: &rng)
-                try checkProduct(codes, scales, rows: t, w, columns: 0..<out, path: path, using: &rng, label: "\(path) SmolLM2 \(k)→\(out) T \(t) \(bits)-bit")
+                try checkProduct(
+                    codes, scales, rows: t, w, columns: 0..<out, path: path, using: &rng,
+                    label: "\(path) SmolLM2 \(k)→\(out) T \(t) \(bits)-bit")
+            }
+        }
+        // Every block count from 1 to 20 (and two past 32) at one and two rows: the streaming
+        // kernels' partial steps and cross-row tails, the tiled ones' edges; 9 and 6 outputs
+        // leave groups of 1 and 2 rows beside whole groups of 4.
+        for blocks in Array(1...20) + [33, 47] {
+            for (t, bits) in [(1, 4), (1, 8), (2, 4), (2, 8)] {
+                let out = blocks % 2 == 0 ? 9 : 6
+                let zeroPoint = [0, 8, 32, 128][blocks % 4]
+                let w = randomMatrix(
+                    out: out, in: 32 * blocks, bits: bits, zeroPoint: zeroPoint, mins: blocks % 3 != 0, using: &rng)
+                let (codes, scales) = randomActivations(rows: t, in: 32 * blocks, using: &rng)
+                let lower = blocks % 5
+                try checkProduct(
+                    codes, scales, rows: t, w, columns: lower..<out, path: path, using: &rng,
+                    label: "\(path) \(blocks) blocks T \(t) \(bits)-bit columns \(lower)..<\(out)")
             }
         }
     }
@@ -112,13 +146,15 @@ final class BlockGEMMTests: XCTestCase {
     /// Exact integers, then floats with and without bias and residual, against the references;
     /// the columns outside `columns` left as they were.
     func checkProduct(
-        _ codes: [Int8], _ scales: [Float], rows t: Int, _ w: BlockQuantizedMatrix, columns: Range<Int>, path: BlockGEMM.Path,
+        _ codes: [Int8], _ scales: [Float], rows t: Int, _ w: BlockQuantizedMatrix, columns: Range<Int>,
+        path: BlockGEMM.Path,
         using rng: inout SeededGenerator, label: String, file: StaticString = #filePath, line: UInt = #line
     ) throws {
         let a = BlockQuantizedRows(codes: codes, scales: scales, columns: w.inputSize)
         let integers = ReferenceKernels.blockIntegers(codes, rows: t, w, columns: columns)
         var acc = [Int32](repeating: .min, count: max(1, integers.count))
-        XCTAssertTrue(BlockGEMM.accumulators(a, w, columns: columns, into: &acc, path: path), label, file: file, line: line)
+        XCTAssertTrue(
+            BlockGEMM.accumulators(a, w, columns: columns, into: &acc, path: path), label, file: file, line: line)
         if let i = firstDifference(Array(acc.prefix(integers.count)), integers) {
             XCTFail("\(label): integers differ first at \(i): \(acc[i]) vs \(integers[i])", file: file, line: line)
             return
@@ -127,19 +163,27 @@ final class BlockGEMMTests: XCTestCase {
         let bias = (0..<out).map { _ in Float.random(in: -1...1, using: &rng) }
         let residual = (0..<(t * out)).map { _ in Float.random(in: -4...4, using: &rng) }
         for (withBias, accumulate) in [(false, false), (true, false), (true, true), (false, true)] {
-            let reference = ReferenceKernels.blockMatMul(codes, scales: scales, rows: t, w, columns: columns, bias: withBias ? bias : nil,
-                                                         residual: accumulate ? residual : nil, integers: integers)
+            let reference = ReferenceKernels.blockMatMul(
+                codes, scales: scales, rows: t, w, columns: columns, bias: withBias ? bias : nil,
+                residual: accumulate ? residual : nil, integers: integers)
             let sentinel: Float = -12345.5
             var y = accumulate ? residual : [Float](repeating: sentinel, count: t * out)
             let before = y
             let ran = bias.withUnsafeBufferPointer { b in
-                BlockGEMM.multiply(a, w, columns: columns, bias: withBias ? b.baseAddress : nil, into: &y, accumulate: accumulate, path: path)
+                BlockGEMM.multiply(
+                    a, w, columns: columns, bias: withBias ? b.baseAddress : nil, into: &y, accumulate: accumulate,
+                    path: path)
             }
             XCTAssertTrue(ran, label, file: file, line: line)
             let what = "\(label) bias \(withBias) accumulate \(accumulate)"
-            if !assertWithinTolerance(y, reference, rows: t, out: out, columns: columns, ldc: out, what, file: file, line: line) { return }
+            if !assertWithinTolerance(
+                y, reference, rows: t, out: out, columns: columns, ldc: out, what, file: file, line: line)
+            {
+                return
+            }
             for r in 0..<t {
-                for j in 0..<out where !columns.contains(j) && y[r * out + j].bitPattern != before[r * out + j].bitPattern {
+                for j in 0..<out
+                where !columns.contains(j) && y[r * out + j].bitPattern != before[r * out + j].bitPattern {
                     XCTFail("\(what): column \(j) of row \(r) outside the range was written", file: file, line: line)
                     return
                 }
@@ -151,10 +195,12 @@ final class BlockGEMMTests: XCTestCase {
     /// reports the first failure and the largest ratio of error to allowance.
     @discardableResult
     func assertWithinTolerance(
-        _ y: [Float], _ reference: (values: [Double], magnitudes: [Double]), rows: Int, out: Int, columns: Range<Int>, ldc: Int,
+        _ y: [Float], _ reference: (values: [Double], magnitudes: [Double]), rows: Int, out: Int, columns: Range<Int>,
+        ldc: Int,
         _ what: String, file: StaticString = #filePath, line: UInt = #line
     ) -> Bool {
-        var first: String?, worst = 0.0
+        var first: String?
+        var worst = 0.0
         for t in 0..<rows {
             for (c, j) in columns.enumerated() {
                 let i = t * columns.count + c
@@ -162,7 +208,8 @@ final class BlockGEMMTests: XCTestCase {
                 let allowed = 1e-5 * reference.magnitudes[i] + 1e-6
                 worst = max(worst, error.isNaN ? .infinity : error / allowed)
                 if !(error <= allowed), first == nil {
-                    first = "row \(t) column \(j): \(y[t * ldc + j]) vs \(reference.values[i]) (Σ|terms| \(reference.magnitudes[i]))"
+                    first =
+                        "row \(t) column \(j): \(y[t * ldc + j]) vs \(reference.values[i]) (Σ|terms| \(reference.magnitudes[i]))"
                 }
             }
         }
@@ -188,43 +235,60 @@ final class BlockGEMMTests: XCTestCase {
                     let codeSets: [(String, [UInt8])] = [
                         ("largest codes", [UInt8](repeating: top, count: byteCount)),
                         ("zero codes", [UInt8](repeating: 0, count: byteCount)),
-                        ("codes 0 or largest", (0..<byteCount).map { _ in [0, top, bits == 4 ? 0x0F : 128, bits == 4 ? 0xF0 : 127].randomElement(using: &rng)! }),
+                        (
+                            "codes 0 or largest",
+                            (0..<byteCount).map { _ in
+                                [0, top, bits == 4 ? 0x0F : 128, bits == 4 ? 0xF0 : 127].randomElement(using: &rng)!
+                            }
+                        ),
                     ]
                     let activationSets: [(String, [Int8])] = [
                         ("+127", [Int8](repeating: 127, count: t * k)),
                         ("−127", [Int8](repeating: -127, count: t * k)),
                         ("±127", (0..<(t * k)).map { _ in Bool.random(using: &rng) ? 127 : -127 }),
                         // Every other block zero, as the quantizer leaves a block of zeros (scale 0 too).
-                        ("zero blocks", (0..<(t * k)).map { i in (i / size) % 2 == 0 ? 0 : (Bool.random(using: &rng) ? 127 : -127) }),
+                        (
+                            "zero blocks",
+                            (0..<(t * k)).map { i in (i / size) % 2 == 0 ? 0 : (Bool.random(using: &rng) ? 127 : -127) }
+                        ),
                     ]
                     for (codeName, codes) in codeSets {
                         for (activationName, activations) in activationSets {
                             let hugeScales = Bool.random(using: &rng)
                             let scaleBits: [UInt16] = (0..<(out * k / size)).map { _ in
-                                hugeScales ? [0x7BFF, 0xFBFF, 0x0001, 0x8001].randomElement(using: &rng)! : randomHalf(using: &rng)
+                                hugeScales
+                                    ? [0x7BFF, 0xFBFF, 0x0001, 0x8001].randomElement(using: &rng)!
+                                    : randomHalf(using: &rng)
                             }
-                            let w = BlockQuantizedMatrix(outputSize: out, inputSize: k, bits: bits, zeroPoint: zeroPoint, codes: codes,
-                                                         scales: scaleBits, mins: zeroPoint == 0 ? Array(scaleBits.reversed()) : nil)
+                            let w = BlockQuantizedMatrix(
+                                outputSize: out, inputSize: k, bits: bits, zeroPoint: zeroPoint, codes: codes,
+                                scales: scaleBits, mins: zeroPoint == 0 ? Array(scaleBits.reversed()) : nil)
                             let scales: [Float] = (0..<(t * k / size)).map { b in
-                                activationName == "zero blocks" && b % 2 == 0 ? 0 : [1e-8, 1, 1e3].randomElement(using: &rng)!
+                                activationName == "zero blocks" && b % 2 == 0
+                                    ? 0 : [1e-8, 1, 1e3].randomElement(using: &rng)!
                             }
-                            try checkProduct(activations, scales, rows: t, w, columns: 0..<out, path: path, using: &rng,
-                                             label: "\(path) extremes \(bits)-bit z \(zeroPoint) \(codeName) × \(activationName) T \(t) in \(k)")
+                            try checkProduct(
+                                activations, scales, rows: t, w, columns: 0..<out, path: path, using: &rng,
+                                label:
+                                    "\(path) extremes \(bits)-bit z \(zeroPoint) \(codeName) × \(activationName) T \(t) in \(k)"
+                            )
                         }
                     }
                 }
             }
         }
         // The exact value of one full block at the limit, by hand: 32 · 255 · 127 − 0.
-        let w = BlockQuantizedMatrix(outputSize: 1, inputSize: 32, bits: 8, zeroPoint: 0, codes: [UInt8](repeating: 255, count: 32),
-                                     scales: [0x3C00], mins: nil)
+        let w = BlockQuantizedMatrix(
+            outputSize: 1, inputSize: 32, bits: 8, zeroPoint: 0, codes: [UInt8](repeating: 255, count: 32),
+            scales: [0x3C00], mins: nil)
         let a = BlockQuantizedRows(codes: [Int8](repeating: 127, count: 32), scales: [1], columns: 32)
         var acc: [Int32] = [0]
         XCTAssertTrue(BlockGEMM.accumulators(a, w, into: &acc, path: path))
         XCTAssertEqual(acc, [1_036_320], "\(path)")
         // And with the largest correction: codes 0, z 255, activations −127: 0 − 255 · (−4,064).
-        let z = BlockQuantizedMatrix(outputSize: 1, inputSize: 32, bits: 8, zeroPoint: 255, codes: [UInt8](repeating: 0, count: 32),
-                                     scales: [0x3C00], mins: nil)
+        let z = BlockQuantizedMatrix(
+            outputSize: 1, inputSize: 32, bits: 8, zeroPoint: 255, codes: [UInt8](repeating: 0, count: 32),
+            scales: [0x3C00], mins: nil)
         let negative = BlockQuantizedRows(codes: [Int8](repeating: -127, count: 32), scales: [1], columns: 32)
         XCTAssertTrue(BlockGEMM.accumulators(negative, z, into: &acc, path: path))
         XCTAssertEqual(acc, [1_036_320], "\(path)")
@@ -236,7 +300,8 @@ final class BlockGEMMTests: XCTestCase {
         var rng = SeededGenerator(seed: 91)
         var buffer = BlockQuantizedRows()
         for k in [2048, 32, 64, 96, 128, 160, 576, 1536] {
-            var x = [Float](), kinds = [String]()
+            var x = [Float]()
+            var kinds = [String]()
             func add(_ row: [Float], _ kind: String) {
                 x += row
                 kinds.append(kind)
@@ -246,11 +311,14 @@ final class BlockGEMMTests: XCTestCase {
             add((0..<k).map { i in i % 2 == 0 ? -0.0 : 0 }, "signed zeros")
             add((0..<k).map { _ in rng.gaussian() * 0x1p-133 }, "subnormal")
             add((0..<k).map { _ in Float(Int.random(in: -127...127, using: &rng)) + 0.5 }, "ties")
-            add((0..<k).map { i in i % 32 == 0 ? 127 : [0.5, -0.5, 1.5, -2.5, 126.5].randomElement(using: &rng)! }, "ties at scale 1")
+            add(
+                (0..<k).map { i in i % 32 == 0 ? 127 : [0.5, -0.5, 1.5, -2.5, 126.5].randomElement(using: &rng)! },
+                "ties at scale 1")
             add((0..<k).map { i in i % 97 == 5 ? 3e4 : rng.gaussian() * 0.01 }, "outliers")
             add((0..<k).map { _ in rng.gaussian() * 1e30 }, "huge")
             add((0..<k).map { i in (i / 32) % 3 == 1 ? 0 : rng.gaussian() }, "zero blocks")
-            let m = kinds.count, ldx = k + 7
+            let m = kinds.count
+            let ldx = k + 7
             var strided = [Float](repeating: .nan, count: m * ldx)
             for i in 0..<m { strided.replaceSubrange((i * ldx)..<(i * ldx + k), with: x[(i * k)..<((i + 1) * k)]) }
             XCTAssertTrue(BlockGEMM.quantize(strided, rows: m, columns: k, rowStride: ldx, into: &buffer, path: path))
@@ -266,15 +334,25 @@ final class BlockGEMMTests: XCTestCase {
                 let padding = zip(0..<buffer.codeStride, row).filter { !used.contains($0.0) }
                 XCTAssertTrue(padding.allSatisfy { $0.1 == 0 }, "\(what): code padding")
                 let blocks = k / 32
-                XCTAssertTrue(buffer.scales[(i * buffer.blockStride + blocks)..<((i + 1) * buffer.blockStride)].allSatisfy { $0 == 0 }, "\(what): scale padding")
-                XCTAssertTrue(buffer.sums[(i * buffer.blockStride + blocks)..<((i + 1) * buffer.blockStride)].allSatisfy { $0 == 0 }, "\(what): sum padding")
+                XCTAssertTrue(
+                    buffer.scales[(i * buffer.blockStride + blocks)..<((i + 1) * buffer.blockStride)].allSatisfy {
+                        $0 == 0
+                    }, "\(what): scale padding")
+                XCTAssertTrue(
+                    buffer.sums[(i * buffer.blockStride + blocks)..<((i + 1) * buffer.blockStride)].allSatisfy {
+                        $0 == 0
+                    }, "\(what): sum padding")
             }
             // Each value within half a step of its code (the block's largest within a step: d_a rounds).
             for i in 0..<m where kinds[i] != "subnormal" {
-                let codes = buffer.codes(ofRow: i), scales = buffer.scales(ofRow: i)
+                let codes = buffer.codes(ofRow: i)
+                let scales = buffer.scales(ofRow: i)
                 for p in 0..<k {
-                    let d = Double(scales[p / 32]), value = Double(x[i * k + p])
-                    XCTAssertLessThanOrEqual(abs(d * Double(codes[p]) - value), 0.5001 * d + abs(value) * 1e-6, "\(kinds[i]) in \(k) at \(p)")
+                    let d = Double(scales[p / 32])
+                    let value = Double(x[i * k + p])
+                    XCTAssertLessThanOrEqual(
+                        abs(d * Double(codes[p]) - value), 0.5001 * d + abs(value) * 1e-6, "\(kinds[i]) in \(k) at \(p)"
+                    )
                 }
             }
         }
@@ -293,14 +371,17 @@ final class BlockGEMMTests: XCTestCase {
                     var y = [Float](repeating: 9, count: t * ldc)
                     var buffer = BlockQuantizedRows()
                     let ran = bias.withUnsafeBufferPointer { b in
-                        BlockGEMM.matmul(activations: x, rows: t, lda: lda, weights: w, columns: columns, bias: b.baseAddress, into: &y,
-                                         ldc: ldc, accumulate: true, buffer: &buffer, path: path)
+                        BlockGEMM.matmul(
+                            activations: x, rows: t, lda: lda, weights: w, columns: columns, bias: b.baseAddress,
+                            into: &y,
+                            ldc: ldc, accumulate: true, buffer: &buffer, path: path)
                     }
                     XCTAssertTrue(ran)
                     let codes = (0..<t).flatMap { buffer.codes(ofRow: $0) }
                     let scales = (0..<t).flatMap { buffer.scales(ofRow: $0) }
                     let residual = [Float](repeating: 9, count: t * out)
-                    let reference = ReferenceKernels.blockMatMul(codes, scales: scales, rows: t, w, columns: columns, bias: bias, residual: residual)
+                    let reference = ReferenceKernels.blockMatMul(
+                        codes, scales: scales, rows: t, w, columns: columns, bias: bias, residual: residual)
                     let what = "\(path) strided \(bits)-bit T \(t) in \(k) columns \(columns)"
                     assertWithinTolerance(y, reference, rows: t, out: out, columns: columns, ldc: ldc, what)
                     for r in 0..<t {
@@ -317,7 +398,9 @@ final class BlockGEMMTests: XCTestCase {
 
     func testIntegersIdenticalAcrossPaths() {
         var rng = SeededGenerator(seed: 12)
-        for (t, k, out, bits, zeroPoint) in [(1, 576, 70, 4, 8), (5, 576, 33, 8, 128), (17, 1536, 20, 4, 0), (2, 2048, 9, 8, 32)] {
+        for (t, k, out, bits, zeroPoint) in [
+            (1, 576, 70, 4, 8), (5, 576, 33, 8, 128), (17, 1536, 20, 4, 0), (2, 2048, 9, 8, 32),
+        ] {
             let w = randomMatrix(out: out, in: k, bits: bits, zeroPoint: zeroPoint, mins: false, using: &rng)
             let (codes, scales) = randomActivations(rows: t, in: k, using: &rng)
             let a = BlockQuantizedRows(codes: codes, scales: scales, columns: k)
@@ -347,14 +430,18 @@ final class BlockGEMMTests: XCTestCase {
             DispatchQueue.concurrentPerform(iterations: splits.count) { i in
                 var y = [Float](repeating: 0, count: t * out)
                 var rows = BlockQuantizedRows()
-                BlockGEMM.matmul(activations: x, rows: t, weights: w, columns: splits[i], bias: nil, into: &y, buffer: &rows)
+                BlockGEMM.matmul(
+                    activations: x, rows: t, weights: w, columns: splits[i], bias: nil, into: &y, buffer: &rows)
                 pieces.withOrderedLock { $0[i] = y }
             }
             let all = pieces.withOrderedLock { $0 }
             for (i, columns) in splits.enumerated() {
                 let y = try XCTUnwrap(all[i])
                 for r in 0..<t {
-                    for j in columns { XCTAssertEqual(y[r * out + j].bitPattern, whole[r * out + j].bitPattern, "T \(t) row \(r) column \(j)") }
+                    for j in columns {
+                        XCTAssertEqual(
+                            y[r * out + j].bitPattern, whole[r * out + j].bitPattern, "T \(t) row \(r) column \(j)")
+                    }
                 }
             }
         }
@@ -363,21 +450,29 @@ final class BlockGEMMTests: XCTestCase {
     func testEmptyShapes() {
         var buffer = BlockQuantizedRows()
         let x = [Float](repeating: 1, count: 64)
-        let w = BlockQuantizedMatrix(outputSize: 2, inputSize: 32, bits: 4, zeroPoint: 8, codes: [UInt8](repeating: 0x9A, count: 32),
-                                     scales: [0x3C00, 0x3C00], mins: nil)
+        let w = BlockQuantizedMatrix(
+            outputSize: 2, inputSize: 32, bits: 4, zeroPoint: 8, codes: [UInt8](repeating: 0x9A, count: 32),
+            scales: [0x3C00, 0x3C00], mins: nil)
         for path in BlockGEMM.paths {
             var y: [Float] = [4, 4]
-            XCTAssertTrue(BlockGEMM.matmul(activations: x, rows: 0, weights: w, bias: nil, into: &y, buffer: &buffer, path: path))
+            XCTAssertTrue(
+                BlockGEMM.matmul(activations: x, rows: 0, weights: w, bias: nil, into: &y, buffer: &buffer, path: path))
             XCTAssertEqual(y, [4, 4], "\(path): no rows, nothing written")
-            XCTAssertTrue(BlockGEMM.matmul(activations: x, rows: 1, weights: w, columns: 1..<1, bias: nil, into: &y, buffer: &buffer, path: path))
+            XCTAssertTrue(
+                BlockGEMM.matmul(
+                    activations: x, rows: 1, weights: w, columns: 1..<1, bias: nil, into: &y, buffer: &buffer,
+                    path: path))
             XCTAssertEqual(y, [4, 4], "\(path): no columns, nothing written")
         }
         // Depth 0: the product is the bias.
-        let flat = BlockQuantizedMatrix(outputSize: 2, inputSize: 0, bits: 8, zeroPoint: 128, codes: [], scales: [], mins: [])
+        let flat = BlockQuantizedMatrix(
+            outputSize: 2, inputSize: 0, bits: 8, zeroPoint: 128, codes: [], scales: [], mins: [])
         let bias: [Float] = [0.5, -0.5]
         for path in BlockGEMM.paths {
             var y: [Float] = [4, 4]
-            XCTAssertTrue(BlockGEMM.matmul(activations: x, rows: 1, weights: flat, bias: bias, into: &y, buffer: &buffer, path: path))
+            XCTAssertTrue(
+                BlockGEMM.matmul(
+                    activations: x, rows: 1, weights: flat, bias: bias, into: &y, buffer: &buffer, path: path))
             XCTAssertEqual(y, bias, "\(path): depth 0")
         }
     }
@@ -393,10 +488,14 @@ final class BlockGEMMTests: XCTestCase {
             let w = randomMatrix(out: out, in: k, bits: bits, zeroPoint: zeroPoint, mins: mins, using: &rng)
             let (codes, scales) = randomActivations(rows: t, in: k, using: &rng)
             let bias = (0..<out).map { _ in Float.random(in: -1...1, using: &rng) }
-            let viaIntegers = ReferenceKernels.blockMatMul(codes, scales: scales, rows: t, w, columns: 2..<7, bias: bias, residual: nil)
-            let viaWeights = ReferenceKernels.blockDequantizedMatMul(codes, scales: scales, rows: t, w, columns: 2..<7, bias: bias)
+            let viaIntegers = ReferenceKernels.blockMatMul(
+                codes, scales: scales, rows: t, w, columns: 2..<7, bias: bias, residual: nil)
+            let viaWeights = ReferenceKernels.blockDequantizedMatMul(
+                codes, scales: scales, rows: t, w, columns: 2..<7, bias: bias)
             for i in viaWeights.indices {
-                XCTAssertEqual(viaIntegers.values[i], viaWeights[i], accuracy: 1e-12 * viaIntegers.magnitudes[i], "\(bits)-bit z \(zeroPoint) at \(i)")
+                XCTAssertEqual(
+                    viaIntegers.values[i], viaWeights[i], accuracy: 1e-12 * viaIntegers.magnitudes[i],
+                    "\(bits)-bit z \(zeroPoint) at \(i)")
             }
         }
     }
@@ -405,7 +504,8 @@ final class BlockGEMMTests: XCTestCase {
     func testFourBitCodeOrder() {
         var codes = [UInt8](repeating: 0, count: 32)
         for i in 0..<16 { codes[16 + i] = UInt8(i) | UInt8(15 - i) << 4 }
-        let w = BlockQuantizedMatrix(outputSize: 1, inputSize: 64, bits: 4, zeroPoint: 8, codes: codes, scales: [0x3C00, 0x4000], mins: nil)
+        let w = BlockQuantizedMatrix(
+            outputSize: 1, inputSize: 64, bits: 4, zeroPoint: 8, codes: codes, scales: [0x3C00, 0x4000], mins: nil)
         XCTAssertEqual((32..<64).map { w.code(row: 0, column: $0) }, Array(0..<16) + (0..<16).map { 15 - $0 })
         XCTAssertEqual(w.value(row: 0, column: 32), 2 * (0 - 8))
         XCTAssertEqual(w.value(row: 0, column: 5), 1 * (0 - 8))
@@ -439,12 +539,12 @@ final class BlockGEMMTests: XCTestCase {
         XCTAssertEqual(BlockQuantizedMatrix.float(fromHalf: 0x0001), 0x1p-24)
         XCTAssertEqual(BlockQuantizedMatrix.float(fromHalf: 0xC000), -2)
         #if !(os(macOS) && arch(x86_64))
-        var rng = SeededGenerator(seed: 16)
-        for _ in 0..<100_000 {
-            let value = Float(bitPattern: UInt32.random(in: 0...UInt32.max, using: &rng))
-            guard !value.isNaN else { continue }
-            XCTAssertEqual(BlockQuantizedMatrix.half(value), Float16(value).bitPattern, "\(value)")
-        }
+            var rng = SeededGenerator(seed: 16)
+            for _ in 0..<100_000 {
+                let value = Float(bitPattern: UInt32.random(in: 0...UInt32.max, using: &rng))
+                guard !value.isNaN else { continue }
+                XCTAssertEqual(BlockQuantizedMatrix.half(value), Float16(value).bitPattern, "\(value)")
+            }
         #endif
     }
 
@@ -465,15 +565,18 @@ final class BlockGEMMTests: XCTestCase {
             for b in 0..<(k / 32) {
                 let block = weights[(j * k + 32 * b)..<(j * k + 32 * b + 32)]
                 let largest = block.reduce(Float(0)) { max($0, abs($1)) }
-                XCTAssertEqual(w.scales[j * 3 + b], BlockQuantizedMatrix.half(largest / 127), "scale of block \(b) of row \(j)")
+                XCTAssertEqual(
+                    w.scales[j * 3 + b], BlockQuantizedMatrix.half(largest / 127), "scale of block \(b) of row \(j)")
                 let d = Double(BlockQuantizedMatrix.float(fromHalf: w.scales[j * 3 + b]))
                 for (index, value) in zip(block.indices, block) {
                     let column = index - j * k
                     let code = w.code(row: j, column: column)
                     XCTAssertTrue((1...255).contains(code), "codes 1 … 255: symmetric around 128")
                     // Half a step, plus what clamping at ±127 costs when d rounded down.
-                    XCTAssertLessThanOrEqual(abs(w.value(row: j, column: column) - Double(value)), 0.5 * d * 1.0001 + Double(largest) * 0x1p-11,
-                                             "row \(j) column \(column)")
+                    XCTAssertLessThanOrEqual(
+                        abs(w.value(row: j, column: column) - Double(value)),
+                        0.5 * d * 1.0001 + Double(largest) * 0x1p-11,
+                        "row \(j) column \(column)")
                 }
             }
         }
@@ -514,9 +617,12 @@ final class BlockGEMMTests: XCTestCase {
         for path in BlockGEMM.paths {
             var y = [Float](repeating: 0, count: t * out)
             var buffer = BlockQuantizedRows()
-            XCTAssertTrue(BlockGEMM.matmul(activations: x, rows: t, weights: w, bias: nil, into: &y, buffer: &buffer, path: path))
+            XCTAssertTrue(
+                BlockGEMM.matmul(activations: x, rows: t, weights: w, bias: nil, into: &y, buffer: &buffer, path: path))
             let error = zip(y, exact).reduce(0.0) { $0 + (Double($1.0) - $1.1) * (Double($1.0) - $1.1) }.squareRoot()
-            print("block int8 × 8-bit blocks vs float (\(t)×\(out)×\(k), \(path)): relative error \(String(format: "%.5f", error / norm))")
+            print(
+                "block int8 × 8-bit blocks vs float (\(t)×\(out)×\(k), \(path)): relative error \(String(format: "%.5f", error / norm))"
+            )
             XCTAssertLessThan(error / norm, 0.01, "\(path)")
         }
     }

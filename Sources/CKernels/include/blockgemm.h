@@ -72,7 +72,8 @@ int ce_block_quantize(const float *x, size_t m, size_t k, size_t ldx, int8_t *co
 /// to acc[a->rows][j1 − j0][k/32]. For tests. Returns 0, or −1 when `path` is not available here.
 int ce_block_gemm_s32(const ce_block_matrix *w, const ce_block_rows *a, size_t j0, size_t j1, int32_t *acc, int path);
 
-/// y[t][j] = (accumulate ? y[t][j] : 0) + bias[j] + Σ_b (d[j][b]·d_a[t][b]·I[t][j][b] + m[j][b]·d_a[t][b]·s_a[t][b])
+/// y[t][j] = (accumulate ? y[t][j] : 0) + bias[j]
+///         + Σ_b (d[j][b]·d_a[t][b]·I[t][j][b] + m[j][b]·d_a[t][b]·s_a[t][b])
 /// for every row t and the columns j0 ≤ j < j1, with I the exact integer of ce_block_gemm_s32 and
 /// the rest in float32 (bias NULL: none; mins NULL: no m term). y[t][j] is c[t·ldc + j] (bias and
 /// c indexed from column 0), ldc ≥ j1. The order of the float operations differs between paths

@@ -8,7 +8,8 @@ extension ReferenceKernels {
         let size = BlockQuantizedMatrix.blockSize
         precondition(x.count % size == 0, "blockQuantizedRow: \(x.count) values")
         var codes = [Int8](repeating: 0, count: x.count)
-        var scales = [Float](), sums = [Int32]()
+        var scales = [Float]()
+        var sums = [Int32]()
         for b in 0..<(x.count / size) {
             let block = x[(b * size)..<((b + 1) * size)]
             let d = block.reduce(Float(0)) { max($0, abs($1)) } / 127
@@ -32,15 +33,19 @@ extension ReferenceKernels {
     /// `I[t][j − first][b] = Σᵢ u[j][32b + i] · a[t][32b + i] − z · Σᵢ a[t][32b + i]` for activation
     /// codes `a: [T, in]` (element order) and the columns `columns` of `w`, by the plain loops in
     /// `Int32` (which trap on overflow): `[T, columns.count, in / 32]`.
-    package static func blockIntegers(_ a: [Int8], rows: Int, _ w: BlockQuantizedMatrix, columns: Range<Int>) -> [Int32] {
-        let k = w.inputSize, size = BlockQuantizedMatrix.blockSize, blocks = w.blocksPerRow
+    package static func blockIntegers(_ a: [Int8], rows: Int, _ w: BlockQuantizedMatrix, columns: Range<Int>) -> [Int32]
+    {
+        let k = w.inputSize
+        let size = BlockQuantizedMatrix.blockSize
+        let blocks = w.blocksPerRow
         precondition(a.count == rows * k, "blockIntegers: \(a.count) codes for \(rows)×\(k)")
         var result = [Int32](repeating: 0, count: rows * columns.count * blocks)
         for (column, j) in columns.enumerated() {
             let u = (0..<k).map { Int32(w.code(row: j, column: $0)) }
             for t in 0..<rows {
                 for b in 0..<blocks {
-                    var dot: Int32 = 0, sum: Int32 = 0
+                    var dot: Int32 = 0
+                    var sum: Int32 = 0
                     for i in (b * size)..<((b + 1) * size) {
                         let x = Int32(a[t * k + i])
                         dot += u[i] * x
@@ -63,13 +68,18 @@ extension ReferenceKernels {
         _ a: [Int8], scales aScales: [Float], rows: Int, _ w: BlockQuantizedMatrix, columns: Range<Int>,
         bias: [Float]?, residual: [Float]?, integers: [Int32]? = nil
     ) -> (values: [Double], magnitudes: [Double]) {
-        let blocks = w.blocksPerRow, size = BlockQuantizedMatrix.blockSize
+        let blocks = w.blocksPerRow
+        let size = BlockQuantizedMatrix.blockSize
         let integers = integers ?? blockIntegers(a, rows: rows, w, columns: columns)
-        var values = [Double](), magnitudes = [Double]()
+        var values = [Double]()
+        var magnitudes = [Double]()
         for t in 0..<rows {
-            let sums = (0..<blocks).map { b in (0..<size).reduce(0.0) { $0 + Double(a[t * w.inputSize + b * size + $1]) } }
+            let sums = (0..<blocks).map { b in
+                (0..<size).reduce(0.0) { $0 + Double(a[t * w.inputSize + b * size + $1]) }
+            }
             for (column, j) in columns.enumerated() {
-                var value = 0.0, magnitude = 0.0
+                var value = 0.0
+                var magnitude = 0.0
                 func add(_ term: Double) {
                     value += term
                     magnitude += abs(term)
@@ -80,7 +90,9 @@ extension ReferenceKernels {
                     let da = Double(aScales[t * blocks + b])
                     let d = Double(BlockQuantizedMatrix.float(fromHalf: w.scales[j * blocks + b]))
                     add(d * da * Double(integers[(t * columns.count + column) * blocks + b]))
-                    if let mins = w.mins { add(Double(BlockQuantizedMatrix.float(fromHalf: mins[j * blocks + b])) * da * sums[b]) }
+                    if let mins = w.mins {
+                        add(Double(BlockQuantizedMatrix.float(fromHalf: mins[j * blocks + b])) * da * sums[b])
+                    }
                 }
                 values.append(value)
                 magnitudes.append(magnitude)
@@ -95,13 +107,16 @@ extension ReferenceKernels {
     package static func blockDequantizedMatMul(
         _ a: [Int8], scales aScales: [Float], rows: Int, _ w: BlockQuantizedMatrix, columns: Range<Int>, bias: [Float]?
     ) -> [Double] {
-        let blocks = w.blocksPerRow, size = BlockQuantizedMatrix.blockSize
+        let blocks = w.blocksPerRow
+        let size = BlockQuantizedMatrix.blockSize
         var values = [Double]()
         for t in 0..<rows {
             for j in columns {
                 var value = bias.map { Double($0[j]) } ?? 0
                 for k in 0..<w.inputSize {
-                    value += Double(aScales[t * blocks + k / size]) * Double(a[t * w.inputSize + k]) * w.value(row: j, column: k)
+                    value +=
+                        Double(aScales[t * blocks + k / size]) * Double(a[t * w.inputSize + k])
+                        * w.value(row: j, column: k)
                 }
                 values.append(value)
             }
