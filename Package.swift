@@ -97,7 +97,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PostgresStorageTests",
-            dependencies: ["PostgresStorage", "Retrieval", "Embeddings", "LinearAlgebra", "TestSupport", "ModelTestSupport"]
+            dependencies: ["PostgresStorage", "Retrieval", "Embeddings", "VectorIndex", "LinearAlgebra", "TestSupport", "ModelTestSupport"]
         ),
         .testTarget(name: "GGUFTests", dependencies: ["GGUF", "LinearAlgebra", "TestSupport", "ModelTestSupport"]),
         .testTarget(name: "BytePairEncodingTests", dependencies: ["BytePairEncoding", "Tokenization", "GGUF", "LlamaDecoder", "TestSupport", "ModelTestSupport"]),
@@ -110,7 +110,7 @@ let package = Package(
         // EmbeddingsCLI: the tests run the built `embeddings` executable in child processes.
         .testTarget(
             name: "CLITests",
-            dependencies: ["EmbeddingsCLI", "CommandLineOptions", "Embeddings", "Retrieval", "VectorIndex", "LinearAlgebra", "TestSupport", "ModelTestSupport"]
+            dependencies: ["EmbeddingsCLI", "CommandLineOptions", "Embeddings", "Retrieval", "PostgresStorage", "VectorIndex", "LinearAlgebra", "TestSupport", "ModelTestSupport"]
         ),
     ]
 )

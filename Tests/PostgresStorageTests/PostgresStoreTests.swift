@@ -6,6 +6,7 @@ import ModelTestSupport
 import Retrieval
 import Synchronization
 import TestSupport
+import VectorIndex
 import XCTest
 
 extension TestServer {
@@ -155,10 +156,10 @@ final class PostgresStoreTests: XCTestCase {
         // Another model's fingerprint: a typed error, and nothing changes.
         try TestServer.sql("UPDATE incremental_meta SET value = replace(value, 'all-MiniLM-L6-v2', 'other-model') WHERE key = 'fingerprint'")
         XCTAssertThrowsError(try store.replace(with: pages(0))) {
-            guard case PostgresStoreError.fingerprintMismatch = $0 else { return XCTFail("\($0)") }
+            guard case VectorIndexError.fingerprintMismatch = $0 else { return XCTFail("\($0)") }
         }
         XCTAssertThrowsError(try store.search("closures", mode: .semantic, k: 1)) {
-            guard case PostgresStoreError.fingerprintMismatch = $0 else { return XCTFail("\($0)") }
+            guard case VectorIndexError.fingerprintMismatch = $0 else { return XCTFail("\($0)") }
         }
         XCTAssertEqual(try store.count(), 3)
         XCTAssertEqual(try store.search("copied on assignment", mode: .lexical, k: 1).first?.chunk.id, "b#beta", "lexical search needs no model")
@@ -175,10 +176,10 @@ final class PostgresStoreTests: XCTestCase {
         // The float32 encoder may neither add to these vectors nor ask them questions.
         let float = try PostgresStore(connection: try TestServer.url(), embedding: try TestModel.shared(), tablePrefix: "quantized")
         XCTAssertThrowsError(try float.replace(with: pages(0))) {
-            guard case PostgresStoreError.fingerprintMismatch = $0 else { return XCTFail("\($0)") }
+            guard case VectorIndexError.fingerprintMismatch = $0 else { return XCTFail("\($0)") }
         }
         XCTAssertThrowsError(try float.search("closures", mode: .semantic, k: 1)) {
-            guard case PostgresStoreError.fingerprintMismatch = $0 else { return XCTFail("\($0)") }
+            guard case VectorIndexError.fingerprintMismatch = $0 else { return XCTFail("\($0)") }
         }
         XCTAssertEqual(try store.count(), 4)
     }
@@ -211,7 +212,7 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertEqual(try lexical.count(), big.chunks)
         XCTAssertTrue(try lexical.search("zeppelins", mode: .lexical, k: 1).first?.chunk.text.hasSuffix("zeppelins.") ?? false)
         XCTAssertThrowsError(try lexical.search("zeppelins", mode: .semantic, k: 1)) {
-            guard case PostgresStoreError.noVectors = $0 else { return XCTFail("\($0)") }
+            guard case RetrievalError.noVectors = $0 else { return XCTFail("\($0)") }
         }
         XCTAssertThrowsError(try PostgresStore(connection: try TestServer.url(), embedding: nil, tablePrefix: "x; DROP TABLE y")) {
             guard case PostgresStoreError.invalidTablePrefix = $0 else { return XCTFail("\($0)") }
