@@ -107,6 +107,8 @@ let package = Package(
             name: "RetrievalTests",
             dependencies: ["Retrieval", "Embeddings", "VectorIndex", "LinearAlgebra", "TestSupport", "ModelTestSupport"]
         ),
+        // The argument parser, its help layout and exit codes, without either executable.
+        .testTarget(name: "CommandLineOptionsTests", dependencies: ["CommandLineOptions"]),
         // EmbeddingsCLI: the tests run the built `embeddings` executable in child processes.
         .testTarget(
             name: "CLITests",

@@ -25,22 +25,14 @@ final class CrashSafetyTests: XCTestCase {
             try FileManager.default.copyItem(at: lessons.appendingPathComponent(name), to: large.appendingPathComponent(name))
         }
         let index = folder.appendingPathComponent("corpus.index")
-        func build(_ source: URL, environment extra: [String: String] = [:]) throws -> (Process, Pipe) {
-            let process = Process()
-            process.executableURL = CLITests.executable
-            process.arguments = ["index", source.path, "--out", index.path, "--lexical-only"]
-            process.environment = ProcessInfo.processInfo.environment.merging(extra) { _, new in new }
-            process.standardOutput = FileHandle.nullDevice
-            let stderr = Pipe()
-            process.standardError = stderr
-            try process.run()
-            return (process, stderr)
+        func build(_ source: URL, environment extra: [String: String] = [:]) throws -> (process: Process, stderr: FileHandle) {
+            try ChildProcess.start(CLITests.executable, ["index", source.path, "--out", index.path, "--lexical-only"],
+                                   environment: ProcessInfo.processInfo.environment.merging(extra) { _, new in new })
         }
-        func complete(_ source: URL, environment: [String: String] = [:]) throws {
-            let (process, stderr) = try build(source, environment: environment)
-            let errors = stderr.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            XCTAssertEqual(process.terminationStatus, 0, String(decoding: errors, as: UTF8.self))
+        func complete(_ source: URL, environment extra: [String: String] = [:]) throws {
+            let r = try embeddings(["index", source.path, "--out", index.path, "--lexical-only"],
+                                   environment: ProcessInfo.processInfo.environment.merging(extra) { _, new in new })
+            XCTAssertEqual(r.status, 0, r.stderr)
         }
         func chunkCount() throws -> Int {
             let store = EmbeddingStore(embedding: nil)
@@ -65,7 +57,7 @@ final class CrashSafetyTests: XCTestCase {
             let step = round % 2 == 0 ? "created" : "renaming"
             let before = Set(try temporaries())
             let (process, stderr) = try build(source, environment: keep.merging([AtomicFile.stopInSaveVariable: step]) { $1 })
-            let line = firstLine(startingWith: "save stopped: ", from: stderr.fileHandleForReading)
+            let line = firstLine(startingWith: "save stopped: ", from: stderr)
             let words = line?.split(separator: " ").map(String.init) ?? []
             XCTAssertEqual(words.count, 4, "round \(round): the save reported its stop: \(line ?? "nothing")")
             XCTAssertEqual(words.dropFirst(2).first, step, "round \(round)")
@@ -167,7 +159,7 @@ final class CrashSafetyTests: XCTestCase {
 
     /// Runs `script` with `sh -c` (arguments as $0, $1, …), optionally inside new user and mount namespaces.
     private func shell(_ script: String, _ arguments: [String], namespace: Bool = false) throws -> CLITests.Run {
-        try CLITests.launch(URL(fileURLWithPath: namespace ? "/usr/bin/unshare" : "/bin/sh"),
+        try ChildProcess.run(URL(fileURLWithPath: namespace ? "/usr/bin/unshare" : "/bin/sh"),
                             (namespace ? ["-Urm", "/bin/sh"] : []) + ["-c", script] + arguments)
     }
 }
