@@ -109,10 +109,14 @@ let package = Package(
         ),
         // The argument parser, its help layout and exit codes, without either executable.
         .testTarget(name: "CommandLineOptionsTests", dependencies: ["CommandLineOptions"]),
+        // CrashSafetyTests' child process: an index save with AtomicFile's test settings (a stop
+        // inside the save, the stale age) from its arguments, so that no shipping code reads test
+        // hooks from the environment.
+        .executableTarget(name: "CrashSafetyChild", dependencies: ["Retrieval", "VectorIndex"], path: "Tests/CrashSafetyChild"),
         // EmbeddingsCLI: the tests run the built `embeddings` executable in child processes.
         .testTarget(
             name: "CLITests",
-            dependencies: ["EmbeddingsCLI", "CommandLineOptions", "Embeddings", "Retrieval", "PostgresStorage", "VectorIndex", "LinearAlgebra", "TestSupport", "ModelTestSupport"]
+            dependencies: ["EmbeddingsCLI", "CrashSafetyChild", "CommandLineOptions", "Embeddings", "Retrieval", "PostgresStorage", "VectorIndex", "LinearAlgebra", "TestSupport", "ModelTestSupport"]
         ),
     ]
 )

@@ -471,6 +471,8 @@ func runBench(_ arguments: [String]) async throws {
 }
 
 // The one place the process ends: usage errors 64, bad data 65, a missing corpus 66, else 1.
+// The library reports its warnings (a kernel switch that failed) through Diagnostics: print them.
+Diagnostics.setHandler { FileHandle.standardError.write(Data("warning: \($0)\n".utf8)) }
 let status: Int32
 do {
     try await runBench(Array(CommandLine.arguments.dropFirst()))
