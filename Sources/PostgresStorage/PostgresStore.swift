@@ -166,11 +166,6 @@ public final class PostgresStore: ChunkStore {
         try withConnection { try storedFingerprint($0) }
     }
 
-    /// The number of chunks stored (0 when the tables do not exist yet).
-    public func count() throws -> Int {
-        try withConnection { try chunkCount($0) }
-    }
-
     private func chunkCount(_ c: PostgresConnection) throws -> Int {
         guard try tablesExist(c) else { return 0 }
         let value = try c.execute("SELECT count(*) FROM \(chunksTable)").values.first?.first ?? nil

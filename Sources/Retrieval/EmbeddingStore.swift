@@ -79,16 +79,12 @@ public final class EmbeddingStore: ChunkStore {
     }
     /// The chunks, in corpus order (pages sorted by path, chunks in page order).
     public var chunks: [Chunk] { read(\.chunks) }
-    /// The number of chunks.
-    public var count: Int { read(\.chunks.count) }
     /// The quantized codes kept with the vectors (and saved with them); see `keepCodes`.
     public var keptCodes: Set<SearchPrecision> { read(\.keptCodes) }
     /// How the semantic side scores the vectors (`exact` by default); see `setSearchPrecision`.
     public var searchPrecision: SearchPrecision { read(\.searchPrecision) }
     /// The rescore factor of int8 and binary searches (nil: the precision's default).
     public var rescore: Int? { read(\.rescore) }
-    /// The model identifier of the vectors a loaded file holds (nil: none loaded, or lexical-only).
-    public var storedModelIdentifier: String? { read(\.storedFingerprint?.modelIdentifier) }
     /// The stored vectors (for export), in chunk order; nil for a lexical-only store.
     public func vectors() -> FlatIndex? { read(\.index) }
 

@@ -37,7 +37,7 @@ final class CrashSafetyTests: XCTestCase {
         func chunkCount() throws -> Int {
             let store = EmbeddingStore(embedding: nil)
             try store.load(from: index)  // throws if the file were torn
-            return store.count
+            return try store.statistics().chunks
         }
         func temporaries() throws -> [String] {
             try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains(".tmp-") }

@@ -29,7 +29,7 @@ final class StoreTests: XCTestCase {
         let lexical = EmbeddingStore(embedding: nil)
         try lexical.load(from: url)
         let loadedVectors = lexical.vectors()
-        let loadedCount = lexical.count
+        let loadedCount = try lexical.statistics().chunks
         XCTAssertEqual(loadedVectors?.count, loadedCount, "a file with vectors keeps them")
         _ = try lexical.replace(with: pages(true))
         let afterLexicalIndex = lexical.vectors()
