@@ -85,7 +85,9 @@ public final class PostgresStore: ChunkStore {
     /// - Throws: `PostgresStoreError.cannotConnect`, `.vectorExtensionMissing`, `.invalidTablePrefix`.
     public init(connection conninfo: String, embedding: ContextualEmbedding?, tablePrefix: String = "embeddings",
                 chunker: MarkdownChunker = MarkdownChunker(), analyzer: Analyzer = Analyzer()) throws {
-        guard Self.isPlainIdentifier(tablePrefix) else { throw PostgresStoreError.invalidTablePrefix(tablePrefix) }
+        guard SQLText.isPlainIdentifier(tablePrefix, maximumLength: 40, allowingUppercase: false) else {
+            throw PostgresStoreError.invalidTablePrefix(tablePrefix)
+        }
         let connection = try PostgresConnection(conninfo)
         let installed = try connection.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
         if installed.values.isEmpty {
@@ -103,12 +105,6 @@ public final class PostgresStore: ChunkStore {
         self.tablePrefix = tablePrefix
         self.chunker = chunker
         self.analyzer = analyzer
-    }
-
-    static func isPlainIdentifier(_ name: String) -> Bool {
-        guard let first = name.unicodeScalars.first, name.unicodeScalars.count <= 40 else { return false }
-        return (first == "_" || ("a"..."z").contains(first))
-            && name.unicodeScalars.allSatisfy { $0 == "_" || ("a"..."z").contains($0) || ("0"..."9").contains($0) }
     }
 
     private func withConnection<R: Sendable>(_ body: (inout sending PostgresConnection) throws -> R) throws -> R {
