@@ -73,7 +73,7 @@ let package = Package(
         .target(name: "CommandLineOptions"),
         .executableTarget(
             name: "EmbeddingsCLI",
-            dependencies: ["CommandLineOptions", "Embeddings", "ModelAssets", "VectorIndex", "Retrieval", "PostgresStorage", "LinearAlgebra", "WordPiece", "Tokenization", "CMicroHTTPD", "LlamaDecoder"]
+            dependencies: ["CommandLineOptions", "Embeddings", "ModelAssets", "VectorIndex", "Retrieval", "PostgresStorage", "LinearAlgebra", "Tokenization", "CMicroHTTPD", "LlamaDecoder"]
         ),
         .executableTarget(
             name: "EmbeddingsBench",
@@ -87,17 +87,17 @@ let package = Package(
         .target(name: "ModelTestSupport", dependencies: ["Embeddings", "ModelAssets", "LinearAlgebra", "TestSupport", "LlamaDecoder", "BytePairEncoding"], path: "Tests/ModelTestSupport"),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "LinearAlgebraTests", dependencies: ["LinearAlgebra", "TestSupport"]),
-        .testTarget(name: "SentencePieceTests", dependencies: ["SentencePiece", "Tokenization", "BertEncoder", "Embeddings", "TestSupport", "ModelTestSupport"]),
+        .testTarget(name: "SentencePieceTests", dependencies: ["SentencePiece", "Tokenization", "Embeddings", "TestSupport", "ModelTestSupport"]),
         .testTarget(name: "WordPieceTests", dependencies: ["WordPiece", "Hashing", "TestSupport"]),
         .testTarget(name: "BertEncoderTests", dependencies: ["BertEncoder", "LinearAlgebra", "TestSupport", "ModelTestSupport"]),
         .testTarget(name: "ModelAssetsTests", dependencies: ["ModelAssets", "Hashing", "LinearAlgebra", "TestSupport"]),
         .testTarget(
             name: "EmbeddingsTests",
-            dependencies: ["Embeddings", "Tokenization", "Retrieval", "LinearAlgebra", "ModelAssets", "TestSupport", "ModelTestSupport"]
+            dependencies: ["Embeddings", "Tokenization", "Retrieval", "VectorIndex", "LinearAlgebra", "ModelAssets", "TestSupport", "ModelTestSupport"]
         ),
         .testTarget(
             name: "PostgresStorageTests",
-            dependencies: ["PostgresStorage", "Retrieval", "Embeddings", "LinearAlgebra", "TestSupport", "ModelTestSupport"]
+            dependencies: ["PostgresStorage", "Retrieval", "Embeddings", "VectorIndex", "LinearAlgebra", "TestSupport", "ModelTestSupport"]
         ),
         .testTarget(name: "GGUFTests", dependencies: ["GGUF", "LinearAlgebra", "TestSupport", "ModelTestSupport"]),
         .testTarget(name: "BytePairEncodingTests", dependencies: ["BytePairEncoding", "Tokenization", "GGUF", "LlamaDecoder", "TestSupport", "ModelTestSupport"]),
@@ -107,10 +107,17 @@ let package = Package(
             name: "RetrievalTests",
             dependencies: ["Retrieval", "Embeddings", "VectorIndex", "LinearAlgebra", "TestSupport", "ModelTestSupport"]
         ),
-        // EmbeddingsCLI: the tests run the built `embeddings` executable in child processes.
+        // The argument parser, its help layout and exit codes, without either executable.
+        .testTarget(name: "CommandLineOptionsTests", dependencies: ["CommandLineOptions"]),
+        // CrashSafetyTests' child process: an index save with AtomicFile's test settings (a stop
+        // inside the save, the stale age) from its arguments, so that no shipping code reads test
+        // hooks from the environment.
+        .executableTarget(name: "CrashSafetyChild", dependencies: ["Retrieval", "VectorIndex"], path: "Tests/CrashSafetyChild"),
+        // EmbeddingsCLI: the tests run the built `embeddings` executable in child processes
+        // (CrashSafetyChild is listed so that it is built, not imported).
         .testTarget(
             name: "CLITests",
-            dependencies: ["EmbeddingsCLI", "CommandLineOptions", "Embeddings", "Retrieval", "VectorIndex", "LinearAlgebra", "TestSupport", "ModelTestSupport"]
+            dependencies: ["EmbeddingsCLI", "CrashSafetyChild", "CommandLineOptions", "Embeddings", "Retrieval", "PostgresStorage", "VectorIndex", "LinearAlgebra", "TestSupport", "ModelTestSupport"]
         ),
     ]
 )

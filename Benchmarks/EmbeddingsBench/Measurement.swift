@@ -90,3 +90,13 @@ func resetPeakResident() {
 func consume<T>(_ value: T) {
     withExtendedLifetime(value) {}
 }
+
+/// The `p` quantile of `values` (`p` from 0 to 1) by nearest rank: the sorted value at index
+/// ⌊n·p⌋, the largest for `p` = 1; 0 for no values. The bench's one percentile, for every
+/// latency column (stores' p50/p90, the server's p50/p99).
+/// - Complexity: O(n log n).
+func percentile(_ values: [Double], _ p: Double) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return 0 }
+    return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+}

@@ -142,12 +142,6 @@ struct ServeBench {
         }
         return 0
     }
-
-    static func percentile(_ values: [Double], _ p: Double) -> Double {
-        let sorted = values.sorted()
-        guard !sorted.isEmpty else { return 0 }
-        return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
-    }
 }
 
 /// The few lines of HTTP/1.1 the bench's clients speak: one `Connection: close` POST per

@@ -23,12 +23,6 @@ enum StoreBench {
         var recall: Double?
     }
 
-    static func percentile(_ values: [Double], _ p: Double) -> Double {
-        let sorted = values.sorted()
-        guard !sorted.isEmpty else { return 0 }
-        return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
-    }
-
     /// Seconds per query, p50 and p90, over the questions (each asked once after one warm-up).
     static func latency(_ questions: [String], _ search: (String) throws -> Void) rethrows -> (Double, Double) {
         if let first = questions.first { try search(first) }

@@ -289,8 +289,8 @@ func runServe(_ parsed: ParsedArguments) throws {
         let answered = Double(row.latencies.count)
         let inputsPerSecond = answered * Double(inputs) / row.seconds
         return ["\(row.clients)", String(format: "%.1f", answered / row.seconds), String(format: "%.1f", inputsPerSecond),
-                String(format: "%.2f×", inputsPerSecond / embed), String(format: "%.1f ms", ServeBench.percentile(row.latencies, 0.5) * 1000),
-                String(format: "%.1f ms", ServeBench.percentile(row.latencies, 0.99) * 1000), "\(row.errors)", "\(row.refused)"]
+                String(format: "%.2f×", inputsPerSecond / embed), String(format: "%.1f ms", percentile(row.latencies, 0.5) * 1000),
+                String(format: "%.1f ms", percentile(row.latencies, 0.99) * 1000), "\(row.errors)", "\(row.refused)"]
     }))
     print(String(format: "Server peak RSS: %.1f MiB; SIGTERM exit status %d.", Double(peak) / 1_048_576, exitStatus))
     if rows.contains(where: { $0.errors > 0 }) { throw CLIError.failure("the server answered with errors (other than 503)") }
@@ -471,6 +471,8 @@ func runBench(_ arguments: [String]) async throws {
 }
 
 // The one place the process ends: usage errors 64, bad data 65, a missing corpus 66, else 1.
+// The library reports its warnings (a kernel switch that failed) through Diagnostics: print them.
+Diagnostics.setHandler { FileHandle.standardError.write(Data("warning: \($0)\n".utf8)) }
 let status: Int32
 do {
     try await runBench(Array(CommandLine.arguments.dropFirst()))

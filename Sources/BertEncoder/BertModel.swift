@@ -163,7 +163,4 @@ package final class BertModel: Sendable {
             }
         }
     }
-
-    /// Frees the idle scratch buffers (they are allocated again on the next call).
-    package func releaseWorkspaces() { pool.drain() }
 }

@@ -76,9 +76,4 @@ final class WorkspacePool: Sendable {
         defer { free.withOrderedLock { $0.append(workspace) } }
         return try body(workspace)
     }
-
-    /// Frees every idle workspace.
-    func drain() {
-        free.withOrderedLock { $0.removeAll() }
-    }
 }

@@ -1,5 +1,5 @@
 /// A command-line failure and the exit code it maps to (sysexits.h).
-public enum CLIError: Error, Equatable {
+package enum CLIError: Error, Equatable {
     /// Bad arguments: exit 64.
     case usage(String)
     /// Bad input data: exit 65.
@@ -17,7 +17,7 @@ public enum CLIError: Error, Equatable {
     case status(Int32)
 
     /// The process's exit status for this failure.
-    public var exitCode: Int32 {
+    package var exitCode: Int32 {
         switch self {
         case .usage: return 64
         case .data: return 65
@@ -30,7 +30,7 @@ public enum CLIError: Error, Equatable {
     }
 
     /// The one-line message printed after `error: ` (empty for `.status`, which prints none).
-    public var message: String {
+    package var message: String {
         switch self {
         case let .usage(m), let .data(m), let .noInput(m), let .failure(m), let .unavailable(m), let .permission(m): return m
         case .status: return ""

@@ -1,19 +1,19 @@
 /// The help layout shared by every command: OVERVIEW / USAGE / ARGUMENTS / OPTIONS, rows padded
 /// to one column.
-public enum HelpFormatter {
+package enum HelpFormatter {
     /// The `-h, --help` row every command ends its OPTIONS with.
-    public static let helpRow = (label: "-h, --help", help: "Show help information.")
+    package static let helpRow = (label: "-h, --help", help: "Show help information.")
 
     /// A titled section of (label, text) rows, the texts aligned two spaces after the longest
     /// label; empty without rows.
-    public static func section(_ title: String, _ rows: [(label: String, help: String)]) -> String {
+    package static func section(_ title: String, _ rows: [(label: String, help: String)]) -> String {
         guard !rows.isEmpty else { return "" }
         let width = (rows.map(\.label.count).max() ?? 0) + 2
         return "\n\(title):\n" + rows.map { "  " + $0.label.padding(to: width) + $0.help + "\n" }.joined()
     }
 
     /// `a`, `a or b`, `a, b or c`.
-    public static func alternatives(_ words: [String]) -> String {
+    package static func alternatives(_ words: [String]) -> String {
         guard words.count > 1 else { return words.first ?? "" }
         return words.dropLast().joined(separator: ", ") + " or " + words[words.count - 1]
     }
@@ -40,7 +40,7 @@ extension String {
 
 /// A command's interface: its name, a one-line abstract, its options and positional arguments.
 /// The usage line, the help text and parsing all come from these.
-public protocol CommandDescription {
+package protocol CommandDescription {
     /// The subcommand's name (empty for a program without subcommands).
     static var name: String { get }
     /// One line saying what it does.
@@ -52,26 +52,26 @@ public protocol CommandDescription {
 }
 
 extension CommandDescription {
-    public static var arguments: [Argument] { [] }
+    package static var arguments: [Argument] { [] }
 
     /// `program name [options…] arguments…`, without `USAGE: `.
-    public static func usage(program: String) -> String {
+    package static func usage(program: String) -> String {
         ([program] + (name.isEmpty ? [] : [name]) + options.map(\.usage) + arguments.map(\.usage)).joined(separator: " ")
     }
 
     /// The ARGUMENTS and OPTIONS sections (OPTIONS ending with `-h, --help`).
-    public static var argumentAndOptionSections: String {
+    package static var argumentAndOptionSections: String {
         HelpFormatter.section("ARGUMENTS", arguments.flatMap(\.rows))
             + HelpFormatter.section("OPTIONS", options.flatMap(\.members).map { ($0.label, $0.help) } + [HelpFormatter.helpRow])
     }
 
     /// The whole help text: OVERVIEW, USAGE, ARGUMENTS, OPTIONS.
-    public static func help(program: String) -> String {
+    package static func help(program: String) -> String {
         "OVERVIEW: \(abstract)\n\nUSAGE: \(usage(program: program))\n" + argumentAndOptionSections
     }
 
     /// `arguments` parsed against this command's options.
-    public static func parse(_ arguments: [String]) throws -> ParsedArguments {
+    package static func parse(_ arguments: [String]) throws -> ParsedArguments {
         try ParsedArguments(arguments, options: options)
     }
 }

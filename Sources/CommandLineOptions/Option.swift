@@ -9,23 +9,23 @@
 ///
 /// The value is converted when the arguments are parsed, so a bad value is a usage error (exit 64)
 /// before any work starts.
-public struct Option<Value: Sendable>: Sendable {
+package struct Option<Value: Sendable>: Sendable {
     /// The spelling on the command line, dashes included: `--k`.
-    public let name: String
+    package let name: String
     /// What the value is, shown as `<valueName>` in help: `n`, `file`.
-    public let valueName: String
+    package let valueName: String
     /// The help row's text (its first sentence gets the allowed values and the default).
-    public let help: String
+    package let help: String
     /// The value when the option is not given; nil: no value.
-    public let defaultValue: Value?
+    package let defaultValue: Value?
     /// The default as help words it, when it is not a fixed value (`the model's own pooling`).
-    public let defaultDescription: String?
+    package let defaultDescription: String?
     /// Every value allowed, as typed, in help order; nil: any value the conversion takes.
-    public let choices: [String]?
+    package let choices: [String]?
     let convert: @Sendable (String) throws -> Value
 
     /// An option whose value `convert` makes from the text (throwing `CLIError.usage` for bad text).
-    public init(_ name: String, valueName: String, help: String, default defaultValue: Value? = nil,
+    package init(_ name: String, valueName: String, help: String, default defaultValue: Value? = nil,
                 defaultDescription: String? = nil, choices: [String]? = nil,
                 convert: @escaping @Sendable (String) throws -> Value) {
         precondition(name.hasPrefix("--") && name.count > 2 && !name.contains("="), "an option is spelled --name: '\(name)'")
@@ -40,20 +40,20 @@ public struct Option<Value: Sendable>: Sendable {
 
     /// The same option with another help text or value name, for a subcommand that words it
     /// differently (`eval --k` reports recall@1…k).
-    public func with(valueName: String? = nil, help: String? = nil, defaultDescription: String? = nil) -> Option {
+    package func with(valueName: String? = nil, help: String? = nil, defaultDescription: String? = nil) -> Option {
         Option(name, valueName: valueName ?? self.valueName, help: help ?? self.help, default: defaultValue,
                defaultDescription: defaultDescription ?? self.defaultDescription, choices: choices, convert: convert)
     }
 
     /// The option as usage lines show it: `--k <n>`, or `--mode hybrid|lexical|semantic`.
-    public var synopsis: String {
+    package var synopsis: String {
         "\(name) " + (choices.map { $0.joined(separator: "|") } ?? "<\(valueName)>")
     }
 }
 
 extension Option where Value == String {
     /// An option taking any text.
-    public init(_ name: String, valueName: String, help: String, default defaultValue: String? = nil, defaultDescription: String? = nil) {
+    package init(_ name: String, valueName: String, help: String, default defaultValue: String? = nil, defaultDescription: String? = nil) {
         self.init(name, valueName: valueName, help: help, default: defaultValue, defaultDescription: defaultDescription) { $0 }
     }
 }
@@ -61,7 +61,7 @@ extension Option where Value == String {
 extension Option where Value == Int {
     /// An integer option; values outside `range` are usage errors. Digits may be grouped with `_`
     /// (`1_000_000`).
-    public init(_ name: String, valueName: String, help: String, default defaultValue: Int? = nil,
+    package init(_ name: String, valueName: String, help: String, default defaultValue: Int? = nil,
                 defaultDescription: String? = nil, range: ClosedRange<Int>) {
         precondition(defaultValue.map(range.contains) ?? true, "the default of \(name) is outside \(range)")
         self.init(name, valueName: valueName, help: help, default: defaultValue, defaultDescription: defaultDescription) { text in
@@ -73,7 +73,7 @@ extension Option where Value == Int {
     }
 
     /// The same option with another range (`eval --k` needs at least 1).
-    public func with(range: ClosedRange<Int>, help: String? = nil) -> Option {
+    package func with(range: ClosedRange<Int>, help: String? = nil) -> Option {
         Option(name, valueName: valueName, help: help ?? self.help, default: defaultValue,
                defaultDescription: defaultDescription, range: range)
     }
@@ -82,7 +82,7 @@ extension Option where Value == Int {
 extension Option where Value: CaseIterable & RawRepresentable, Value.RawValue == String {
     /// An option taking one of an enumeration's raw values; help and errors list them.
     /// `choices` narrows or orders them (default: every case, in declaration order).
-    public init(_ name: String, valueName: String, help: String, default defaultValue: Value? = nil,
+    package init(_ name: String, valueName: String, help: String, default defaultValue: Value? = nil,
                 defaultDescription: String? = nil, choices: [Value] = Array(Value.allCases)) {
         let allowed = choices.map(\.rawValue)
         self.init(name, valueName: valueName, help: help, default: defaultValue, defaultDescription: defaultDescription,
@@ -96,18 +96,18 @@ extension Option where Value: CaseIterable & RawRepresentable, Value.RawValue ==
 }
 
 /// An option without a value: `--quiet`. Given means true.
-public struct Flag: Sendable {
+package struct Flag: Sendable {
     /// The spelling on the command line, dashes included: `--quiet`.
-    public let name: String
+    package let name: String
     /// The help row's text.
-    public let help: String
+    package let help: String
 
-    public init(_ name: String, help: String) {
+    package init(_ name: String, help: String) {
         precondition(name.hasPrefix("--") && name.count > 2 && !name.contains("="), "a flag is spelled --name: '\(name)'")
         self.name = name
         self.help = help
     }
 
     /// The same flag with another help text.
-    public func with(help: String) -> Flag { Flag(name, help: help) }
+    package func with(help: String) -> Flag { Flag(name, help: help) }
 }

@@ -1,6 +1,6 @@
 /// What a command lists in its `options`: one option or flag, or a group of them, each with its
 /// part of the usage line.
-public protocol OptionDeclaration: Sendable {
+package protocol OptionDeclaration: Sendable {
     /// The options declared, as the parser and the help rows see them.
     var members: [AnyOption] { get }
     /// This declaration's part of the usage line: `[--k <n>]`, `--index <file>`,
@@ -9,28 +9,25 @@ public protocol OptionDeclaration: Sendable {
 }
 
 /// An option or a flag with its value type erased: what parsing and help need.
-public struct AnyOption: Sendable {
+package struct AnyOption: Sendable {
     /// The spelling, dashes included: `--k`.
-    public let name: String
+    package let name: String
     /// The value's name in help (`n`); nil for a flag.
-    public let valueName: String?
+    package let valueName: String?
     /// The allowed values, when the option lists them.
-    public let choices: [String]?
+    package let choices: [String]?
     /// The help row's text, with the allowed values and the default filled in.
-    public let help: String
+    package let help: String
     /// `--k <n>` or `--mode hybrid|lexical|semantic` or `--quiet`.
-    public let synopsis: String
+    package let synopsis: String
     let convert: (@Sendable (String) throws -> any Sendable)?
 
-    /// Whether the option takes a value.
-    public var takesValue: Bool { convert != nil }
-
     /// The help row's label: `--k <n>` (a flag: `--quiet`).
-    public var label: String { valueName.map { "\(name) <\($0)>" } ?? name }
+    package var label: String { valueName.map { "\(name) <\($0)>" } ?? name }
 }
 
 extension Option: OptionDeclaration {
-    public var members: [AnyOption] {
+    package var members: [AnyOption] {
         var notes = [String]()
         if let choices { notes.append(HelpFormatter.alternatives(choices)) }
         if let defaultDescription {
@@ -43,30 +40,30 @@ extension Option: OptionDeclaration {
                           synopsis: synopsis, convert: { try convert($0) })]
     }
 
-    public var usage: String { "[\(synopsis)]" }
+    package var usage: String { "[\(synopsis)]" }
 
     /// This option as a command must be given it: no brackets in the usage line.
-    public var required: some OptionDeclaration { Usage(members: members, usage: synopsis) }
+    package var required: some OptionDeclaration { Usage(members: members, usage: synopsis) }
 
     /// This option as a command takes it several times (`ParsedArguments.values(_:)` reads all).
-    public var repeatable: some OptionDeclaration { Usage(members: members, usage: "[\(synopsis)]...") }
+    package var repeatable: some OptionDeclaration { Usage(members: members, usage: "[\(synopsis)]...") }
 }
 
 extension Flag: OptionDeclaration {
-    public var members: [AnyOption] {
+    package var members: [AnyOption] {
         [AnyOption(name: name, valueName: nil, choices: nil, help: help, synopsis: name, convert: nil)]
     }
 
-    public var usage: String { "[\(name)]" }
+    package var usage: String { "[\(name)]" }
 }
 
 /// Exactly one of these options is needed: `(--index <file> | --store <url>)` in the usage line.
 /// Whether exactly one was given is the command's check, with its own message.
-public struct OneOf: OptionDeclaration {
-    public let members: [AnyOption]
-    public let usage: String
+package struct OneOf: OptionDeclaration {
+    package let members: [AnyOption]
+    package let usage: String
 
-    public init<A: OptionDeclaration, B: OptionDeclaration>(_ first: A, _ second: B) {
+    package init<A: OptionDeclaration, B: OptionDeclaration>(_ first: A, _ second: B) {
         let alternatives = first.members + second.members
         members = alternatives
         usage = "(" + alternatives.map(\.synopsis).joined(separator: " | ") + ")"
@@ -80,21 +77,21 @@ struct Usage: OptionDeclaration {
 }
 
 /// A positional argument of a command, for its usage line and ARGUMENTS rows.
-public struct Argument: Sendable {
+package struct Argument: Sendable {
     /// Its part of the usage line: `<dir> ...`, `[<text> ...]`, `status|install`.
-    public let usage: String
+    package let usage: String
     /// Its ARGUMENTS rows: (label, text).
-    public let rows: [(label: String, help: String)]
+    package let rows: [(label: String, help: String)]
 
     /// One argument: `label` in the usage line (or `usage`, when it shows repetition or is optional)
     /// and one ARGUMENTS row.
-    public init(_ label: String, usage: String? = nil, help: String) {
+    package init(_ label: String, usage: String? = nil, help: String) {
         self.usage = usage ?? label
         rows = [(label, help)]
     }
 
     /// An argument that is one of several words, each with its own row (`status|install`).
-    public init(words: [(label: String, help: String)]) {
+    package init(words: [(label: String, help: String)]) {
         usage = words.map(\.label).joined(separator: "|")
         rows = words
     }

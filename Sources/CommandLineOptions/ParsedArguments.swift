@@ -5,19 +5,19 @@
 /// `--name value` and `--name=value` both work; a later occurrence wins over an earlier one
 /// (`values(_:)` reads them all). `--help` or `-h` before `--` asks for help; after `--` every
 /// argument is positional. A word starting with `-` that is no number is an unknown option.
-public struct ParsedArguments: Sendable {
+package struct ParsedArguments: Sendable {
     /// The positional arguments, in order.
-    public private(set) var positionals: [String] = []
+    package private(set) var positionals: [String] = []
     /// `--help` or `-h` came before `--`: print help instead of running (other problems are then
     /// not reported).
-    public private(set) var isHelpRequested = false
+    package private(set) var isHelpRequested = false
     private var texts: [String: [String]] = [:]
     private var values: [String: [any Sendable]] = [:]
     private var flags: Set<String> = []
     private let declared: [String: AnyOption]
 
     /// Parses `arguments` (the program and subcommand names left out) against `options`.
-    public init(_ arguments: [String], options: [any OptionDeclaration]) throws {
+    package init(_ arguments: [String], options: [any OptionDeclaration]) throws {
         var declared = [String: AnyOption]()
         for option in options.flatMap(\.members) {
             precondition(declared[option.name] == nil, "\(option.name) is declared twice")
@@ -78,33 +78,33 @@ public struct ParsedArguments: Sendable {
     }
 
     /// The option's value: the last one given, else its default, else nil.
-    public subscript<Value>(option: Option<Value>) -> Value? {
+    package subscript<Value>(option: Option<Value>) -> Value? {
         given(option).last ?? option.defaultValue
     }
 
     /// Whether the flag was given.
-    public subscript(flag: Flag) -> Bool { flags.contains(flag.name) }
+    package subscript(flag: Flag) -> Bool { flags.contains(flag.name) }
 
     /// The option's value (the last given, else its default), or a usage error
     /// `missing --index <file>` for an option without a default that was not given.
-    public func value<Value>(_ option: Option<Value>) throws -> Value {
+    package func value<Value>(_ option: Option<Value>) throws -> Value {
         guard let value = self[option] else { throw CLIError.usage("missing \(option.synopsis)") }
         return value
     }
 
     /// Every value given for the option, in order (`--corpus a --corpus b`); the default is not
     /// included.
-    public func values<Value>(_ option: Option<Value>) -> [Value] { given(option) }
+    package func values<Value>(_ option: Option<Value>) -> [Value] { given(option) }
 
     /// The option's last value as typed, for messages (`--model 'x' is not a known model`).
-    public func text<Value>(_ option: Option<Value>) -> String? { texts[option.name]?.last }
+    package func text<Value>(_ option: Option<Value>) -> String? { texts[option.name]?.last }
 
     /// Whether the option was given (not merely defaulted).
-    public func contains<Value>(_ option: Option<Value>) -> Bool { texts[option.name] != nil }
+    package func contains<Value>(_ option: Option<Value>) -> Bool { texts[option.name] != nil }
 
     /// Records `text` as the option's value, as if typed after everything else (a model read
     /// from an index file when `--model` was not given).
-    public mutating func set<Value>(_ option: Option<Value>, to text: String) throws {
+    package mutating func set<Value>(_ option: Option<Value>, to text: String) throws {
         let value = try option.convert(text)
         texts[option.name, default: []].append(text)
         values[option.name, default: []].append(value)

@@ -1,6 +1,8 @@
 import Foundation
 
-/// Errors thrown by the Embeddings module. Each case says what was wrong and where.
+/// Errors thrown by the Embeddings module: token vectors and ranges a result refuses, pooling
+/// weights, and a model whose assets are missing or whose folder is malformed. Each case says what
+/// was wrong and where. Errors from installing assets are `AssetInstallationError`.
 public enum EmbeddingsError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The token ranges and token vectors do not have the same count.
     case countMismatch(ranges: Int, vectors: Int)
@@ -16,8 +18,6 @@ public enum EmbeddingsError: Error, Equatable, Sendable, CustomStringConvertible
     case assetsNotAvailable(String)
     /// The model folder is incomplete or malformed.
     case invalidModel(String)
-    /// The model has not been loaded and could not be loaded.
-    case modelNotLoaded(String)
 
     public var description: String {
         switch self {
@@ -35,8 +35,6 @@ public enum EmbeddingsError: Error, Equatable, Sendable, CustomStringConvertible
             return "model assets not available: \(message)"
         case let .invalidModel(message):
             return "invalid model: \(message)"
-        case let .modelNotLoaded(message):
-            return "model not loaded: \(message)"
         }
     }
 }

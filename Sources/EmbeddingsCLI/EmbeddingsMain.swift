@@ -1,4 +1,5 @@
 import CommandLineOptions
+import Embeddings
 import Foundation
 
 /// The `embeddings` command: dispatches to one subcommand, maps errors to exit codes, and prints
@@ -21,6 +22,8 @@ SUBCOMMANDS:
 """ }
 
 func runMain() -> Int32 {
+    // The library never prints; its warnings (a kernel switch that failed) are printed here.
+    Diagnostics.setHandler { Console.warning($0) }
     var arguments = Array(CommandLine.arguments.dropFirst())
     guard let name = arguments.first else {
         try? FileHandle.standardError.write(contentsOf: Data(overview.utf8))

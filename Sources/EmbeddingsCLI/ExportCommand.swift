@@ -1,5 +1,6 @@
 import CommandLineOptions
 import Foundation
+import PostgresStorage
 import Retrieval
 import VectorIndex
 
@@ -44,11 +45,10 @@ struct ExportCommand: Command {
         _ = try parsed.value(SharedOptions.index)
     }
 
-    /// `[A-Za-z_][A-Za-z0-9_]*`, at most 63 bytes (PostgreSQL cuts longer names short).
+    /// `[A-Za-z_][A-Za-z0-9_]*`, at most 63 bytes (PostgreSQL cuts longer names short): the
+    /// store's rule (`SQLText.isPlainIdentifier`), with uppercase folded.
     static func isPlainIdentifier(_ name: String) -> Bool {
-        func isLetter(_ c: Unicode.Scalar) -> Bool { c == "_" || ("a"..."z").contains(c) || ("A"..."Z").contains(c) }
-        guard let first = name.unicodeScalars.first, isLetter(first), name.utf8.count <= 63 else { return false }
-        return name.unicodeScalars.allSatisfy { isLetter($0) || ("0"..."9").contains($0) }
+        SQLText.isPlainIdentifier(name, maximumLength: 63, allowingUppercase: true)
     }
 
     func run() throws {
@@ -199,10 +199,10 @@ struct Exporter {
         case .pgvector:
             var line = PGCopy.field(chunk.id)
             line += "\t" + PGCopy.field(chunk.source)
-            line += "\t" + PGCopy.field(PGCopy.arrayLiteral(chunk.headings))
+            line += "\t" + PGCopy.field(SQLText.array(chunk.headings))
             line += "\t" + PGCopy.field(chunk.title)
             line += "\t" + PGCopy.field(chunk.text)
-            line += "\t" + withVector(row) { PGCopy.vectorLiteral($0) } + "\n"
+            line += "\t" + withVector(row) { SQLText.vector($0) } + "\n"
             data.append(contentsOf: line.utf8)
         }
     }
@@ -223,7 +223,8 @@ struct Exporter {
     }
 }
 
-/// PostgreSQL's text formats: `COPY … FROM stdin` fields, array and pgvector literals.
+/// COPY's text format for `export --format pgvector`: fields, a quoted name, comments. The array
+/// and pgvector literals inside the fields are the store's (`SQLText`), written once.
 enum PGCopy {
     /// A field of COPY's text format: backslash, tab, newline and carriage return escaped.
     /// NUL (U+0000) is dropped: PostgreSQL text cannot hold it.
@@ -241,30 +242,6 @@ enum PGCopy {
             }
         }
         return out
-    }
-
-    /// A `text[]` literal, `{"a","b"}`: every element quoted, `"` and `\` escaped inside, NUL
-    /// dropped. Quoting keeps commas, braces, spaces and the word NULL plain text.
-    static func arrayLiteral(_ elements: [String]) -> String {
-        let quoted = elements.map { element -> String in
-            var out = "\""
-            for scalar in element.unicodeScalars {
-                switch scalar {
-                case "\"": out += "\\\""
-                case "\\": out += "\\\\"
-                case "\u{0}": continue
-                default: out.unicodeScalars.append(scalar)
-                }
-            }
-            return out + "\""
-        }
-        return "{" + quoted.joined(separator: ",") + "}"
-    }
-
-    /// A pgvector literal, `[0.1,-0.2,…]`, each component in Swift's shortest round-trip form,
-    /// so PostgreSQL stores the very same `Float`s.
-    static func vectorLiteral(_ components: UnsafeBufferPointer<Float>) -> String {
-        "[" + components.map { "\($0)" }.joined(separator: ",") + "]"
     }
 
     /// A name checked by `ExportCommand.isPlainIdentifier`, quoted so that reserved words

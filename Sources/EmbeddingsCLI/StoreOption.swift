@@ -33,13 +33,16 @@ enum StoreOption {
     }
 
     /// Runs `body`, turning either store's errors into CLI errors: the database's by kind (cannot
-    /// connect 69, permission 77, bad data 65, …), retrieval errors (another model's vectors, no
-    /// vectors) as bad input, 65.
+    /// connect 69, permission 77, bad data 65, …), retrieval errors (no vectors, a malformed
+    /// store) and the index's (another model's vectors, a bad file) as bad input, 65, except a
+    /// failed file operation, 1.
     static func mapping<R>(_ body: () throws -> R) throws -> R {
         do { return try body() } catch let error as PostgresStoreError {
             throw cliError(error)
         } catch let error as RetrievalError {
             throw CLIError.data(error.description)
+        } catch let error as VectorIndexError {
+            throw cliError(error)
         }
     }
 
@@ -48,10 +51,17 @@ enum StoreOption {
         switch error {
         case .cannotConnect, .vectorExtensionMissing: return .unavailable(error.description)
         case .permissionDenied: return .permission(error.description)
-        case .fingerprintMismatch, .corruptStore, .noVectors: return .data(error.description)
+        case .corruptStore: return .data(error.description)
         case .invalidTablePrefix: return .usage(error.description)
         case .queryFailed: return .failure(error.description)
         }
+    }
+
+    /// The index's error as the CLI reports it: a failed file operation is a failure (1), every
+    /// other case (another model's vectors, a bad file, a bad vector) bad input (65).
+    static func cliError(_ error: VectorIndexError) -> CLIError {
+        if case .io = error { return .failure(error.description) }
+        return .data(error.description)
     }
 
     // MARK: Searching
@@ -92,7 +102,7 @@ enum StoreOption {
             try mapping {
                 try store.loadSettings()
                 if mode != .lexical, try store.fingerprint() == nil {
-                    throw PostgresStoreError.noVectors("the store holds no vectors (indexed with --lexical-only, or empty): use --mode lexical")
+                    throw RetrievalError.noVectors("the store holds no vectors (indexed with --lexical-only, or empty): use --mode lexical")
                 }
             }
             store.vectorSearch = precision == .hnsw ? .hnsw(efSearch: efSearch) : .exact

@@ -6,7 +6,7 @@
 /// hasher.update(Array("abc".utf8))
 /// hasher.finalizeHex()  // "ba7816bf…f20015ad"
 /// ```
-public struct SHA256: Sendable {
+package struct SHA256: Sendable {
     private var state: [UInt32] = [
         0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19,
     ]
@@ -25,10 +25,10 @@ public struct SHA256: Sendable {
     ]
 
     /// A hasher over the empty message.
-    public init() {}
+    package init() {}
 
     /// Adds bytes to the message.
-    public mutating func update<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
+    package mutating func update<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
         for byte in bytes {
             buffer.append(byte)
             length &+= 1
@@ -40,7 +40,7 @@ public struct SHA256: Sendable {
     }
 
     /// Adds the bytes of a raw buffer (fast path for large files).
-    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    package mutating func update(_ bytes: UnsafeRawBufferPointer) {
         var i = 0
         while !buffer.isEmpty, i < bytes.count {
             buffer.append(bytes[i]); i += 1; length &+= 1
@@ -55,7 +55,7 @@ public struct SHA256: Sendable {
     }
 
     /// The 32-byte digest.
-    public mutating func finalize() -> [UInt8] {
+    package mutating func finalize() -> [UInt8] {
         let bitLength = length &* 8
         var tail: [UInt8] = [0x80]
         while (buffer.count + tail.count) % 64 != 56 { tail.append(0) }
@@ -71,7 +71,7 @@ public struct SHA256: Sendable {
     }
 
     /// The digest as 64 lower-case hex digits.
-    public mutating func finalizeHex() -> String {
+    package mutating func finalizeHex() -> String {
         finalize().map { byte in
             let digits = Array("0123456789abcdef")
             return String([digits[Int(byte >> 4)], digits[Int(byte & 15)]])
@@ -79,7 +79,7 @@ public struct SHA256: Sendable {
     }
 
     /// The hex digest of `bytes`.
-    public static func hex<Bytes: Sequence>(of bytes: Bytes) -> String where Bytes.Element == UInt8 {
+    package static func hex<Bytes: Sequence>(of bytes: Bytes) -> String where Bytes.Element == UInt8 {
         var h = SHA256()
         let contiguous = Array(bytes)
         contiguous.withUnsafeBytes { h.update($0) }

@@ -209,20 +209,23 @@ extension BLAS {
         case let .switchCore(to):
             target = to
         }
-        return CoreHooks.lock.withOrderedLock { _ in
+        let (check, warning) = CoreHooks.lock.withOrderedLock { _ -> (CoreCheck, String?) in
             var (reported, error) = hooks.activateAndCheck(target)
             if failSelfCheck, error.isFinite { error = 1 }
             if error <= selfCheckTolerance {
-                return CoreCheck(coreAtLoad: chosen, summary: "switched \(chosen) → \(reported): the CPU out-classes \(chosen)",
-                                 switchedTo: reported, selfCheckError: error)
+                return (CoreCheck(coreAtLoad: chosen, summary: "switched \(chosen) → \(reported): the CPU out-classes \(chosen)",
+                                  switchedTo: reported, selfCheckError: error), nil)
             }
             let back = hooks.activate(chosen)
             let why = error.isFinite ? String(format: "its results differ from the reference loops (relative error %.1e)", error)
                 : "OpenBLAS reported '\(reported)' instead"
-            try? FileHandle.standardError.write(contentsOf: Data("warning: ContextualEmbeddings kept OpenBLAS core \(back): switching to \(target) failed, \(why)\n".utf8))
-            return CoreCheck(coreAtLoad: chosen, summary: "kept \(back): switching to \(target) failed, \(why)", switchedTo: nil,
-                             selfCheckError: error.isFinite ? error : nil)
+            return (CoreCheck(coreAtLoad: chosen, summary: "kept \(back): switching to \(target) failed, \(why)", switchedTo: nil,
+                              selfCheckError: error.isFinite ? error : nil),
+                    "ContextualEmbeddings kept OpenBLAS core \(back): switching to \(target) failed, \(why)")
         }
+        // Reported once the lock is released: the handler is the caller's code.
+        if let warning { Diagnostics.warn(warning) }
+        return check
         #endif
     }
 

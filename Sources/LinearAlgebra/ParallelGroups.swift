@@ -1,7 +1,11 @@
 import Dispatch
 import Synchronization
 
-/// The one way the package spreads a list of independent groups of work over threads.
+/// How the package spreads a list of independent groups of work over threads: the encoder's
+/// sequences, the batch calls' texts. Groups are uneven (milliseconds to seconds each), so threads
+/// take the next one as they finish, and the first error stops the rest. `RowSplit` (VectorIndex)
+/// is the other pattern and stays apart on purpose: one memory-bound pass over a large matrix,
+/// cut once into equal contiguous row ranges, and only above a size threshold.
 package enum ParallelGroups {
     /// `body(g)` for every `g` in `0..<count`, results in order. Up to `threads` threads each
     /// take the next group in turn, so none waits for another while groups remain; after the

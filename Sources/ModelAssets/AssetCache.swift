@@ -9,9 +9,9 @@ import Hashing
 /// followed by `contextual-embeddings/models/<identifier>/`. A cached folder counts only when
 /// every pinned file has its pinned size and the installer's verification stamp matches the
 /// manifest (the SHA-256s were checked when it was installed).
-public enum AssetCache {
+package enum AssetCache {
     /// The state of one package's assets on this system.
-    public enum Status: Sendable, Equatable {
+    package enum Status: Sendable, Equatable {
         /// Installed and usable, at this folder.
         case installed(URL)
         /// Not installed; `install(_:progress:)` can install it.
@@ -23,10 +23,10 @@ public enum AssetCache {
     }
 
     /// The environment variable that points at a model folder, overriding the cache.
-    public static let environmentVariable = "CONTEXTUAL_EMBEDDINGS_MODEL"
+    package static let environmentVariable = "CONTEXTUAL_EMBEDDINGS_MODEL"
 
     /// The cache root: `$XDG_CACHE_HOME/contextual-embeddings/models` or `~/.cache/contextual-embeddings/models`.
-    public static var cacheRoot: URL {
+    package static var cacheRoot: URL {
         let environment = ProcessInfo.processInfo.environment
         let base: URL
         if let xdg = environment["XDG_CACHE_HOME"], !xdg.isEmpty, xdg.hasPrefix("/") {
@@ -38,12 +38,12 @@ public enum AssetCache {
     }
 
     /// The cache folder of a package.
-    public static func cacheFolder(for package: AssetPackage) -> URL {
+    package static func cacheFolder(for package: AssetPackage) -> URL {
         cacheRoot.appendingPathComponent(package.identifier)
     }
 
     /// The folder holding a usable copy, or `nil` (see the type's look-up order).
-    public static func locate(_ package: AssetPackage) -> URL? {
+    package static func locate(_ package: AssetPackage) -> URL? {
         if let override = ProcessInfo.processInfo.environment[environmentVariable], !override.isEmpty {
             let url = URL(fileURLWithPath: override)
             let marker = package.files.keys.contains("config.json") ? "config.json" : package.files.keys.sorted().first ?? "config.json"
@@ -54,7 +54,7 @@ public enum AssetCache {
     }
 
     /// Whether the package is usable, and if not why. Reads sizes and the stamp; hashes nothing.
-    public static func status(of package: AssetPackage) -> Status {
+    package static func status(of package: AssetPackage) -> Status {
         if let folder = locate(package) { return .installed(folder) }
         let folder = cacheFolder(for: package)
         if FileManager.default.fileExists(atPath: folder.path), let problem = quickCheck(folder, package) {
@@ -64,7 +64,7 @@ public enum AssetCache {
     }
 
     /// Hashes every pinned file of `folder`. Returns the first problem, or `nil` when all match.
-    public static func verify(_ folder: URL, _ package: AssetPackage) -> String? {
+    package static func verify(_ folder: URL, _ package: AssetPackage) -> String? {
         for name in package.files.keys.sorted() {
             guard let digest = package.files[name] else { continue }
             let url = folder.appendingPathComponent(name)
@@ -83,7 +83,7 @@ public enum AssetCache {
     /// thread that may block, not from Swift concurrency's cooperative pool.
     /// - Throws: `AssetInstallationError` naming the cause.
     @discardableResult
-    public static func install(_ package: AssetPackage, progress: (String) -> Void = { _ in }) throws(AssetInstallationError) -> URL {
+    package static func install(_ package: AssetPackage, progress: (String) -> Void = { _ in }) throws(AssetInstallationError) -> URL {
         let folder = cacheFolder(for: package)
         if quickCheck(folder, package) == nil { return folder }
         return try Installer.install(package, progress: progress)

@@ -47,7 +47,4 @@ public struct AssetPackage: Sendable, Equatable {
 
     /// The pinned requirement, `package==version`.
     public var requirement: String { "\(package)==\(version)" }
-
-    /// The bytes the installed files take together.
-    public var installedSize: Int { files.values.reduce(0) { $0 + $1.size } }
 }

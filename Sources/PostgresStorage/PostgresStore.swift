@@ -85,7 +85,9 @@ public final class PostgresStore: ChunkStore {
     /// - Throws: `PostgresStoreError.cannotConnect`, `.vectorExtensionMissing`, `.invalidTablePrefix`.
     public init(connection conninfo: String, embedding: ContextualEmbedding?, tablePrefix: String = "embeddings",
                 chunker: MarkdownChunker = MarkdownChunker(), analyzer: Analyzer = Analyzer()) throws {
-        guard Self.isPlainIdentifier(tablePrefix) else { throw PostgresStoreError.invalidTablePrefix(tablePrefix) }
+        guard SQLText.isPlainIdentifier(tablePrefix, maximumLength: 40, allowingUppercase: false) else {
+            throw PostgresStoreError.invalidTablePrefix(tablePrefix)
+        }
         let connection = try PostgresConnection(conninfo)
         let installed = try connection.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
         if installed.values.isEmpty {
@@ -103,12 +105,6 @@ public final class PostgresStore: ChunkStore {
         self.tablePrefix = tablePrefix
         self.chunker = chunker
         self.analyzer = analyzer
-    }
-
-    static func isPlainIdentifier(_ name: String) -> Bool {
-        guard let first = name.unicodeScalars.first, name.unicodeScalars.count <= 40 else { return false }
-        return (first == "_" || ("a"..."z").contains(first))
-            && name.unicodeScalars.allSatisfy { $0 == "_" || ("a"..."z").contains($0) || ("0"..."9").contains($0) }
     }
 
     private func withConnection<R: Sendable>(_ body: (inout sending PostgresConnection) throws -> R) throws -> R {
@@ -166,11 +162,6 @@ public final class PostgresStore: ChunkStore {
         try withConnection { try storedFingerprint($0) }
     }
 
-    /// The number of chunks stored (0 when the tables do not exist yet).
-    public func count() throws -> Int {
-        try withConnection { try chunkCount($0) }
-    }
-
     private func chunkCount(_ c: PostgresConnection) throws -> Int {
         guard try tablesExist(c) else { return 0 }
         let value = try c.execute("SELECT count(*) FROM \(chunksTable)").values.first?.first ?? nil
@@ -185,7 +176,7 @@ public final class PostgresStore: ChunkStore {
     /// each other. The model must match the store's fingerprint. The run has a connection of its
     /// own (opened here, closed at the end): chunks are encoded batch by batch inside its
     /// transaction with no lock of this object held, so searches answer meanwhile.
-    /// - Throws: `PostgresStoreError.fingerprintMismatch` before anything changes; server errors
+    /// - Throws: `VectorIndexError.fingerprintMismatch` before anything changes; server errors
     ///   (the transaction is then rolled back); `EmbeddingsError` from the encoder.
     public func replace(with pages: [Page], progress: IndexingProgress?) throws -> IndexingStatistics {
         var chunks = [Chunk]()
@@ -207,7 +198,7 @@ public final class PostgresStore: ChunkStore {
             try c.execute("SELECT pg_advisory_xact_lock(hashtext($1))", [chunksTable])
             let stored = try storedFingerprint(c)
             if let fingerprint, let stored, stored != fingerprint {
-                throw PostgresStoreError.fingerprintMismatch(stored: stored, model: fingerprint)
+                throw VectorIndexError.fingerprintMismatch(expected: fingerprint, actual: stored)
             }
             try createTables(c, dimension: fingerprint?.dimension ?? stored?.dimension)
             var statistics = IndexingStatistics()
@@ -320,7 +311,7 @@ public final class PostgresStore: ChunkStore {
     /// may wait for a run's locks, and searches on the shared connection must not wait with them.
     public func buildHNSWIndex(m: Int = 16, efConstruction: Int = 64) throws {
         let c = try PostgresConnection(conninfo)
-        guard try tablesExist(c) else { throw PostgresStoreError.noVectors("the store is empty: index a corpus first") }
+        guard try tablesExist(c) else { throw RetrievalError.noVectors("the store is empty: index a corpus first") }
         try c.execute("""
             CREATE INDEX IF NOT EXISTS \(chunksTable)_hnsw ON \(chunksTable)
             USING hnsw (embedding vector_cosine_ops) WITH (m = \(max(2, min(m, 100))), ef_construction = \(max(4, min(efConstruction, 1000))))
@@ -376,7 +367,7 @@ public final class PostgresStore: ChunkStore {
 
     /// The question's vector (a "query" input), or an error when the store has no model.
     private func questionVector(_ question: String) throws -> [Float] {
-        guard let embedding else { throw PostgresStoreError.noVectors("semantic search needs the model the store was built with") }
+        guard let embedding else { throw RetrievalError.noVectors("semantic search needs the model the store was built with") }
         return try embedding.sentenceVector(for: question, inputType: .query)
     }
 
@@ -414,15 +405,15 @@ public final class PostgresStore: ChunkStore {
     private func nearestRows(_ c: PostgresConnection, to query: [Float], count: Int, search: VectorSearch,
                              model: IndexFingerprint?) throws -> [(document: Int, score: Float)] {
         guard count > 0 else { return [] }
-        guard query.allSatisfy(\.isFinite) else { throw PostgresStoreError.noVectors("the query vector has non-finite values") }
+        if let bad = query.firstIndex(where: { !$0.isFinite }) { throw VectorIndexError.nonFiniteValue(id: "<query>", component: bad) }
         guard try tablesExist(c) else { return [] }
         if let stored = try storedFingerprint(c) {
-            if let model, model != stored { throw PostgresStoreError.fingerprintMismatch(stored: stored, model: model) }
+            if let model, model != stored { throw VectorIndexError.fingerprintMismatch(expected: model, actual: stored) }
             guard stored.dimension == query.count else {
-                throw PostgresStoreError.noVectors("the query has \(query.count) dimensions, the store \(stored.dimension)")
+                throw VectorIndexError.dimensionMismatch(expected: stored.dimension, actual: query.count)
             }
         } else {
-            throw PostgresStoreError.noVectors("the store holds no vectors (it was indexed lexical-only)")
+            throw RetrievalError.noVectors("the store holds no vectors (it was indexed lexical-only)")
         }
         let sql: String
         switch search {

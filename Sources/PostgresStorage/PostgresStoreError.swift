@@ -1,16 +1,16 @@
 import Foundation
-import VectorIndex
 
-/// Why a PostgreSQL store operation failed. Each case says what to do about it.
+/// What went wrong between the PostgreSQL store and its server: connecting, the pgvector
+/// extension, permissions, the table prefix, the tables' contents and any other server error.
+/// Each case says what to do about it. Failures every store shares are not here: vectors of
+/// another model are `VectorIndexError.fingerprintMismatch`, a search that needs vectors the
+/// store lacks is `RetrievalError.noVectors`, a query vector of the wrong length or with
+/// non-finite values is `VectorIndexError.dimensionMismatch` or `.nonFiniteValue`.
 public enum PostgresStoreError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The server cannot be reached or refused the login (libpq's message).
     case cannotConnect(String)
     /// The database has no pgvector (`CREATE EXTENSION vector` failed or is not allowed).
     case vectorExtensionMissing(String)
-    /// The store was built with another model: its vectors and this model's cannot be mixed.
-    case fingerprintMismatch(stored: IndexFingerprint, model: IndexFingerprint)
-    /// The store holds no vectors (it was indexed lexical-only) or no model was given.
-    case noVectors(String)
     /// The user may not create, read or write the store's tables.
     case permissionDenied(String)
     /// A table prefix that is not a plain SQL identifier.
@@ -25,9 +25,6 @@ public enum PostgresStoreError: Error, Equatable, Sendable, CustomStringConverti
         case let .cannotConnect(message): return "cannot connect to PostgreSQL: \(message)"
         case let .vectorExtensionMissing(message):
             return "the database has no pgvector extension (CREATE EXTENSION vector needs it installed on the server): \(message)"
-        case let .fingerprintMismatch(stored, model):
-            return "the store was built with \(stored), not \(model); index it again with that model or use another table prefix"
-        case let .noVectors(message): return message
         case let .permissionDenied(message): return "permission denied: \(message)"
         case let .invalidTablePrefix(prefix):
             return "table prefix '\(prefix)' must be a plain SQL identifier ([a-z_][a-z0-9_]*, at most 40 characters)"

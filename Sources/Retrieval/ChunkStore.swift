@@ -66,16 +66,20 @@ public protocol ChunkStore: Sendable {
     /// Makes the store hold exactly `pages`, embedding only the chunks that changed (same id,
     /// same content hash and same model: the stored vector is kept). `progress` is called from
     /// the indexing thread as chunks are embedded; it may search the store, but must not update
-    /// it (`replace`, `load`, codes, settings): updates wait for the run, so that would wait
-    /// forever. Searches on the same store keep answering, from the previous contents, while the
-    /// run embeds.
-    /// - Throws: a fingerprint mismatch (another model's store) before anything changes, the
-    ///   store's own errors, `EmbeddingsError` from the encoder. After an error the store holds
-    ///   what it held before.
+    /// it (`replace`, or a store's own updates such as `EmbeddingStore.load`): updates wait for
+    /// the run, so that would wait forever. Searches on the same store keep answering, from the
+    /// previous contents, while the run embeds.
+    /// - Throws: `VectorIndexError.fingerprintMismatch` when the store holds vectors of another
+    ///   model, before anything changes (every store throws this one type for it); the store's
+    ///   own errors (`VectorIndexError` for a file, `PostgresStoreError` for the database);
+    ///   `EmbeddingsError` from the encoder. After an error the store holds what it held before.
     func replace(with pages: [Page], progress: IndexingProgress?) throws -> IndexingStatistics
 
     /// Up to `k` chunks for `question`, best first (see `HybridRetriever`). Semantic and hybrid
     /// modes need the model the vectors were made with.
+    /// - Throws: `RetrievalError.noVectors` (semantic or hybrid) when the store has no vectors or
+    ///   no model; `VectorIndexError.fingerprintMismatch` when its vectors were made by another
+    ///   model than the store's; the store's own errors; `EmbeddingsError` from the encoder.
     func search(_ question: String, mode: RetrievalMode, k: Int) throws -> [RetrievalHit]
 
     /// How many chunks the store holds, and what made its vectors.

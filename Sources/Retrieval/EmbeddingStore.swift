@@ -79,16 +79,12 @@ public final class EmbeddingStore: ChunkStore {
     }
     /// The chunks, in corpus order (pages sorted by path, chunks in page order).
     public var chunks: [Chunk] { read(\.chunks) }
-    /// The number of chunks.
-    public var count: Int { read(\.chunks.count) }
     /// The quantized codes kept with the vectors (and saved with them); see `keepCodes`.
     public var keptCodes: Set<SearchPrecision> { read(\.keptCodes) }
     /// How the semantic side scores the vectors (`exact` by default); see `setSearchPrecision`.
     public var searchPrecision: SearchPrecision { read(\.searchPrecision) }
     /// The rescore factor of int8 and binary searches (nil: the precision's default).
     public var rescore: Int? { read(\.rescore) }
-    /// The model identifier of the vectors a loaded file holds (nil: none loaded, or lexical-only).
-    public var storedModelIdentifier: String? { read(\.storedFingerprint?.modelIdentifier) }
     /// The stored vectors (for export), in chunk order; nil for a lexical-only store.
     public func vectors() -> FlatIndex? { read(\.index) }
 
@@ -164,9 +160,10 @@ public final class EmbeddingStore: ChunkStore {
 
     /// Makes the semantic side search through `precision` codes, rescoring `k × rescore`
     /// candidates exactly. Codes the store does not keep yet are built (and kept).
-    /// - Throws: `RetrievalError.invalidArgument` for a rescore factor below 1.
+    /// - Throws: `VectorIndexError.invalidCodes` for a rescore factor below 1 (what
+    ///   `FlatIndex.search(_:k:precision:rescore:)` throws for it).
     public func setSearchPrecision(_ precision: SearchPrecision, rescore: Int? = nil) throws {
-        if let rescore, rescore < 1 { throw RetrievalError.invalidArgument("rescore factor must be at least 1, got \(rescore)") }
+        if let rescore { try FlatIndex.checkRescore(rescore) }
         updating.withOrderedLock { _ in
             let kept = read(\.keptCodes)
             if precision != .exact, !kept.contains(precision) { setCodes(kept.union([precision])) }
@@ -317,18 +314,19 @@ public final class EmbeddingStore: ChunkStore {
     }
 
     /// The `count` chunks nearest to the question's embedding: `(chunk index, cosine)`, best first.
-    /// - Throws: `RetrievalError.invalidArgument` without vectors, or when the loaded vectors were
-    ///   made by another model than this store's (never compares vectors of two models).
+    /// - Throws: `RetrievalError.noVectors` without vectors, `VectorIndexError.fingerprintMismatch`
+    ///   when the loaded vectors were made by another model than this store's (never compares
+    ///   vectors of two models).
     package func semanticCandidates(_ question: String, count: Int) throws -> [(document: Int, score: Float)] {
         try semanticCandidates(question, count: count, in: read { $0 })
     }
 
     private func semanticCandidates(_ question: String, count: Int, in contents: Contents) throws -> [(document: Int, score: Float)] {
         guard let embedding, let index = contents.index, index.count == contents.chunks.count else {
-            throw RetrievalError.invalidArgument("semantic search needs vectors: open the store with the model that built it")
+            throw RetrievalError.noVectors("semantic search needs vectors: open the store with the model that built it")
         }
         if let stored = contents.storedFingerprint, let mine = try modelFingerprint(), stored != mine {
-            throw RetrievalError.invalidArgument("the vectors were made by \(stored), not by \(mine): open the store with the model that built it (or re-index)")
+            throw VectorIndexError.fingerprintMismatch(expected: mine, actual: stored)
         }
         let query = try embedding.sentenceVector(for: question, inputType: .query)
         return try index.search(query, k: count, precision: contents.searchPrecision, rescore: contents.rescore).map { ($0.row, $0.score) }

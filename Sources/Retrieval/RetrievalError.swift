@@ -1,6 +1,10 @@
 import Foundation
 
-/// Errors from reading a Markdown corpus.
+/// Errors of the Retrieval module: a corpus folder, Markdown file or evaluation set that cannot be
+/// read, a store whose retrieval data is malformed, and a search that needs vectors a store does
+/// not have (both stores throw `noVectors`). The layers below report through their own errors,
+/// which pass through unchanged: `VectorIndexError` for index files and for vectors made by
+/// another model (`fingerprintMismatch`, from every store), `EmbeddingsError` from the encoder.
 public enum RetrievalError: Error, Equatable, CustomStringConvertible {
     /// A file is not valid UTF-8.
     case invalidUTF8(path: String)
@@ -10,7 +14,10 @@ public enum RetrievalError: Error, Equatable, CustomStringConvertible {
     case unreadable(path: String, reason: String)
     /// A stored index's retrieval data is missing or malformed.
     case corruptStore(path: String, reason: String)
-    /// Vectors are required but the store has none, or a dimension disagrees.
+    /// Semantic or hybrid search on a store without vectors (indexed lexical-only, empty, or
+    /// opened without the model that made them). The message says which.
+    case noVectors(String)
+    /// A caller's values disagree (`TranslationSet.accuracy` given another count of vectors).
     case invalidArgument(String)
 
     public var description: String {
@@ -19,6 +26,7 @@ public enum RetrievalError: Error, Equatable, CustomStringConvertible {
         case let .emptyFile(path): return "\(path): empty file"
         case let .unreadable(path, reason): return "\(path): \(reason)"
         case let .corruptStore(path, reason): return "\(path): \(reason)"
+        case let .noVectors(message): return message
         case let .invalidArgument(message): return message
         }
     }

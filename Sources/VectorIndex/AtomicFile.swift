@@ -1,4 +1,6 @@
 import Foundation
+import LinearAlgebra
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -11,8 +13,8 @@ import Darwin
 /// rename it over the target, then flush the folder. A reader (or a crash) sees the complete old
 /// file or the complete new one. On failure the temporary file is removed and the old one kept;
 /// temporary files of saves killed outright (their process is gone) are removed by the next save
-/// once they are 2 seconds old (the environment variable `CONTEXTUAL_EMBEDDINGS_STALE_TEMPORARY_AGE`
-/// sets that age in seconds for a process, e.g. `0` in tests of killed saves).
+/// once they are 2 seconds old (tests of killed saves set `testSettings` instead of waiting).
+/// Nothing here reads the environment.
 package enum AtomicFile {
     /// Writes the bytes that `produce` hands to its sink to `url`, atomically.
     /// - Throws: `VectorIndexError.io` naming the failed operation, or what `produce` throws.
@@ -31,7 +33,7 @@ package enum AtomicFile {
             if !closed { close(fd) }
             if !renamed { unlink(temporary) }
         }
-        stopIfAsked(at: "created", temporary: temporary)
+        reach(.created, temporary: temporary)
         try produce { bytes in
             guard var base = bytes.baseAddress else { return }
             var remaining = bytes.count
@@ -48,7 +50,7 @@ package enum AtomicFile {
         guard fsync(fd) == 0 else { throw VectorIndexError.io(path: path, operation: "fsync", message: MappedFile.lastError()) }
         closed = true
         guard close(fd) == 0 else { throw VectorIndexError.io(path: path, operation: "close", message: MappedFile.lastError()) }
-        stopIfAsked(at: "renaming", temporary: temporary)
+        reach(.renaming, temporary: temporary)
         guard rename(temporary, path) == 0 else {
             throw VectorIndexError.io(path: path, operation: "rename", message: MappedFile.lastError())
         }
@@ -62,19 +64,40 @@ package enum AtomicFile {
 }
 
 extension AtomicFile {
-    /// For crash tests of child processes: with this variable set to `created` (the temporary
-    /// file exists, nothing written) or `renaming` (written and flushed, not yet renamed over the
-    /// target), a save says `save stopped: <step> <temporary file>` on standard error and stops
-    /// its own process with SIGSTOP at that step, so that a test kills it exactly inside the save
-    /// instead of at a random moment. Read once per process; unset, nothing happens.
-    package static let stopInSaveVariable = "CONTEXTUAL_EMBEDDINGS_TEST_STOP_IN_SAVE"
-    private static let stopInSave = ProcessInfo.processInfo.environment[stopInSaveVariable]
+    /// A moment inside a save that a crash test may stop it at.
+    package enum Step: String, Sendable, CaseIterable {
+        /// The temporary file exists; nothing is written yet.
+        case created
+        /// Written and flushed, not yet renamed over the target.
+        case renaming
+    }
 
-    private static func stopIfAsked(at step: String, temporary: String) {
-        guard stopInSave == step else { return }
-        let line = Array("save stopped: \(step) \(temporary)\n".utf8)
-        _ = line.withUnsafeBytes { bytes in bytes.baseAddress.map { Glibc_write(2, $0, bytes.count) } }
-        raise(SIGSTOP)
+    /// What tests change about saves in their process; shipping code never sets it.
+    package struct TestSettings: Sendable {
+        /// Called at each `Step` of every save with the temporary file's path (a crash test's
+        /// child process stops itself there, so that the kill lands inside the save, not at a
+        /// random moment). Nil: nothing happens.
+        package var onStep: (@Sendable (_ step: Step, _ temporary: String) -> Void)?
+        /// The age after which a save removes a dead save's temporary file
+        /// (`defaultStaleTemporaryAge` unless a test of killed saves wants no wait, or a longer
+        /// one to see each file). An age below the default could remove another live save's file
+        /// in the instant between its creation and its lock: tests only.
+        package var staleTemporaryAge: Duration = defaultStaleTemporaryAge
+
+        /// The settings of a process no test changed.
+        package init() {}
+    }
+
+    private static let settings = Mutex(TestSettings())
+
+    /// This process's test settings; tests set them before they save.
+    package static var testSettings: TestSettings {
+        get { settings.withOrderedLock { $0 } }
+        set { settings.withOrderedLock { $0 = newValue } }
+    }
+
+    private static func reach(_ step: Step, temporary: String) {
+        testSettings.onStep?(step, temporary)
     }
 
     /// Checks, before any long work, that a file can be created beside `url` (the folder exists
@@ -92,33 +115,16 @@ extension AtomicFile {
     static func temporaryPrefix(of url: URL) -> String { "." + url.lastPathComponent + ".tmp-" }
 
     /// How long a temporary file must have gone unmodified before a save may remove it, unless
-    /// `staleTemporaryAgeVariable` says otherwise: 2 seconds. It covers the instant between a
+    /// a test set `testSettings.staleTemporaryAge`: 2 seconds. It covers the instant between a
     /// save creating its temporary file and locking it.
     package static let defaultStaleTemporaryAge: Duration = .seconds(2)
 
-    /// The environment variable that sets `staleTemporaryAge` for a process, in seconds (a
-    /// non-negative decimal number such as `0` or `0.5`), so that tests of killed saves in child
-    /// processes need not wait out the default. Any other value is ignored. For tests only: an
-    /// age below the default could remove another live save's file in the instant between its
-    /// creation and its lock.
-    package static let staleTemporaryAgeVariable = "CONTEXTUAL_EMBEDDINGS_STALE_TEMPORARY_AGE"
-
-    /// The age `write` uses: `staleTemporaryAge(in:)` of this process's environment, read once.
-    package static let staleTemporaryAge = staleTemporaryAge(in: ProcessInfo.processInfo.environment)
-
-    /// `staleTemporaryAgeVariable`'s value in `environment` when valid, else `defaultStaleTemporaryAge`.
-    package static func staleTemporaryAge(in environment: [String: String]) -> Duration {
-        guard let text = environment[staleTemporaryAgeVariable],
-              let seconds = Double(text), seconds.isFinite, seconds >= 0 else { return defaultStaleTemporaryAge }
-        return .nanoseconds(Int64(min(seconds, 1e9) * 1e9))
-    }
-
     /// Removes temporary files beside `url` left by saves that died (SIGKILL, power loss): files
     /// that no process holds a lock on and that were last modified more than `age` ago
-    /// (`staleTemporaryAge` unless given). A live save holds an exclusive `flock` on its temporary
+    /// (`testSettings.staleTemporaryAge`, by default `defaultStaleTemporaryAge`, unless given). A live save holds an exclusive `flock` on its temporary
     /// file from creation to rename, so it is never removed, whatever process, PID namespace or
     /// host it runs in (as far as the file system supports `flock`).
-    package static func removeStaleTemporaries(of url: URL, olderThan age: Duration = staleTemporaryAge) {
+    package static func removeStaleTemporaries(of url: URL, olderThan age: Duration = testSettings.staleTemporaryAge) {
         let folder = url.deletingLastPathComponent()
         let prefix = temporaryPrefix(of: url)
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return }

@@ -66,13 +66,19 @@ extension FlatIndex {
         try search(query, k: k, precision: precision, rescore: rescore, isIncluded: isIncluded, int8Path: nil, hammingPath: nil)
     }
 
+    /// Refuses a rescore factor below 1, the one check every store's precision setting shares.
+    /// - Throws: `VectorIndexError.invalidCodes`.
+    package static func checkRescore(_ factor: Int) throws {
+        guard factor >= 1 else { throw VectorIndexError.invalidCodes("rescore factor must be at least 1, got \(factor)") }
+    }
+
     /// `search(_:k:precision:rescore:isIncluded:)` on chosen kernel paths (tests force each one).
     func search(_ query: [Float], k: Int, precision: SearchPrecision, rescore: Int?, isIncluded: (@Sendable (String) -> Bool)?,
                 int8Path: CodeKernels.Path?, hammingPath: CodeKernels.Path?) throws -> [SearchHit] {
         if precision == .exact { return try search(query, k: k, isIncluded: isIncluded) }
         try validate(query, id: "<query>")
         let factor = rescore ?? precision.defaultRescore
-        guard factor >= 1 else { throw VectorIndexError.invalidCodes("rescore factor must be at least 1, got \(factor)") }
+        try Self.checkRescore(factor)
         guard precisions.contains(precision) else { throw VectorIndexError.codesMissing(precision) }
         guard k > 0, count > 0 else { return [] }
         let unit = VectorMath.normalized(query)

@@ -31,9 +31,12 @@ public struct FlatIndex: Sendable {
     /// Whether the index holds no vectors.
     public var isEmpty: Bool { ids.isEmpty }
 
-    /// An empty index of `dimension`-component vectors (`dimension` must be positive).
+    /// An empty index of `dimension`-component vectors.
+    ///
+    /// A dimension below 1 is a programmer mistake (the dimension comes from a model or a file
+    /// header that was checked), so it traps here as it does in `init(dimension:ids:rowMajorVectors:)`.
     public init(dimension: Int) {
-        precondition(dimension > 0, "FlatIndex dimension must be positive")
+        Self.checkDimension(dimension)
         self.dimension = dimension
         self.ids = []
         self.rowForID = [:]
@@ -42,11 +45,12 @@ public struct FlatIndex: Sendable {
 
     /// An index over a row-major `ids.count × dimension` matrix, added in one step (each row is
     /// normalized like `add`). Handy for loading vectors from other tools.
+    /// `dimension` must be positive, as for `init(dimension:)`.
     /// - Throws: `dimensionMismatch` when the matrix size is not `ids.count × dimension`,
     ///   `nonFiniteValue`, or `duplicateID`.
     /// - Complexity: O(n·D).
     public init(dimension: Int, ids: [String], rowMajorVectors vectors: [Float]) throws {
-        guard dimension > 0 else { throw VectorIndexError.invalidDimension(dimension) }
+        Self.checkDimension(dimension)
         guard vectors.count == ids.count * dimension else {
             throw VectorIndexError.dimensionMismatch(expected: ids.count * dimension, actual: vectors.count)
         }
@@ -58,6 +62,11 @@ public struct FlatIndex: Sendable {
             for row in 0..<ids.count { VectorMath.normalize(buffer.baseAddress! + row * dimension, count: dimension) }
         }
         try self.init(dimension: dimension, ids: ids, storage: .owned(values))
+    }
+
+    /// The one precondition on a dimension, shared by both public initializers.
+    private static func checkDimension(_ dimension: Int) {
+        precondition(dimension > 0, "FlatIndex dimension must be positive, got \(dimension)")
     }
 
     /// An index over existing rows, used by the file loader. The caller guarantees unique ids

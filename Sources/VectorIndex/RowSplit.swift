@@ -4,6 +4,9 @@ import Synchronization
 
 /// How the scans and encoders of a row-major `rows × dimension` matrix are cut into contiguous
 /// row ranges, one per core, when the matrix is large: the one place that threshold is written.
+/// Work of equal cost per row, read once, wants equal static ranges with no per-part locking;
+/// uneven groups of work (an encoder's texts) go through `ParallelGroups` instead, which hands
+/// them out one at a time.
 ///
 /// ```swift
 /// let parts = RowSplit.parts(rows: 6_000, dimension: 384)   // the active cores (≥ 2²¹ values)

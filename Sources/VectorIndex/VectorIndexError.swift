@@ -1,6 +1,9 @@
 import Foundation
 
-/// Errors thrown by the VectorIndex module.
+/// Errors thrown by the VectorIndex module: vectors an index refuses (dimension, values, ids),
+/// index files that cannot be read or written, codes a search needs, and vectors made by another
+/// model than the one asking (`fingerprintMismatch`), which every store throws, the file store
+/// and the PostgreSQL store alike.
 public enum VectorIndexError: Error, Equatable, CustomStringConvertible {
     /// A vector's length differs from the index's dimension.
     case dimensionMismatch(expected: Int, actual: Int)
@@ -10,8 +13,6 @@ public enum VectorIndexError: Error, Equatable, CustomStringConvertible {
     case duplicateID(String)
     /// `update` was given an id the index does not hold.
     case unknownID(String)
-    /// The dimension is not positive.
-    case invalidDimension(Int)
     /// The index file is shorter than its header says it should be.
     case truncatedFile(path: String, expectedBytes: Int, actualBytes: Int)
     /// The file does not start with the index magic bytes: it is not an index file.
@@ -22,7 +23,10 @@ public enum VectorIndexError: Error, Equatable, CustomStringConvertible {
     case checksumMismatch(path: String)
     /// The file's structure is inconsistent (a length or field that cannot be right).
     case corruptFile(path: String, reason: String)
-    /// The file was built for another model, dimension, pooling or tokenizer.
+    /// Stored vectors were made with another model, dimension, pooling, tokenizer or
+    /// quantization than the one asking (`expected`): an index file opened for another model, or
+    /// a store (file or PostgreSQL) searched or re-indexed with another model. Vectors of two
+    /// models are never compared or mixed.
     case fingerprintMismatch(expected: IndexFingerprint, actual: IndexFingerprint)
     /// Reading or writing the file failed at the system level.
     case io(path: String, operation: String, message: String)
@@ -39,7 +43,6 @@ public enum VectorIndexError: Error, Equatable, CustomStringConvertible {
             return "vector for id '\(id)' has a non-finite value at component \(component)"
         case let .duplicateID(id): return "id '\(id)' is already in the index"
         case let .unknownID(id): return "id '\(id)' is not in the index"
-        case let .invalidDimension(d): return "dimension must be positive, got \(d)"
         case let .truncatedFile(path, expected, actual):
             return "\(path): truncated index file (\(actual) bytes, expected \(expected))"
         case let .notAnIndexFile(path): return "\(path): not an index file (bad magic bytes)"
@@ -47,7 +50,7 @@ public enum VectorIndexError: Error, Equatable, CustomStringConvertible {
         case let .checksumMismatch(path): return "\(path): checksum mismatch (the file is corrupt)"
         case let .corruptFile(path, reason): return "\(path): corrupt index file: \(reason)"
         case let .fingerprintMismatch(expected, actual):
-            return "index was built with \(actual), expected \(expected)"
+            return "the vectors were made by \(actual), not by \(expected): use the model that made them, or index again"
         case let .io(path, operation, message): return "\(path): \(operation) failed: \(message)"
         case let .codesMissing(precision):
             return "the index keeps no \(precision.rawValue) codes (build them with buildCodes, or search with exact precision)"

@@ -4,44 +4,24 @@ import ModelTestSupport
 import TestSupport
 import XCTest
 
+extension XCTestCase {
+    /// Runs the built `embeddings` with `arguments` to completion (`ChildProcess.run`): every CLI
+    /// test class runs the executable through this one helper. `input` goes to its standard input
+    /// (nil: the null device); `environment` nil keeps this process's.
+    func embeddings(_ arguments: [String], input: Data? = nil, environment: [String: String]? = nil) throws -> ProcessResult {
+        try ChildProcess.run(CLITests.executable, arguments, environment: environment, input: input)
+    }
+}
+
 /// The `embeddings` executable as users run it: exit codes, one-line errors, JSON output.
 final class CLITests: XCTestCase {
-    struct Run {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
+    /// A finished run of a child process (TestSupport's `ProcessResult`).
+    typealias Run = ProcessResult
 
     static var executable: URL {
         let products = Bundle.allBundles.first { $0.bundlePath.hasSuffix(".xctest") }?.bundleURL.deletingLastPathComponent()
             ?? Bundle.main.bundleURL
         return products.appendingPathComponent("embeddings")
-    }
-
-    /// Runs `executable` with `arguments` to completion: its status and everything it printed.
-    /// `environment` nil keeps this process's; `input` is written to its standard input.
-    static func launch(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil, input: Data? = nil) throws -> Run {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-        process.standardInput = input == nil ? FileHandle.nullDevice : stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        if let input {
-            stdin.fileHandleForWriting.write(input)
-            try stdin.fileHandleForWriting.close()
-        }
-        // Both pipes are drained at once: a child that fills one while the other is read would block.
-        let (out, err) = readBoth(stdout.fileHandleForReading, stderr.fileHandleForReading)
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
-    }
-
-    func run(_ arguments: [String], input: String = "") throws -> Run {
-        try Self.launch(Self.executable, arguments, input: Data(input.utf8))
     }
 
     override func setUpWithError() throws {
@@ -57,7 +37,7 @@ final class CLITests: XCTestCase {
 
     /// Runs `script` with bash (arguments as $0, $1, …) and returns what it printed.
     func bash(_ script: String, _ arguments: [String]) throws -> Run {
-        try Self.launch(URL(fileURLWithPath: "/bin/bash"), ["-c", script] + arguments)
+        try ChildProcess.run(URL(fileURLWithPath: "/bin/bash"), ["-c", script] + arguments)
     }
 
     /// A reader that goes away early (`| head`) stops the command quietly: SIGPIPE's status 141
@@ -85,29 +65,29 @@ final class CLITests: XCTestCase {
     }
 
     func testUsageErrorsExit64() throws {
-        assertError(try run([]), status: 64)
-        assertError(try run(["frobnicate"]), status: 64)
-        assertError(try run(["embed", "--bogus"]), status: 64)
-        assertError(try run(["embed", "--pooling", "median"]), status: 64)
-        assertError(try run(["search", "--index"]), status: 64)
-        assertError(try run(["search", "--index", "x.index", "--k", "many", "q"]), status: 64)
-        assertError(try run(["export", "--index", "x.index", "--format", "csv"]), status: 64)
+        assertError(try embeddings([]), status: 64)
+        assertError(try embeddings(["frobnicate"]), status: 64)
+        assertError(try embeddings(["embed", "--bogus"]), status: 64)
+        assertError(try embeddings(["embed", "--pooling", "median"]), status: 64)
+        assertError(try embeddings(["search", "--index"]), status: 64)
+        assertError(try embeddings(["search", "--index", "x.index", "--k", "many", "q"]), status: 64)
+        assertError(try embeddings(["export", "--index", "x.index", "--format", "csv"]), status: 64)
     }
 
     func testBadDataExits65AndKeepsEarlierOutput() throws {
-        let r = try run(["embed"], input: "{\"id\": \"ok\", \"text\": \"fine\"}\n{not json}\n")
+        let r = try embeddings(["embed"], input: Data("{\"id\": \"ok\", \"text\": \"fine\"}\n{not json}\n".utf8))
         assertError(r, status: 65)
         XCTAssertTrue(r.stderr.contains("line 2"))
         XCTAssertEqual(r.stdout.split(separator: "\n").count, 1, "the good first line was still written")
-        assertError(try run(["embed"], input: "{\"id\": 3, \"text\": \"x\"}\n"), status: 65)
-        assertError(try run(["embed"], input: "[1, 2]\n"), status: 65)
-        assertError(try run(["embed"], input: "{\"id\": \"a\"}\n"), status: 65)
+        assertError(try embeddings(["embed"], input: Data("{\"id\": 3, \"text\": \"x\"}\n".utf8)), status: 65)
+        assertError(try embeddings(["embed"], input: Data("[1, 2]\n".utf8)), status: 65)
+        assertError(try embeddings(["embed"], input: Data("{\"id\": \"a\"}\n".utf8)), status: 65)
     }
 
     func testMissingInputExits66() throws {
-        assertError(try run(["embed", "--model", "/no/such/model"]), status: 66)
-        assertError(try run(["search", "--index", "/no/such.index", "question"]), status: 66)
-        assertError(try run(["index", "/no/such/folder", "--out", "/tmp/x.index"]), status: 66)
+        assertError(try embeddings(["embed", "--model", "/no/such/model"]), status: 66)
+        assertError(try embeddings(["search", "--index", "/no/such.index", "question"]), status: 66)
+        assertError(try embeddings(["index", "/no/such/folder", "--out", "/tmp/x.index"]), status: 66)
     }
 
     func testEmbedMatchesTheLibraryExactly() throws {
@@ -116,7 +96,7 @@ final class CLITests: XCTestCase {
             let data = try! JSONSerialization.data(withJSONObject: ["id": "t\(i)", "text": t])
             return String(decoding: data, as: UTF8.self)
         }.joined(separator: "\n") + "\n"
-        let r = try run(["embed", "--tokens"], input: input)
+        let r = try embeddings(["embed", "--tokens"], input: Data(input.utf8))
         XCTAssertEqual(r.status, 0, r.stderr)
         let lines = r.stdout.split(separator: "\n")
         XCTAssertEqual(lines.count, texts.count)
@@ -139,7 +119,7 @@ final class CLITests: XCTestCase {
     }
 
     func testTokenVectorsOptionWritesTheMatrix() throws {
-        let r = try run(["embed", "--token-vectors", "--no-normalize", "--pooling", "max"], input: "{\"id\": \"a\", \"text\": \"two words\"}\n")
+        let r = try embeddings(["embed", "--token-vectors", "--no-normalize", "--pooling", "max"], input: Data("{\"id\": \"a\", \"text\": \"two words\"}\n".utf8))
         XCTAssertEqual(r.status, 0, r.stderr)
         let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         let matrix = try XCTUnwrap(object["token_vectors"] as? [[Double]])
@@ -169,13 +149,13 @@ final class CLITests: XCTestCase {
         """.utf8).write(to: docs.appendingPathComponent("closures.md"))
         try Data([0xFF, 0xFE, 0x00]).write(to: docs.appendingPathComponent("broken.md"))
         let index = folder.appendingPathComponent("docs.index").path
-        let built = try run(["index", folder.appendingPathComponent("docs").path, "--out", index])
+        let built = try embeddings(["index", folder.appendingPathComponent("docs").path, "--out", index])
         XCTAssertEqual(built.status, 0, built.stderr)
         XCTAssertTrue(built.stderr.contains("broken.md"), "the bad file is reported")
-        let again = try run(["index", folder.appendingPathComponent("docs").path, "--out", index])
+        let again = try embeddings(["index", folder.appendingPathComponent("docs").path, "--out", index])
         XCTAssertTrue(again.stderr.contains("0 embedded"), again.stderr)
 
-        let search = try run(["search", "--index", index, "--json", "--k", "2", "how does a closure capture variables"])
+        let search = try embeddings(["search", "--index", index, "--json", "--k", "2", "how does a closure capture variables"])
         XCTAssertEqual(search.status, 0, search.stderr)
         let result = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(search.stdout.utf8)) as? [String: Any])
         let hits = try XCTUnwrap(result["hits"] as? [[String: Any]])
@@ -187,17 +167,17 @@ final class CLITests: XCTestCase {
 
         let cases = folder.appendingPathComponent("cases.json")
         try Data(#"{"cases": [{"question": "trailing closure after parentheses", "expected": ["guide/closures#trailing"]}, {"question": "knitting wool", "expected": []}]}"#.utf8).write(to: cases)
-        let eval = try run(["eval", "--index", index, cases.path, "--k", "2"])
+        let eval = try embeddings(["eval", "--index", index, cases.path, "--k", "2"])
         XCTAssertEqual(eval.status, 0, eval.stderr)
         XCTAssertTrue(eval.stdout.contains("recall@2: 1.000"), eval.stdout)
 
         // Quantized codes: stored by --codes, used by --precision, same hits and scores here.
         let exactHits = hits.map { $0["id"] as? String }
-        let coded = try run(["index", folder.appendingPathComponent("docs").path, "--out", index, "--codes", "int8,binary"])
+        let coded = try embeddings(["index", folder.appendingPathComponent("docs").path, "--out", index, "--codes", "int8,binary"])
         XCTAssertEqual(coded.status, 0, coded.stderr)
         XCTAssertTrue(coded.stderr.contains("0 embedded"), "codes come from the stored vectors: \(coded.stderr)")
         for precision in ["int8", "binary"] {
-            let quantized = try run(["search", "--index", index, "--json", "--k", "2", "--precision", precision, "--rescore", "2",
+            let quantized = try embeddings(["search", "--index", index, "--json", "--k", "2", "--precision", precision, "--rescore", "2",
                                      "how does a closure capture variables"])
             XCTAssertEqual(quantized.status, 0, quantized.stderr)
             let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(quantized.stdout.utf8)) as? [String: Any])
@@ -205,16 +185,16 @@ final class CLITests: XCTestCase {
             XCTAssertEqual(quantizedHits.map { $0["id"] as? String }, exactHits, precision)
             XCTAssertEqual(quantizedHits.map { $0["score"] as? Double }, hits.map { $0["score"] as? Double }, precision)
         }
-        let quantizedEval = try run(["eval", "--index", index, cases.path, "--k", "2", "--precision", "binary"])
+        let quantizedEval = try embeddings(["eval", "--index", index, cases.path, "--k", "2", "--precision", "binary"])
         XCTAssertTrue(quantizedEval.stdout.contains("recall@2: 1.000"), quantizedEval.stdout)
-        assertError(try run(["search", "--index", index, "--precision", "int4", "q"]), status: 64)
-        assertError(try run(["search", "--index", index, "--rescore", "3", "q"]), status: 64)
-        assertError(try run(["search", "--index", index, "--precision", "int8", "--rescore", "0", "q"]), status: 64)
-        assertError(try run(["index", folder.appendingPathComponent("docs").path, "--out", index, "--codes", "int16"]), status: 64)
+        assertError(try embeddings(["search", "--index", index, "--precision", "int4", "q"]), status: 64)
+        assertError(try embeddings(["search", "--index", index, "--rescore", "3", "q"]), status: 64)
+        assertError(try embeddings(["search", "--index", index, "--precision", "int8", "--rescore", "0", "q"]), status: 64)
+        assertError(try embeddings(["index", folder.appendingPathComponent("docs").path, "--out", index, "--codes", "int16"]), status: 64)
 
         for format in ["npy", "fvecs", "jsonl"] {
             let out = folder.appendingPathComponent("vectors.\(format)").path
-            let export = try run(["export", "--index", index, "--format", format, "--out", out])
+            let export = try embeddings(["export", "--index", index, "--format", format, "--out", out])
             XCTAssertEqual(export.status, 0, export.stderr)
             let bytes = try Data(contentsOf: URL(fileURLWithPath: out))
             switch format {

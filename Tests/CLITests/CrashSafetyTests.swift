@@ -5,12 +5,13 @@ import TestSupport
 import VectorIndex
 import XCTest
 
-/// Kills saving `embeddings index` processes with SIGKILL inside their saves: the index file on
-/// disk must always be the complete old index or the complete new one.
+/// Kills processes with SIGKILL inside their index saves: the index file on disk must always be
+/// the complete old index or the complete new one.
 final class CrashSafetyTests: XCTestCase {
-    /// Each killed run stops itself inside the save (`AtomicFile.stopInSaveVariable`): once when
-    /// the temporary file was just created, once when it is written and flushed but not yet
-    /// renamed. The test kills it there, checks the temporary file it leaves (so the kill landed
+    /// Each run is `CrashSafetyChild` (an `index --lexical-only` run in a process of its own,
+    /// which sets `AtomicFile.testSettings` from its arguments); each killed run stops itself
+    /// inside the save: once when the temporary file was just created, once when it is written
+    /// and flushed but not yet renamed. The test kills it there, checks the temporary file it leaves (so the kill landed
     /// inside the save) and that the index reads back whole as the previous one; runs between
     /// them complete and replace it. No sleeps: the stop is reported on standard error.
     func testIndexFileSurvivesSIGKILLDuringSaves() throws {
@@ -25,50 +26,41 @@ final class CrashSafetyTests: XCTestCase {
             try FileManager.default.copyItem(at: lessons.appendingPathComponent(name), to: large.appendingPathComponent(name))
         }
         let index = folder.appendingPathComponent("corpus.index")
-        func build(_ source: URL, environment extra: [String: String] = [:]) throws -> (Process, Pipe) {
-            let process = Process()
-            process.executableURL = CLITests.executable
-            process.arguments = ["index", source.path, "--out", index.path, "--lexical-only"]
-            process.environment = ProcessInfo.processInfo.environment.merging(extra) { _, new in new }
-            process.standardOutput = FileHandle.nullDevice
-            let stderr = Pipe()
-            process.standardError = stderr
-            try process.run()
-            return (process, stderr)
+        let child = CLITests.executable.deletingLastPathComponent().appendingPathComponent("CrashSafetyChild")
+        func build(_ source: URL, settings: [String]) throws -> (process: Process, stderr: FileHandle) {
+            try ChildProcess.start(child, [source.path, index.path] + settings)
         }
-        func complete(_ source: URL, environment: [String: String] = [:]) throws {
-            let (process, stderr) = try build(source, environment: environment)
-            let errors = stderr.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            XCTAssertEqual(process.terminationStatus, 0, String(decoding: errors, as: UTF8.self))
+        func complete(_ source: URL, settings: [String]) throws {
+            let r = try ChildProcess.run(child, [source.path, index.path] + settings)
+            XCTAssertEqual(r.status, 0, r.stderr)
         }
         func chunkCount() throws -> Int {
             let store = EmbeddingStore(embedding: nil)
             try store.load(from: index)  // throws if the file were torn
-            return store.count
+            return try store.statistics().chunks
         }
         func temporaries() throws -> [String] {
             try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains(".tmp-") }
         }
         // Until the end, saves keep the killed saves' temporary files (they would remove those
         // over 2 s old), so that the test sees each one.
-        let keep = [AtomicFile.staleTemporaryAgeVariable: "3600"]
-        try complete(small, environment: keep)
+        let keep = ["--stale-age", "3600"]
+        try complete(small, settings: keep)
         let smallCount = try chunkCount()
-        try complete(large, environment: keep)
+        try complete(large, settings: keep)
         let largeCount = try chunkCount()
         XCTAssertGreaterThan(largeCount, smallCount)
         var killed = 0
         for round in 0..<8 {
             let previous = try chunkCount()
             let source = previous == smallCount ? large : small
-            let step = round % 2 == 0 ? "created" : "renaming"
+            let step = round % 2 == 0 ? AtomicFile.Step.created : .renaming
             let before = Set(try temporaries())
-            let (process, stderr) = try build(source, environment: keep.merging([AtomicFile.stopInSaveVariable: step]) { $1 })
-            let line = firstLine(startingWith: "save stopped: ", from: stderr.fileHandleForReading)
+            let (process, stderr) = try build(source, settings: keep + ["--stop", step.rawValue])
+            let line = firstLine(startingWith: "save stopped: ", from: stderr)
             let words = line?.split(separator: " ").map(String.init) ?? []
             XCTAssertEqual(words.count, 4, "round \(round): the save reported its stop: \(line ?? "nothing")")
-            XCTAssertEqual(words.dropFirst(2).first, step, "round \(round)")
+            XCTAssertEqual(words.dropFirst(2).first, step.rawValue, "round \(round)")
             let leftBehind = Set(try temporaries()).subtracting(before)
             XCTAssertEqual(leftBehind.map { folder.appendingPathComponent($0).path }, words.suffix(1),
                            "round \(round): the kill lands while the save's own temporary file exists")
@@ -78,14 +70,14 @@ final class CrashSafetyTests: XCTestCase {
             killed += 1
             XCTAssertEqual(try chunkCount(), previous, "round \(round), killed at '\(step)': the previous index, whole")
             // A run that completes replaces it with the other corpus's index.
-            try complete(source, environment: keep)
+            try complete(source, settings: keep)
             XCTAssertEqual(try chunkCount(), source == large ? largeCount : smallCount, "round \(round): the new index, whole")
         }
         print("crash safety: \(killed) saves killed inside the save; every file read back whole")
         // Killed saves leave their temporary files; a save removes those of dead processes older
         // than the stale age, set to 0 here instead of waiting out the default 2 s.
         XCTAssertEqual(try temporaries().count, killed, "each killed save left its temporary file")
-        try complete(small, environment: [AtomicFile.staleTemporaryAgeVariable: "0"])
+        try complete(small, settings: ["--stale-age", "0"])
         XCTAssertEqual(try temporaries(), [], "temporary files of killed saves are cleaned up")
     }
 
@@ -167,7 +159,7 @@ final class CrashSafetyTests: XCTestCase {
 
     /// Runs `script` with `sh -c` (arguments as $0, $1, …), optionally inside new user and mount namespaces.
     private func shell(_ script: String, _ arguments: [String], namespace: Bool = false) throws -> CLITests.Run {
-        try CLITests.launch(URL(fileURLWithPath: namespace ? "/usr/bin/unshare" : "/bin/sh"),
+        try ChildProcess.run(URL(fileURLWithPath: namespace ? "/usr/bin/unshare" : "/bin/sh"),
                             (namespace ? ["-Urm", "/bin/sh"] : []) + ["-c", script] + arguments)
     }
 }

@@ -65,7 +65,7 @@ final class ExportAndProgressTests: XCTestCase {
         try Data(fillerPage.utf8).write(to: docs.appendingPathComponent("filler.md"))
         let index = folder.appendingPathComponent("corpus.index")
         let start = Date()
-        let build = try CLITests.launch(CLITests.executable, ["index", docs.path, "--out", index.path])
+        let build = try ChildProcess.run(CLITests.executable, ["index", docs.path, "--out", index.path])
         let seconds = Date().timeIntervalSince(start)
         guard build.status == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: build.stderr]) }
         let (chunks, vectors) = try load(index)
@@ -83,10 +83,6 @@ final class ExportAndProgressTests: XCTestCase {
         let store = EmbeddingStore(embedding: nil)
         try store.load(from: url)
         return (store.chunks, store.vectors())
-    }
-
-    func run(_ arguments: [String], input: String? = nil) throws -> CLITests.Run {
-        try CLITests.launch(CLITests.executable, arguments, input: input.map { Data($0.utf8) })
     }
 
     func temporaryFolder() throws -> URL {
@@ -113,7 +109,7 @@ final class ExportAndProgressTests: XCTestCase {
 
     func testJSONLinesRowsCarryEveryChunkFieldAndTheExactVector() throws {
         let corpus = try Self.sharedCorpus()
-        let r = try run(["export", "--index", corpus.index.path, "--format", "jsonl"])
+        let r = try embeddings(["export", "--index", corpus.index.path, "--format", "jsonl"])
         XCTAssertEqual(r.status, 0, r.stderr)
         let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
         XCTAssertEqual(lines.count, corpus.chunks.count)
@@ -137,9 +133,9 @@ final class ExportAndProgressTests: XCTestCase {
         let corpus = try Self.sharedCorpus()
         let folder = try temporaryFolder()
         let index = folder.appendingPathComponent("lexical.index").path
-        let built = try run(["index", corpus.folder.appendingPathComponent("docs").path, "--out", index, "--lexical-only", "--quiet"])
+        let built = try embeddings(["index", corpus.folder.appendingPathComponent("docs").path, "--out", index, "--lexical-only", "--quiet"])
         XCTAssertEqual(built.status, 0, built.stderr)
-        let r = try run(["export", "--index", index, "--format", "jsonl"])
+        let r = try embeddings(["export", "--index", index, "--format", "jsonl"])
         XCTAssertEqual(r.status, 0, r.stderr)
         let rows = try r.stdout.split(separator: "\n").map { try XCTUnwrap(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
         XCTAssertEqual(rows.map { $0["id"] as? String }, corpus.chunks.map(\.id))
@@ -147,7 +143,7 @@ final class ExportAndProgressTests: XCTestCase {
         for row in rows { XCTAssertEqual(Set(row.keys), ["id", "source", "headings", "title", "text"]) }
         for format in ["npy", "fvecs", "pgvector"] {
             for quiet in [[], ["--quiet"]] {
-                let refused = try run(["export", "--index", index, "--format", format] + quiet)
+                let refused = try embeddings(["export", "--index", index, "--format", format] + quiet)
                 XCTAssertEqual(refused.status, 65, "\(format): \(refused.stderr)")
                 XCTAssertEqual(refused.stderr.split(separator: "\n").filter { $0.hasPrefix("error: ") && $0.contains("lexical-only") }.count, 1, refused.stderr)
                 XCTAssertEqual(refused.stdout, "")
@@ -209,7 +205,7 @@ final class ExportAndProgressTests: XCTestCase {
 
     func testPGVectorScriptEscapesHostileTextExactly() throws {
         let corpus = try Self.sharedCorpus()
-        let r = try run(["export", "--index", corpus.index.path, "--format", "pgvector"])
+        let r = try embeddings(["export", "--index", corpus.index.path, "--format", "pgvector"])
         XCTAssertEqual(r.status, 0, r.stderr)
         let script = r.stdout
         XCTAssertFalse(script.unicodeScalars.contains("\u{0}"), "NUL cannot reach PostgreSQL text")
@@ -251,16 +247,16 @@ final class ExportAndProgressTests: XCTestCase {
     func testTableNameMustBeAPlainIdentifier() throws {
         let corpus = try Self.sharedCorpus()
         for bad in ["1chunks", "my-chunks", "my chunks", "\"chunks\"", "chunks;DROP", "chunks\n", "", "tablé", String(repeating: "a", count: 64)] {
-            let r = try run(["export", "--index", corpus.index.path, "--format", "pgvector", "--table", bad])
+            let r = try embeddings(["export", "--index", corpus.index.path, "--format", "pgvector", "--table", bad])
             XCTAssertEqual(r.status, 64, "\(bad.debugDescription): \(r.stderr)")
             XCTAssertTrue(r.stderr.hasPrefix("error: --table"), r.stderr)
             XCTAssertEqual(r.stdout, "")
         }
-        let notSQL = try run(["export", "--index", corpus.index.path, "--format", "jsonl", "--table", "chunks"])
+        let notSQL = try embeddings(["export", "--index", corpus.index.path, "--format", "jsonl", "--table", "chunks"])
         XCTAssertEqual(notSQL.status, 64, notSQL.stderr)
         // Folded to lower case as PostgreSQL folds a bare name; quoted so that reserved words work.
         for (name, quoted) in [("My_Chunks2", #""my_chunks2""#), ("user", #""user""#), ("_" + String(repeating: "x", count: 62), "\"_" + String(repeating: "x", count: 62) + "\"")] {
-            let r = try run(["export", "--index", corpus.index.path, "--format", "pgvector", "--table", name])
+            let r = try embeddings(["export", "--index", corpus.index.path, "--format", "pgvector", "--table", name])
             XCTAssertEqual(r.status, 0, r.stderr)
             XCTAssertTrue(r.stdout.contains("CREATE TABLE \(quoted) ("), name)
             XCTAssertTrue(r.stdout.contains("COPY \(quoted) (id, source"), name)
@@ -287,21 +283,19 @@ final class ExportAndProgressTests: XCTestCase {
     /// text (without its NULs) and every float comes back, and the HNSW index answers a
     /// nearest-neighbour query.
     func testPGVectorScriptLoadsIntoPostgreSQL() throws {
-        guard let url = ProcessInfo.processInfo.environment["CE_POSTGRES_URL"], !url.isEmpty else {
-            throw XCTSkip("CE_POSTGRES_URL is not set, so there is no PostgreSQL server to load the script into (scripts/postgres.sh start prints one)")
-        }
+        let url = try TestServer.url()  // never skipped: see TestServer
         let corpus = try Self.sharedCorpus()
         let psql = try psql()
         var environment = ProcessInfo.processInfo.environment
         environment["PGCLIENTENCODING"] = "UTF8"
         func sql(_ arguments: [String]) throws -> CLITests.Run {
-            try CLITests.launch(psql, ["-X", "-q", "-v", "ON_ERROR_STOP=1", url] + arguments, environment: environment)
+            try ChildProcess.run(psql, ["-X", "-q", "-v", "ON_ERROR_STOP=1", url] + arguments, environment: environment)
         }
         // A table of its own (mixed case: PostgreSQL folds it), since the database is shared.
         let table = "Export_Test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16)
         let name = table.lowercased()
         let script = try temporaryFolder().appendingPathComponent("chunks.sql")
-        let export = try run(["export", "--index", corpus.index.path, "--format", "pgvector", "--table", table, "--out", script.path, "--quiet"])
+        let export = try embeddings(["export", "--index", corpus.index.path, "--format", "pgvector", "--table", table, "--out", script.path, "--quiet"])
         XCTAssertEqual(export.status, 0, export.stderr)
         XCTAssertEqual(export.stderr, "", "--quiet")
         addTeardownBlock { _ = try? sql(["-c", "DROP TABLE IF EXISTS \(name)"]) }
@@ -349,7 +343,7 @@ final class ExportAndProgressTests: XCTestCase {
         let errors = folder.appendingPathComponent("stderr.txt").path
         for format in ["jsonl", "pgvector"] {
             let script = #""$0" export --index "$1" --format "$3" 2>"$2" | head -c 600 >/dev/null; echo "status=${PIPESTATUS[0]}""#
-            let r = try CLITests.launch(URL(fileURLWithPath: "/bin/bash"), ["-c", script, CLITests.executable.path, corpus.index.path, errors, format])
+            let r = try ChildProcess.run(URL(fileURLWithPath: "/bin/bash"), ["-c", script, CLITests.executable.path, corpus.index.path, errors, format])
             let status = r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             XCTAssertTrue(status == "status=141" || status == "status=0", "\(format): \(status) \(r.stderr)")
             XCTAssertEqual((try? String(contentsOfFile: errors, encoding: .utf8)) ?? "", "", "\(format): nothing on stderr")
@@ -381,25 +375,25 @@ final class ExportAndProgressTests: XCTestCase {
     func testQuietSilencesProgressAndNotes() throws {
         let corpus = try Self.sharedCorpus()
         let folder = try temporaryFolder()
-        let quietIndex = try run(["index", corpus.folder.appendingPathComponent("docs").path, "--out", folder.appendingPathComponent("q.index").path, "--quiet"])
+        let quietIndex = try embeddings(["index", corpus.folder.appendingPathComponent("docs").path, "--out", folder.appendingPathComponent("q.index").path, "--quiet"])
         XCTAssertEqual(quietIndex.status, 0, quietIndex.stderr)
         XCTAssertEqual(quietIndex.stderr, "")
         XCTAssertEqual(quietIndex.stdout, "wrote \(folder.appendingPathComponent("q.index").path)\n")
 
         let input = (0..<3).map { #"{"id": "t\#($0)", "text": "Text \#($0)."}"# }.joined(separator: "\n") + "\n"
-        let embed = try run(["embed"], input: input)
+        let embed = try embeddings(["embed"], input: Data(input.utf8))
         XCTAssertEqual(embed.status, 0, embed.stderr)
         XCTAssertEqual(embed.stderr, "embedded: 3\n", "the final count of a stream")
-        let quietEmbed = try run(["embed", "--quiet"], input: input)
+        let quietEmbed = try embeddings(["embed", "--quiet"], input: Data(input.utf8))
         XCTAssertEqual(quietEmbed.stderr, "")
         XCTAssertEqual(quietEmbed.stdout, embed.stdout)
 
         let out = folder.appendingPathComponent("v.npy").path
-        let export = try run(["export", "--index", corpus.index.path, "--format", "npy", "--out", out])
+        let export = try embeddings(["export", "--index", corpus.index.path, "--format", "npy", "--out", out])
         XCTAssertEqual(export.status, 0, export.stderr)
         let n = corpus.chunks.count
         XCTAssertEqual(export.stderr, "exporting: \(n)/\(n)\nwrote \(n) vectors of 384 dimensions to \(out)\n")
-        let quietExport = try run(["export", "--index", corpus.index.path, "--format", "npy", "--out", out, "--quiet"])
+        let quietExport = try embeddings(["export", "--index", corpus.index.path, "--format", "npy", "--out", out, "--quiet"])
         XCTAssertEqual(quietExport.status, 0, quietExport.stderr)
         XCTAssertEqual(quietExport.stderr, "")
         XCTAssertEqual(try String(contentsOfFile: out + ".ids.txt", encoding: .utf8), corpus.chunks.map { $0.id + "\n" }.joined())
@@ -413,7 +407,7 @@ final class ExportAndProgressTests: XCTestCase {
         let out = try temporaryFolder().appendingPathComponent("v.fvecs").path
         func onTerminal(_ arguments: [String]) throws -> CLITests.Run {
             let command = ([CLITests.executable.path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: #"'\''"#) + "'" }.joined(separator: " ")
-            return try CLITests.launch(script, ["-q", "-e", "-c", command, "/dev/null"])
+            return try ChildProcess.run(script, ["-q", "-e", "-c", command, "/dev/null"])
         }
         let n = corpus.chunks.count
         let r = try onTerminal(["export", "--index", corpus.index.path, "--format", "fvecs", "--out", out])

@@ -8,13 +8,9 @@ import XCTest
 /// (`.build/debug/embeddings <subcommand> --help`, reviewed), and what help promises: each option
 /// it lists is accepted, an unknown option is a usage error (64). No model is needed.
 final class HelpTests: XCTestCase {
-    func run(_ arguments: [String]) throws -> CLITests.Run {
-        try CLITests.launch(CLITests.executable, arguments)
-    }
-
     /// `arguments` print `golden` on standard output and exit 0; the first differing line is reported.
     func assertHelp(_ arguments: [String], _ golden: String, file: StaticString = #filePath, line: UInt = #line) throws {
-        let r = try run(arguments)
+        let r = try embeddings(arguments)
         XCTAssertEqual(r.status, 0, r.stderr, file: file, line: line)
         XCTAssertEqual(r.stderr, "", file: file, line: line)
         guard r.stdout != golden else { return }
@@ -244,14 +240,14 @@ final class HelpTests: XCTestCase {
 
     /// `-h` is `--help`, wherever it comes before `--`.
     func testShortHelpAndHelpAfterOptions() throws {
-        let golden = try run(["search", "--help"]).stdout
-        XCTAssertEqual(try run(["search", "-h"]).stdout, golden)
-        XCTAssertEqual(try run(["search", "--k", "3", "--help", "question"]).stdout, golden)
+        let golden = try embeddings(["search", "--help"]).stdout
+        XCTAssertEqual(try embeddings(["search", "-h"]).stdout, golden)
+        XCTAssertEqual(try embeddings(["search", "--k", "3", "--help", "question"]).stdout, golden)
     }
 
     /// After `--`, `--help` is an argument: `embed` takes none, so it is a usage error.
     func testHelpAfterDoubleDashIsAnArgument() throws {
-        let r = try run(["embed", "--", "--help"])
+        let r = try embeddings(["embed", "--", "--help"])
         XCTAssertEqual(r.status, 64, r.stderr)
         XCTAssertEqual(r.stdout, "")
         XCTAssertEqual(r.stderr, "error: unexpected argument '--help'\n")
@@ -260,7 +256,7 @@ final class HelpTests: XCTestCase {
     func testUnknownOptionExits64ForEverySubcommand() throws {
         for command in commands {
             for unknown in ["--no-such-option", "--no-such-option=1", "-x"] {
-                let r = try run([command.name, unknown])
+                let r = try embeddings([command.name, unknown])
                 XCTAssertEqual(r.status, 64, "\(command.name) \(unknown): \(r.stderr)")
                 let name = unknown.split(separator: "=")[0]
                 XCTAssertEqual(r.stderr, "error: unknown option '\(name)'\n", command.name)
@@ -298,7 +294,7 @@ final class HelpTests: XCTestCase {
     func testEveryListedOptionIsAccepted() throws {
         XCTAssertEqual(commands.count, 9)
         for command in commands {
-            let help = try run([command.name, "--help"]).stdout
+            let help = try embeddings([command.name, "--help"]).stdout
             XCTAssertEqual(help, command.help, command.name)
             let usage = help.components(separatedBy: "\n").first { $0.hasPrefix("USAGE: ") } ?? ""
             let listed = Self.listedOptions(help)

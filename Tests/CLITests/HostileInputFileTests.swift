@@ -11,10 +11,6 @@ final class HostileInputFileTests: XCTestCase {
         _ = try TestModel.shared()  // installs the model once, so commands below find it
     }
 
-    func run(_ arguments: [String], input: Data? = nil) throws -> CLITests.Run {
-        try CLITests.launch(CLITests.executable, arguments, input: input)
-    }
-
     /// A FIFO nobody writes to: opening it for reading would block forever. Every file the CLI
     /// reads refuses it at once (65), and the library's reader refuses it too.
     func testFIFOsAndDevicesAreRefusedWithoutBlocking() throws {
@@ -30,7 +26,7 @@ final class HostileInputFileTests: XCTestCase {
             ["eval", "--index", fifo.path, TestFixtures.folder.appendingPathComponent("eval/swift-lessons.json").path],
             ["export", "--index", fifo.path, "--format", "jsonl"],
         ] {
-            let r = try run(arguments)
+            let r = try embeddings(arguments)
             XCTAssertEqual(r.status, 65, "\(arguments): \(r.stderr)")
             XCTAssertTrue(r.stderr.contains("not a regular file"), r.stderr)
         }
@@ -39,10 +35,10 @@ final class HostileInputFileTests: XCTestCase {
         try FileManager.default.createDirectory(at: docs, withIntermediateDirectories: true)
         try Data("# Closures\n\nClosures capture values.\n".utf8).write(to: docs.appendingPathComponent("a.md"))
         let index = folder.appendingPathComponent("real.index")
-        XCTAssertEqual(try run(["index", docs.path, "--out", index.path, "--lexical-only", "--quiet"]).status, 0)
+        XCTAssertEqual(try embeddings(["index", docs.path, "--out", index.path, "--lexical-only", "--quiet"]).status, 0)
         let cases = folder.appendingPathComponent("cases.json")
         XCTAssertEqual(mkfifo(cases.path, 0o600), 0)
-        let r = try run(["eval", "--index", index.path, "--mode", "lexical", cases.path])
+        let r = try embeddings(["eval", "--index", index.path, "--mode", "lexical", cases.path])
         XCTAssertEqual(r.status, 65, r.stderr)
         XCTAssertTrue(r.stderr.contains("cases file") && r.stderr.contains("not a regular file"), r.stderr)
         XCTAssertThrowsError(try IndexFile.read(from: fifo)) { error in
@@ -58,7 +54,7 @@ final class HostileInputFileTests: XCTestCase {
         let words = Data("the reader searches each byte once ".utf8)
         while record.count < 50_000_000 { record.append(words) }
         record.append(Data("\"}\n".utf8))
-        let r = try run(["embed", "--quiet"], input: record)
+        let r = try embeddings(["embed", "--quiet"], input: record)
         XCTAssertEqual(r.status, 0, r.stderr)
         let lines = r.stdout.split(separator: "\n")
         XCTAssertEqual(lines.count, 1)

@@ -1,30 +1,31 @@
 import Foundation
+import TestSupport
 import XCTest
+
+extension ProcessResult {
+    /// Standard output as a JSON object (empty when it is not one).
+    var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(stdout.utf8))) as? [String: Any] ?? [:] }
+    /// `info --json`'s `blas` object.
+    var blas: [String: Any] { json["blas"] as? [String: Any] ?? [:] }
+}
 
 /// `embeddings info` and the kernel check as a user's process meets it: each run is a child
 /// process, so switching OpenBLAS's process-wide kernels never disturbs the test runner.
 final class InfoCommandTests: XCTestCase {
-    struct Run {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-        var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(stdout.utf8))) as? [String: Any] ?? [:] }
-        var blas: [String: Any] { json["blas"] as? [String: Any] ?? [:] }
-    }
-
     /// The user's OPENBLAS_CORETYPE, when this machine sets one on purpose (never changed here).
     let userCore = ProcessInfo.processInfo.environment["OPENBLAS_CORETYPE"].flatMap { $0.isEmpty ? nil : $0 }
 
-    func run(_ arguments: [String], environment extra: [String: String] = [:]) throws -> Run {
+    /// `embeddings info arguments…` in this process's environment without the variable that
+    /// keeps the BLAS core (so the kernel check runs as a user's process runs it), plus `extra`.
+    func info(_ arguments: [String], environment extra: [String: String] = [:]) throws -> ProcessResult {
         var environment = ProcessInfo.processInfo.environment
         environment.removeValue(forKey: "CONTEXTUAL_EMBEDDINGS_KEEP_BLAS_CORE")
         for (key, value) in extra { environment[key] = value }
-        let r = try CLITests.launch(CLITests.executable, arguments, environment: environment)
-        return Run(status: r.status, stdout: r.stdout, stderr: r.stderr)
+        return try embeddings(["info"] + arguments, environment: environment)
     }
 
     func testInfoDescribesCPUBLASAndModel() throws {
-        let r = try run(["info", "--json"])
+        let r = try info(["--json"])
         XCTAssertEqual(r.status, 0, r.stderr)
         let cpu = try XCTUnwrap(r.json["cpu"] as? [String: Any])
         let model = try XCTUnwrap(r.json["model"] as? [String: Any])
@@ -52,7 +53,7 @@ final class InfoCommandTests: XCTestCase {
             XCTAssertEqual(inUse.lowercased(), userCore.lowercased(), "OPENBLAS_CORETYPE is never overridden")
             XCTAssertEqual(r.blas["corrected"] as? Bool, false)
         }
-        let text = try run(["info"])
+        let text = try info([])
         XCTAssertEqual(text.status, 0, text.stderr)
         XCTAssertTrue(text.stdout.contains("core:         \(inUse)"), text.stdout)
         XCTAssertTrue(text.stdout.contains("model:        sentence-transformers/all-MiniLM-L6-v2"), text.stdout)
@@ -60,29 +61,21 @@ final class InfoCommandTests: XCTestCase {
 
     /// The version that `dpkg` says is installed, e.g. "0.3.21".
     func debianOpenBLASVersion() throws -> String? {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/dpkg-query")
-        process.arguments = ["-W", "-f", "${Version}", "libopenblas0-pthread"]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { return nil }
+        let r = try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/dpkg-query"), ["-W", "-f", "${Version}", "libopenblas0-pthread"])
+        guard r.status == 0 else { return nil }
         // "0.3.21+ds-4" → "0.3.21"
-        return String(decoding: data, as: UTF8.self).split(whereSeparator: { $0 == "+" || $0 == "-" }).first.map(String.init)
+        return r.stdout.split(whereSeparator: { $0 == "+" || $0 == "-" }).first.map(String.init)
     }
 
     /// The switch itself, on any CPU: to another core this CPU runs, results checked, and back.
     func testTryCoreSwitchesChecksAndSwitchesBack() throws {
-        let before = try run(["info", "--json"])
+        let before = try info(["--json"])
         let inUse = try XCTUnwrap(before.blas["core_in_use"] as? String)
         let features = try XCTUnwrap((before.json["cpu"] as? [String: Any])?["features"] as? [String])
         // Another core: a sibling of the same class where there is one, else an older class.
         let candidates = features.contains("avx2") ? ["Haswell", "Zen", "Sandybridge"] : features.contains("avx") ? ["Sandybridge", "Nehalem"] : ["Nehalem", "Prescott"]
         let target = userCore ?? candidates.first { $0.lowercased() != inUse.lowercased() }!
-        let r = try run(["info", "--json", "--try-core", target.uppercased()])
+        let r = try info(["--json", "--try-core", target.uppercased()])
         XCTAssertEqual(r.status, 0, r.stderr)
         let trial = try XCTUnwrap(r.json["core_trial"] as? [String: Any], r.stdout)
         XCTAssertEqual((trial["reported"] as? String)?.lowercased(), target.lowercased())
@@ -93,14 +86,14 @@ final class InfoCommandTests: XCTestCase {
     }
 
     func testTryCoreRefusesUnknownCoresAndCoresTheCPUCannotRun() throws {
-        let unknown = try run(["info", "--try-core", "Pentium4000"])
+        let unknown = try info(["--try-core", "Pentium4000"])
         XCTAssertEqual(unknown.status, 64, unknown.stderr)
         XCTAssertTrue(unknown.stderr.hasPrefix("error: no OpenBLAS core named 'Pentium4000'"), unknown.stderr)
         XCTAssertEqual(unknown.stdout, "")
-        let fma4 = try run(["info", "--try-core", "Bulldozer"])  // never tried: FMA4/XOP kernels crash Intel CPUs
+        let fma4 = try info(["--try-core", "Bulldozer"])  // never tried: FMA4/XOP kernels crash Intel CPUs
         XCTAssertEqual(fma4.status, 1, fma4.stderr)
         XCTAssertTrue(fma4.stderr.hasPrefix("error: this CPU cannot run the OpenBLAS core 'Bulldozer'"), fma4.stderr)
-        let empty = try run(["info", "--try-core", ""])
+        let empty = try info(["--try-core", ""])
         XCTAssertEqual(empty.status, 64, empty.stderr)
     }
 
@@ -108,7 +101,7 @@ final class InfoCommandTests: XCTestCase {
     /// the check corrects it to the best core for this CPU, unless the user or the opt-out says no.
     func testTheCheckCorrectsAnOutclassedCoreAtLoad() throws {
         let simulate = ["CONTEXTUAL_EMBEDDINGS_TEST_CORE_AT_LOAD": "Prescott"]
-        let r = try run(["info", "--json"], environment: simulate)
+        let r = try info(["--json"], environment: simulate)
         XCTAssertEqual(r.status, 0, r.stderr)
         let features = try XCTUnwrap((r.json["cpu"] as? [String: Any])?["features"] as? [String])
         let vendor = (r.json["cpu"] as? [String: Any])?["vendor"] as? String ?? ""
@@ -122,13 +115,13 @@ final class InfoCommandTests: XCTestCase {
             XCTAssertEqual(r.blas["core_in_use"] as? String, expected)
             XCTAssertEqual(r.blas["corrected"] as? Bool, true)
             XCTAssertEqual(r.stderr, "", "a successful switch is silent")
-            let text = try run(["info"], environment: simulate)
+            let text = try info([], environment: simulate)
             XCTAssertTrue(text.stdout.contains("core:         \(expected) (corrected from Prescott)"), text.stdout)
         } else {
             XCTAssertEqual(r.blas["core_in_use"] as? String, "Prescott", "no AVX2: nothing clearly better to switch to")
         }
         if userCore == nil {
-            let kept = try run(["info", "--json"], environment: simulate.merging(["CONTEXTUAL_EMBEDDINGS_KEEP_BLAS_CORE": "1"]) { $1 })
+            let kept = try info(["--json"], environment: simulate.merging(["CONTEXTUAL_EMBEDDINGS_KEEP_BLAS_CORE": "1"]) { $1 })
             XCTAssertEqual(kept.blas["core_in_use"] as? String, "Prescott", "the opt-out keeps OpenBLAS's choice")
             XCTAssertEqual(kept.blas["check"] as? String, "kept Prescott: CONTEXTUAL_EMBEDDINGS_KEEP_BLAS_CORE is set")
         }
@@ -139,11 +132,11 @@ final class InfoCommandTests: XCTestCase {
     func testAFailedSelfCheckSwitchesBackAndSaysSoOnce() throws {
         guard userCore == nil else {
             // With the machine's own OPENBLAS_CORETYPE nothing is ever switched; that is asserted above.
-            let r = try run(["info", "--json"], environment: ["CONTEXTUAL_EMBEDDINGS_TEST_FAIL_SELF_CHECK": "1"])
+            let r = try info(["--json"], environment: ["CONTEXTUAL_EMBEDDINGS_TEST_FAIL_SELF_CHECK": "1"])
             XCTAssertEqual(r.blas["corrected"] as? Bool, false)
             return
         }
-        let r = try run(["info", "--json"], environment: ["CONTEXTUAL_EMBEDDINGS_TEST_CORE_AT_LOAD": "Prescott",
+        let r = try info(["--json"], environment: ["CONTEXTUAL_EMBEDDINGS_TEST_CORE_AT_LOAD": "Prescott",
                                                           "CONTEXTUAL_EMBEDDINGS_TEST_FAIL_SELF_CHECK": "1"])
         XCTAssertEqual(r.status, 0, r.stderr)
         let features = (r.json["cpu"] as? [String: Any])?["features"] as? [String] ?? []

@@ -8,10 +8,6 @@ import XCTest
 /// The multilingual model through the `embeddings` executable: the held-out translation check,
 /// token offsets on hostile input, and indexes that remember their model.
 final class MultilingualCommandTests: XCTestCase {
-    func run(_ arguments: [String], input: Data? = nil) throws -> CLITests.Run {
-        try CLITests.launch(CLITests.executable, arguments, input: input)
-    }
-
     override func setUpWithError() throws {
         _ = try TestModel.multilingual()  // installs the packed file once
         _ = try TestModel.shared()
@@ -29,7 +25,7 @@ final class MultilingualCommandTests: XCTestCase {
                 lines += String(decoding: data, as: UTF8.self) + "\n"
             }
         }
-        let r = try run(["embed", "--model", "intfloat/multilingual-e5-small", "--input-type", "query", "--quiet"], input: Data(lines.utf8))
+        let r = try embeddings(["embed", "--model", "intfloat/multilingual-e5-small", "--input-type", "query", "--quiet"], input: Data(lines.utf8))
         XCTAssertEqual(r.status, 0, r.stderr)
         var vectors = [String: [Float]]()
         for line in r.stdout.split(separator: "\n") {
@@ -71,7 +67,7 @@ final class MultilingualCommandTests: XCTestCase {
             }
             raw += Data(#"{"id":"\#(n)","text":""#.utf8) + Data(escaped) + Data("\"}\n".utf8)
         }
-        let r = try run(["tokenize", "--model", "intfloat/multilingual-e5-small"], input: raw)
+        let r = try embeddings(["tokenize", "--model", "intfloat/multilingual-e5-small"], input: raw)
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertTrue(r.stderr.contains("invalid UTF-8 repaired"), r.stderr)
         let lines = r.stdout.split(separator: "\n")
@@ -97,13 +93,13 @@ final class MultilingualCommandTests: XCTestCase {
     }
 
     func testPositionalTextAndBadArguments() throws {
-        let r = try run(["tokenize", "--model", "multilingual-e5-small", "--input-type", "passage", "Olá", "mundo"])
+        let r = try embeddings(["tokenize", "--model", "multilingual-e5-small", "--input-type", "passage", "Olá", "mundo"])
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertTrue(r.stdout.contains(#""text":"▁mundo","utf8":[4,10]"#), r.stdout)  // the space before it, then the word
         XCTAssertTrue(r.stdout.contains(#""text":"▁passage""#), r.stdout)
-        let bad = try run(["embed", "--model", "intfloat/multilingual-e5-small", "--input-type", "question"], input: Data())
+        let bad = try embeddings(["embed", "--model", "intfloat/multilingual-e5-small", "--input-type", "question"], input: Data())
         XCTAssertEqual(bad.status, 64, bad.stderr)
-        let unknown = try run(["embed", "--model", "no-such-model"], input: Data())
+        let unknown = try embeddings(["embed", "--model", "no-such-model"], input: Data())
         XCTAssertEqual(unknown.status, 66, unknown.stderr)
     }
 
@@ -113,14 +109,14 @@ final class MultilingualCommandTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: folder) }
         let index = folder.appendingPathComponent("cozinha.index").path
         let corpus = TestFixtures.folder.appendingPathComponent("corpus/licoes-cozinha").path
-        let built = try run(["index", corpus, "--out", index, "--model", "intfloat/multilingual-e5-small", "--quiet"])
+        let built = try embeddings(["index", corpus, "--out", index, "--model", "intfloat/multilingual-e5-small", "--quiet"])
         XCTAssertEqual(built.status, 0, built.stderr)
         // No --model: search uses the model the index names.
-        let found = try run(["search", "--index", index, "--mode", "semantic", "--json", "Como deixar o arroz soltinho?"])
+        let found = try embeddings(["search", "--index", index, "--mode", "semantic", "--json", "Como deixar o arroz soltinho?"])
         XCTAssertEqual(found.status, 0, found.stderr)
         XCTAssertTrue(found.stdout.contains("02-arroz-branco"), found.stdout)
         // Another model's questions against these vectors: an error, never mixed vectors.
-        let mixed = try run(["search", "--index", index, "--mode", "semantic", "--model", "sentence-transformers/all-MiniLM-L6-v2", "arroz"])
+        let mixed = try embeddings(["search", "--index", index, "--mode", "semantic", "--model", "sentence-transformers/all-MiniLM-L6-v2", "arroz"])
         XCTAssertNotEqual(mixed.status, 0)
         XCTAssertTrue(mixed.stderr.contains("made by intfloat/multilingual-e5-small"), mixed.stderr)
     }

@@ -22,10 +22,6 @@ final class PostgresCommandTests: XCTestCase {
         try? FileManager.default.removeItem(at: folder)
     }
 
-    func embeddings(_ arguments: [String]) throws -> CLITests.Run {
-        try CLITests.launch(CLITests.executable, arguments)
-    }
-
     func testIndexSearchAndEvalThroughTheStore() throws {
         let url = try TestServer.url()
         var r = try embeddings(["index", folder.appendingPathComponent("small").path, "--store", url, "--table-prefix", "cli_small" + run, "--hnsw"])
@@ -74,9 +70,9 @@ final class PostgresCommandTests: XCTestCase {
         environment["PGUSER"] = query["user"]
         environment["PGDATABASE"] = String(url.path.dropFirst())
         let small = folder.appendingPathComponent("small").path
-        var r = try CLITests.launch(CLITests.executable, ["index", small, "--store", "postgresql://", "--table-prefix", "cli_environment" + run, "--lexical-only"], environment: environment)
+        var r = try embeddings(["index", small, "--store", "postgresql://", "--table-prefix", "cli_environment" + run, "--lexical-only"], environment: environment)
         XCTAssertEqual(r.status, 0, r.stderr)
-        r = try CLITests.launch(CLITests.executable, ["search", "--store", "postgresql://", "--table-prefix", "cli_environment" + run, "--mode", "lexical", "closures"], environment: environment)
+        r = try embeddings(["search", "--store", "postgresql://", "--table-prefix", "cli_environment" + run, "--mode", "lexical", "closures"], environment: environment)
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertTrue(r.stdout.contains("a#alpha"), r.stdout)
     }
@@ -109,16 +105,11 @@ final class PostgresCommandTests: XCTestCase {
         let url = try TestServer.url()
         let small = folder.appendingPathComponent("small").path
         XCTAssertEqual(try embeddings(["index", small, "--store", url, "--table-prefix", "cli_killed" + run]).status, 0)
-        let process = Process()
-        process.executableURL = CLITests.executable
-        process.arguments = ["index", TestFixtures.folder.appendingPathComponent("corpus/swift-lessons").path, "--store", url, "--table-prefix", "cli_killed" + run]
-        process.standardOutput = FileHandle.nullDevice
-        let stderr = Pipe()
-        process.standardError = stderr
-        try process.run()
+        let (process, stderr) = try ChildProcess.start(
+            CLITests.executable, ["index", TestFixtures.folder.appendingPathComponent("corpus/swift-lessons").path, "--store", url, "--table-prefix", "cli_killed" + run])
         // The first progress line comes from inside the transaction, after a batch of chunks
         // was embedded and inserted: the kill lands in the middle of the run.
-        let line = firstLine(startingWith: "embedding: ", from: stderr.fileHandleForReading)
+        let line = firstLine(startingWith: "embedding: ", from: stderr)
         XCTAssertNotNil(line, "the run reports progress before it ends")
         XCTAssertTrue(process.isRunning, "the big run should still be embedding")
         kill(process.processIdentifier, SIGKILL)

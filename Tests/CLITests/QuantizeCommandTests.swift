@@ -10,10 +10,6 @@ final class QuantizeCommandTests: XCTestCase {
         _ = try TestModel.shared()  // installs the model once, so commands below find it
     }
 
-    func run(_ arguments: [String], input: String? = nil) throws -> CLITests.Run {
-        try CLITests.launch(CLITests.executable, arguments, input: input.map { Data($0.utf8) })
-    }
-
     static let texts = ["A river bank.", "Closures capture values from the scope around them.", "Café naïve — 東京 🚀 ok"]
 
     func vectors(_ arguments: [String]) throws -> [[Float]] {
@@ -29,7 +25,7 @@ final class QuantizeCommandTests: XCTestCase {
             XCTAssertNotEqual(a, b)
             XCTAssertGreaterThan(cosine(a, b), 0.99)
         }
-        let bad = try run(["embed", "--quantize", "int4"], input: "")
+        let bad = try embeddings(["embed", "--quantize", "int4"], input: Data())
         XCTAssertEqual(bad.status, 64, bad.stderr)
         XCTAssertTrue(bad.stderr.contains("float32") && bad.stderr.contains("int8"), bad.stderr)
     }
@@ -51,35 +47,35 @@ final class QuantizeCommandTests: XCTestCase {
         When the last argument is a closure you may write it after the parentheses.
         """.utf8).write(to: docs.appendingPathComponent("closures.md"))
         let index = folder.appendingPathComponent("int8.index").path
-        let built = try run(["index", docs.path, "--out", index, "--quantize", "int8"])
+        let built = try embeddings(["index", docs.path, "--out", index, "--quantize", "int8"])
         XCTAssertEqual(built.status, 0, built.stderr)
 
         // search and eval take the encoder from the index: no --quantize needed.
-        let search = try run(["search", "--index", index, "--json", "--k", "1", "--mode", "semantic", "how does a closure capture variables"])
+        let search = try embeddings(["search", "--index", index, "--json", "--k", "1", "--mode", "semantic", "how does a closure capture variables"])
         XCTAssertEqual(search.status, 0, search.stderr)
         let hits = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(search.stdout.utf8)) as? [String: Any])?["hits"] as? [[String: Any]])
         XCTAssertEqual(hits.first?["id"] as? String, "closures#capturing-values")
         let cases = folder.appendingPathComponent("cases.json")
         try Data(#"{"cases": [{"question": "trailing closure after parentheses", "expected": ["closures#trailing-syntax"]}]}"#.utf8).write(to: cases)
-        let eval = try run(["eval", "--index", index, cases.path, "--k", "2"])
+        let eval = try embeddings(["eval", "--index", index, cases.path, "--k", "2"])
         XCTAssertEqual(eval.status, 0, eval.stderr)
         XCTAssertTrue(eval.stdout.contains("recall@2: 1.000"), eval.stdout)
 
         // Asking for the other encoder is refused: its question vectors would not compare.
-        let mixed = try run(["search", "--index", index, "--quantize", "float32", "--mode", "semantic", "closures"])
+        let mixed = try embeddings(["search", "--index", index, "--quantize", "float32", "--mode", "semantic", "closures"])
         XCTAssertEqual(mixed.status, 65, mixed.stderr)
         XCTAssertTrue(mixed.stderr.contains("int8 encoder"), mixed.stderr)
         // Lexical search needs no encoder at all.
-        XCTAssertEqual(try run(["search", "--index", index, "--quantize", "float32", "--mode", "lexical", "closures"]).status, 0)
+        XCTAssertEqual(try embeddings(["search", "--index", index, "--quantize", "float32", "--mode", "lexical", "closures"]).status, 0)
 
         // Re-indexing the same file with the unchanged encoder reuses every vector; with float32,
         // none: the file never mixes the two.
-        let again = try run(["index", docs.path, "--out", index, "--quantize", "int8"])
+        let again = try embeddings(["index", docs.path, "--out", index, "--quantize", "int8"])
         XCTAssertTrue(again.stderr.contains("0 embedded"), again.stderr)
-        let float = try run(["index", docs.path, "--out", index])
+        let float = try embeddings(["index", docs.path, "--out", index])
         XCTAssertTrue(float.stderr.contains("2 embedded, 0 reused"), float.stderr)
 
-        let lexical = try run(["index", docs.path, "--out", index, "--lexical-only", "--quantize", "int8"])
+        let lexical = try embeddings(["index", docs.path, "--out", index, "--lexical-only", "--quantize", "int8"])
         XCTAssertEqual(lexical.status, 64, lexical.stderr)
         XCTAssertTrue(lexical.stderr.contains("--quantize needs embeddings"), lexical.stderr)
     }

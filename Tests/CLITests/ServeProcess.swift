@@ -8,7 +8,7 @@ import TestSupport
 /// and ended by the test with SIGTERM.
 // @unchecked: Process is not Sendable; it is only waited on by the test that ends the server.
 final class ServeProcess: @unchecked Sendable {
-    let process = Process()
+    let process: Process
     /// The port the server chose.
     let port: Int
     /// The ready line.
@@ -18,14 +18,8 @@ final class ServeProcess: @unchecked Sendable {
 
     /// Starts `embeddings serve --port 0 arguments…` and waits for its ready line.
     init(_ arguments: [String] = []) throws {
-        process.executableURL = CLITests.executable
-        process.arguments = ["serve", "--port", "0"] + arguments
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let reader = errors.fileHandleForReading
+        let reader: FileHandle
+        (process, reader) = try ChildProcess.start(CLITests.executable, ["serve", "--port", "0"] + arguments)
         guard let line = firstLine(startingWith: "listening on http://", from: reader) else {
             process.waitUntilExit()
             throw LoopbackHTTPError(description: "serve ended (status \(process.terminationStatus)) before its ready line")

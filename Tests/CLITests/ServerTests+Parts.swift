@@ -1,9 +1,13 @@
+import Embeddings
 @testable import EmbeddingsCLI
 import Foundation
+import PostgresStorage
+import Retrieval
+import VectorIndex
 import XCTest
 
 /// The server's parts that need no process: key comparison, base64, ranges, request decoding,
-/// metrics text.
+/// metrics text, store errors' statuses.
 extension ServerTests {
     func testKeyComparison() {
         let key = Array("s3cret".utf8)
@@ -51,5 +55,42 @@ extension ServerTests {
                      "embeddings_batch_inputs_bucket{le=\"4.0\"} 1", "embeddings_batch_tokens_sum 40.0", "embeddings_queue_depth 5"] {
             XCTAssertTrue(text.split(separator: "\n").contains(Substring(line)), "missing '\(line)' in\n\(text)")
         }
+    }
+
+    /// Every case of every error a store throws answers `/search` with a status of its own
+    /// choosing, never the catch-all 500 `internal_error`.
+    func testEveryStoreErrorHasAStatus() {
+        let fingerprint = IndexFingerprint(modelIdentifier: "m", dimension: 2, pooling: "mean", normalized: true, tokenizerHash: "t")
+        var int8 = fingerprint
+        int8.quantization = "int8"
+        let cases: [(any Error, Int, String)] = [
+            (RetrievalError.noVectors("no vectors"), 400, "invalid_value"),
+            (VectorIndexError.fingerprintMismatch(expected: int8, actual: fingerprint), 400, "invalid_value"),
+            (RetrievalError.corruptStore(path: "p", reason: "r"), 500, "store_error"),
+            (RetrievalError.unreadable(path: "p", reason: "r"), 500, "store_error"),
+            (RetrievalError.invalidUTF8(path: "p"), 500, "store_error"),
+            (RetrievalError.emptyFile(path: "p"), 500, "store_error"),
+            (RetrievalError.invalidArgument("a"), 500, "store_error"),
+            (VectorIndexError.dimensionMismatch(expected: 2, actual: 3), 500, "store_error"),
+            (VectorIndexError.nonFiniteValue(id: "q", component: 0), 500, "store_error"),
+            (VectorIndexError.codesMissing(.int8), 500, "store_error"),
+            (VectorIndexError.io(path: "p", operation: "read", message: "m"), 500, "store_error"),
+            (PostgresStoreError.cannotConnect("refused"), 503, "store_unavailable"),
+            (PostgresStoreError.vectorExtensionMissing("none"), 503, "store_unavailable"),
+            (PostgresStoreError.permissionDenied("no"), 500, "store_error"),
+            (PostgresStoreError.invalidTablePrefix("x;"), 500, "store_error"),
+            (PostgresStoreError.corruptStore("bad"), 500, "store_error"),
+            (PostgresStoreError.queryFailed(state: "XX000", message: "m"), 500, "store_error"),
+            (EmbeddingsError.invalidModel("m"), 500, "encoder_error"),
+        ]
+        for (error, status, code) in cases {
+            let answer = APIError.store(error)
+            XCTAssertEqual(answer.status, status, "\(error)")
+            XCTAssertEqual(answer.code, code, "\(error)")
+            XCTAssertEqual(answer.message, "\(error)", "the message is the error's own")
+        }
+        XCTAssertEqual(APIError.store(RetrievalError.noVectors("x")).param, "mode", "the client can change the mode")
+        struct Unknown: Error {}
+        XCTAssertEqual(APIError.store(Unknown()).code, "internal_error")
     }
 }

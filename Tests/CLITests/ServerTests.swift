@@ -60,7 +60,7 @@ final class ServerTests: XCTestCase {
         let input = try texts.enumerated().map { i, text in
             String(decoding: try JSONSerialization.data(withJSONObject: ["id": "\(i)", "text": text]), as: UTF8.self)
         }.joined(separator: "\n") + "\n"
-        let r = try CLITests.launch(CLITests.executable, arguments, input: Data(input.utf8))
+        let r = try ChildProcess.run(CLITests.executable, arguments, input: Data(input.utf8))
         XCTAssertEqual(r.status, 0, r.stderr)
         return try r.stdout.split(separator: "\n").map { try XCTUnwrap(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
     }
@@ -212,10 +212,10 @@ final class ServerTests: XCTestCase {
             .write(to: docs.appendingPathComponent("closures.md"))
         try Data("# Optionals\n\nAn optional holds a value or nothing; unwrap it with if let.\n".utf8).write(to: docs.appendingPathComponent("optionals.md"))
         let index = folder.appendingPathComponent("docs.index").path
-        let built = try CLITests.launch(CLITests.executable, ["index", docs.path, "--out", index])
+        let built = try embeddings(["index", docs.path, "--out", index])
         XCTAssertEqual(built.status, 0, built.stderr)
         let question = "how does a closure capture variables"
-        let cli = try CLITests.launch(CLITests.executable, ["search", "--index", index, "--json", "--k", "2", question])
+        let cli = try embeddings(["search", "--index", index, "--json", "--k", "2", question])
         XCTAssertEqual(cli.status, 0, cli.stderr)
         let served = try ServeProcess(["--index", index, "--quiet"])
         defer { _ = served.terminate() }
@@ -260,7 +260,7 @@ final class ServerTests: XCTestCase {
             (["serve", "extra"], 64, "error: unexpected argument 'extra'"),
             (["serve", "--port", "0", "--api-key-file", "/no/such/key"], 66, "error: API key file '/no/such/key' does not exist"),
         ] {
-            let r = try CLITests.launch(CLITests.executable, arguments)
+            let r = try embeddings(arguments)
             XCTAssertEqual(r.status, status, "\(arguments): \(r.stderr)")
             XCTAssertEqual(r.stderr, message + "\n", "\(arguments)")
         }
@@ -442,7 +442,7 @@ final class ServerTests: XCTestCase {
                 results.append("%s: %s" % (type(error).__name__, error))
         print(json.dumps(results))
         """
-        let run = try CLITests.launch(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script, "\(port)"])
+        let run = try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script, "\(port)"])
         XCTAssertEqual(run.status, 0, run.stderr)
         let results = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String], run.stdout)
         XCTAssertEqual(results, Array(repeating: "413 body_too_large", count: 20))

@@ -6,6 +6,7 @@ import ModelTestSupport
 import Retrieval
 import Synchronization
 import TestSupport
+import VectorIndex
 import XCTest
 
 extension TestServer {
@@ -48,7 +49,7 @@ final class PostgresStoreTests: XCTestCase {
         let postgres = try freshStore("parity", embedding: model)
         let (statistics, problems) = try postgres.index(folder: Self.corpus)
         XCTAssertEqual(problems, [])
-        let fileCount = file.count
+        let fileCount = try file.statistics().chunks
         XCTAssertEqual(statistics.chunks, fileCount)
         XCTAssertEqual(statistics.embedded, statistics.chunks)
         Self.built.withOrderedLock { $0 = (file, postgres) }
@@ -57,8 +58,8 @@ final class PostgresStoreTests: XCTestCase {
 
     func testExactSemanticTopKEqualsTheFileIndex() throws {
         let (file, postgres) = try builtInStores()
-        let fileCount = file.count
-        XCTAssertEqual(try postgres.count(), fileCount)
+        let fileCount = try file.statistics().chunks
+        XCTAssertEqual(try postgres.statistics().chunks, fileCount)
         let set = try EvaluationSet(contentsOf: TestFixtures.folder.appendingPathComponent("eval/swift-lessons.json"))
         var compared = 0
         for c in set.cases {
@@ -147,7 +148,7 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertEqual(changed.embedded, 1, "only the edited chunk")
         XCTAssertEqual(changed.reused, 2)
         XCTAssertEqual(changed.removed, 1)
-        XCTAssertEqual(try store.count(), 3)
+        XCTAssertEqual(try store.statistics().chunks, 3)
         XCTAssertEqual(try TestServer.sql("SELECT count(*) FROM incremental_terms WHERE chunk_id LIKE 'c#%'").first?.first, "0", "terms of a removed page go too")
         XCTAssertEqual(try store.search("mutable state data races", mode: .hybrid, k: 2).map(\.chunk.id), [], "the removed page is not found")
         XCTAssertEqual(try store.search("copied on assignment", mode: .hybrid, k: 1).first?.chunk.id, "b#beta")
@@ -155,12 +156,12 @@ final class PostgresStoreTests: XCTestCase {
         // Another model's fingerprint: a typed error, and nothing changes.
         try TestServer.sql("UPDATE incremental_meta SET value = replace(value, 'all-MiniLM-L6-v2', 'other-model') WHERE key = 'fingerprint'")
         XCTAssertThrowsError(try store.replace(with: pages(0))) {
-            guard case PostgresStoreError.fingerprintMismatch = $0 else { return XCTFail("\($0)") }
+            guard case VectorIndexError.fingerprintMismatch = $0 else { return XCTFail("\($0)") }
         }
         XCTAssertThrowsError(try store.search("closures", mode: .semantic, k: 1)) {
-            guard case PostgresStoreError.fingerprintMismatch = $0 else { return XCTFail("\($0)") }
+            guard case VectorIndexError.fingerprintMismatch = $0 else { return XCTFail("\($0)") }
         }
-        XCTAssertEqual(try store.count(), 3)
+        XCTAssertEqual(try store.statistics().chunks, 3)
         XCTAssertEqual(try store.search("copied on assignment", mode: .lexical, k: 1).first?.chunk.id, "b#beta", "lexical search needs no model")
     }
 
@@ -175,12 +176,12 @@ final class PostgresStoreTests: XCTestCase {
         // The float32 encoder may neither add to these vectors nor ask them questions.
         let float = try PostgresStore(connection: try TestServer.url(), embedding: try TestModel.shared(), tablePrefix: "quantized")
         XCTAssertThrowsError(try float.replace(with: pages(0))) {
-            guard case PostgresStoreError.fingerprintMismatch = $0 else { return XCTFail("\($0)") }
+            guard case VectorIndexError.fingerprintMismatch = $0 else { return XCTFail("\($0)") }
         }
         XCTAssertThrowsError(try float.search("closures", mode: .semantic, k: 1)) {
-            guard case PostgresStoreError.fingerprintMismatch = $0 else { return XCTFail("\($0)") }
+            guard case VectorIndexError.fingerprintMismatch = $0 else { return XCTFail("\($0)") }
         }
-        XCTAssertEqual(try store.count(), 4)
+        XCTAssertEqual(try store.statistics().chunks, 4)
     }
 
     func testHostileIdsAndTextsAreStoredAsTheyAre() throws {
@@ -208,10 +209,10 @@ final class PostgresStoreTests: XCTestCase {
         let lexical = try freshStore("hostile_big")
         let big = try lexical.replace(with: [Page(source: "big.md", text: "# Big\n\n" + megabyte + "The last sentence mentions zeppelins.")])
         XCTAssertGreaterThan(big.chunks, 1_000, "the 1 MB page is chunked")
-        XCTAssertEqual(try lexical.count(), big.chunks)
+        XCTAssertEqual(try lexical.statistics().chunks, big.chunks)
         XCTAssertTrue(try lexical.search("zeppelins", mode: .lexical, k: 1).first?.chunk.text.hasSuffix("zeppelins.") ?? false)
         XCTAssertThrowsError(try lexical.search("zeppelins", mode: .semantic, k: 1)) {
-            guard case PostgresStoreError.noVectors = $0 else { return XCTFail("\($0)") }
+            guard case RetrievalError.noVectors = $0 else { return XCTFail("\($0)") }
         }
         XCTAssertThrowsError(try PostgresStore(connection: try TestServer.url(), embedding: nil, tablePrefix: "x; DROP TABLE y")) {
             guard case PostgresStoreError.invalidTablePrefix = $0 else { return XCTFail("\($0)") }
@@ -230,7 +231,7 @@ final class PostgresStoreTests: XCTestCase {
         }
         let statistics = try outcomes.withOrderedLock { $0 }.map { try $0.get() }
         XCTAssertEqual(statistics.map(\.embedded).sorted(), [0, 4], "the second run waited and reused the first one's vectors")
-        XCTAssertEqual(try PostgresStore(connection: url, embedding: model, tablePrefix: "concurrent").count(), 4)
+        XCTAssertEqual(try PostgresStore(connection: url, embedding: model, tablePrefix: "concurrent").statistics().chunks, 4)
     }
 
     /// A search on the same store object during an indexing run answers from the last committed
@@ -251,7 +252,7 @@ final class PostgresStoreTests: XCTestCase {
         let answers = during.withOrderedLock { $0 }
         XCTAssertEqual(answers.count, 1, "the run reported progress before its end")
         XCTAssertEqual(try answers.first?.get(), before, "the committed contents, while the run was still embedding")
-        XCTAssertEqual(try store.count(), 104)
+        XCTAssertEqual(try store.statistics().chunks, 104)
         XCTAssertEqual(try store.statistics().chunks, 104)
     }
 

@@ -29,7 +29,7 @@ final class StoreTests: XCTestCase {
         let lexical = EmbeddingStore(embedding: nil)
         try lexical.load(from: url)
         let loadedVectors = lexical.vectors()
-        let loadedCount = lexical.count
+        let loadedCount = try lexical.statistics().chunks
         XCTAssertEqual(loadedVectors?.count, loadedCount, "a file with vectors keeps them")
         _ = try lexical.replace(with: pages(true))
         let afterLexicalIndex = lexical.vectors()
@@ -85,7 +85,27 @@ final class StoreTests: XCTestCase {
         do {
             _ = try lexicalOnly.search("unwrap optional", mode: .semantic, k: 1)
             XCTFail("semantic search without a model must throw")
-        } catch is RetrievalError {}
+        } catch RetrievalError.noVectors {}
+    }
+
+    /// Another model's vectors are `VectorIndexError.fingerprintMismatch`, the one error every
+    /// store throws for them (PostgresStoreTests checks the database store).
+    func testAnotherModelsVectorsAreTheOneFingerprintError() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("mismatch-\(UUID()).index")
+        defer { try? FileManager.default.removeItem(at: url) }
+        let float = EmbeddingStore(embedding: try TestModel.shared())
+        _ = try float.replace(with: pages())
+        try float.save(to: url)
+        let int8 = try XCTUnwrap(ContextualEmbedding(modelIdentifier: ContextualEmbedding.defaultModelIdentifier, quantization: .int8))
+        try int8.load()
+        let other = EmbeddingStore(embedding: int8)
+        try other.load(from: url)
+        XCTAssertThrowsError(try other.search("how do I unwrap an optional", mode: .semantic, k: 1)) { error in
+            guard case let VectorIndexError.fingerprintMismatch(expected, actual) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(expected.quantization, "int8")
+            XCTAssertNil(actual.quantization)
+        }
+        XCTAssertEqual(try other.search("unwrap optional", mode: .lexical, k: 1).first?.chunk.id, "b#optionals", "lexical search needs no model")
     }
 
     func testFollowUpThatRetrievesNothingIsRetriedWithThePreviousQuestion() throws {

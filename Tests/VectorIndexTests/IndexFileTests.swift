@@ -1,4 +1,6 @@
 import Foundation
+import LinearAlgebra
+import Synchronization
 import TestSupport
 import VectorIndex
 import XCTest
@@ -164,15 +166,26 @@ final class IndexFileTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: temporary.path), "1 s old: older than 0.5 s")
     }
 
-    func testTheStaleAgeComesFromTheEnvironment() {
-        let variable = AtomicFile.staleTemporaryAgeVariable
-        XCTAssertEqual(variable, "CONTEXTUAL_EMBEDDINGS_STALE_TEMPORARY_AGE")
-        XCTAssertEqual(AtomicFile.defaultStaleTemporaryAge, .seconds(2))
-        XCTAssertEqual(AtomicFile.staleTemporaryAge(in: [:]), .seconds(2))
-        XCTAssertEqual(AtomicFile.staleTemporaryAge(in: [variable: "0"]), .zero)
-        XCTAssertEqual(AtomicFile.staleTemporaryAge(in: [variable: "0.25"]), .milliseconds(250))
-        for invalid in ["", "-1", "soon", "nan", "inf"] {
-            XCTAssertEqual(AtomicFile.staleTemporaryAge(in: [variable: invalid]), .seconds(2), "'\(invalid)'")
+    /// Tests set the save's settings in their process (nothing reads the environment): the
+    /// stale age a save uses, and a call at each step with the temporary file that exists then.
+    func testTestSettingsReachEverySave() throws {
+        XCTAssertEqual(AtomicFile.testSettings.staleTemporaryAge, AtomicFile.defaultStaleTemporaryAge)
+        XCTAssertNil(AtomicFile.testSettings.onStep)
+        defer { AtomicFile.testSettings = AtomicFile.TestSettings() }
+        let url = folder.appendingPathComponent("s.index")
+        let dead = folder.appendingPathComponent(".s.index.tmp-999999-1")
+        try Data([1]).write(to: dead)
+        let seen = Mutex([(AtomicFile.Step, Bool)]())
+        var settings = AtomicFile.TestSettings()
+        settings.staleTemporaryAge = .zero
+        settings.onStep = { step, temporary in
+            seen.withOrderedLock { $0.append((step, FileManager.default.fileExists(atPath: temporary))) }
         }
+        AtomicFile.testSettings = settings
+        try AtomicFile.write(to: url) { sink in try [UInt8](repeating: 7, count: 3).withUnsafeBytes { try sink($0) } }
+        XCTAssertEqual(seen.withOrderedLock { $0.map(\.0) }, [.created, .renaming])
+        XCTAssertEqual(seen.withOrderedLock { $0.map(\.1) }, [true, true], "the temporary file exists at both steps")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dead.path), "age 0: the dead save's file went at once")
+        XCTAssertEqual(try Data(contentsOf: url), Data([7, 7, 7]))
     }
 }

@@ -203,8 +203,8 @@ extension EmbeddingServer {
             throw APIError.badRequest("this server searches with precision '\(configuration.precision)' (--precision); got '\(precision)'", param: "precision", code: "invalid_value")
         }
         let hits: [RetrievalHit]
-        do { hits = try store.search(question, mode: mode, k: k) } catch let error as RetrievalError {
-            throw APIError.badRequest(error.description, param: "mode", code: "invalid_value")
+        do { hits = try store.search(question, mode: mode, k: k) } catch {
+            throw APIError.store(error)
         }
         return .json(SearchCommand.json(question: question, hits: hits, budget: budget), inputs: 1)
     }
