@@ -31,8 +31,9 @@ bench: release
 bench-quick: release
 	$(SWIFT) run -c release embeddings-bench --quick
 
-peers:
+peers: release
 	./Benchmarks/peers/setup.sh && ./Benchmarks/peers/.venv/bin/python Benchmarks/peers/peers.py
+	./Benchmarks/peers/llama-setup.sh && ./Benchmarks/peers/.venv-llama/bin/python Benchmarks/peers/llama_peer.py
 
 clean:
 	rm -rf .build

