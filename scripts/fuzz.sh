@@ -26,7 +26,7 @@ sources_for() {
     safetensors) echo Sources/BertEncoder/Safetensors.swift Sources/BertEncoder/EncoderError.swift ;;
     indexfile) echo Sources/LinearAlgebra/*.swift Sources/LinearAlgebra/Reference/*.swift Sources/VectorIndex/*.swift ;;
     chunker) echo Sources/Retrieval/MarkdownChunker.swift Sources/Retrieval/Chunk.swift Sources/Retrieval/Page.swift Sources/Retrieval/RetrievalError.swift ;;
-    gguf) echo Sources/GGUF/*.swift Sources/GGUF/Blocks/*.swift ;;
+    gguf) echo Sources/LinearAlgebra/*.swift Sources/LinearAlgebra/Reference/*.swift Sources/GGUF/*.swift Sources/GGUF/Blocks/*.swift ;;
     jsonlines) echo Sources/EmbeddingsCLI/JSONLinesReader.swift Sources/EmbeddingsCLI/CommandLineSupport.swift Sources/CommandLineOptions/*.swift Sources/LinearAlgebra/LockOrdering.swift ;;
   esac
 }
@@ -44,7 +44,7 @@ build() {
   done
   cp "Fuzz/Fuzz$name.swift" "$dir/"
   local extra=()
-  if [ "$target" = indexfile ] || [ "$target" = jsonlines ]; then
+  if [ "$target" = indexfile ] || [ "$target" = jsonlines ] || [ "$target" = gguf ]; then
     mkdir -p "$dir/ckernels"
     cp Sources/CKernels/include/*.h "$dir/ckernels/"
     printf 'module CKernels {\n    header "ckernels.h"\n    export *\n}\n' > "$dir/ckernels/module.modulemap"

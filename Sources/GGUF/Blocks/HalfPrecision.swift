@@ -1,23 +1,13 @@
+import LinearAlgebra
+
 /// IEEE 754 half precision and bfloat16 to single precision, exactly: zeros keep their sign,
 /// subnormals become normal singles, infinities stay infinite and a NaN keeps its sign and
 /// payload (shifted into the single's mantissa), as numpy and ggml convert them.
 package enum HalfPrecision {
-    /// The single-precision value of the half-precision bit pattern `bits`, field by field.
+    /// The single-precision value of the half-precision bit pattern `bits`, field by field: the
+    /// one conversion LinearAlgebra's block products use too (`BlockQuantizedMatrix.float(fromHalf:)`).
     package static func float(fromHalf bits: UInt16) -> Float {
-        let sign = UInt32(bits >> 15) << 31
-        let exponent = UInt32((bits >> 10) & 0x1F)
-        let mantissa = UInt32(bits & 0x3FF)
-        switch exponent {
-        case 0:
-            // Zero or subnormal: mantissa × 2^-24, exact in single precision.
-            let magnitude = Float(mantissa) * 0x1p-24
-            return Float(bitPattern: sign | magnitude.bitPattern)
-        case 31:
-            return Float(bitPattern: sign | 0x7F80_0000 | (mantissa << 13))
-        default:
-            // Rebias the exponent from 15 to 127.
-            return Float(bitPattern: sign | ((exponent + 112) << 23) | (mantissa << 13))
-        }
+        BlockQuantizedMatrix.float(fromHalf: bits)
     }
 
     /// The single-precision value of the bfloat16 bit pattern `bits`: its top 16 bits.
