@@ -25,7 +25,7 @@ sources_for() {
     sentencepiece) echo Sources/Hashing/*.swift Sources/Tokenization/*.swift Sources/SentencePiece/*.swift ;;
     safetensors) echo Sources/BertEncoder/Safetensors.swift Sources/BertEncoder/EncoderError.swift ;;
     indexfile) echo Sources/LinearAlgebra/*.swift Sources/LinearAlgebra/Reference/*.swift Sources/VectorIndex/*.swift ;;
-    chunker) echo Sources/Retrieval/MarkdownChunker.swift Sources/Retrieval/Chunk.swift Sources/Retrieval/Page.swift Sources/Retrieval/RetrievalError.swift ;;
+    chunker) echo Sources/Retrieval/MarkdownChunker.swift Sources/Retrieval/CountedText.swift Sources/Retrieval/Chunk.swift Sources/Retrieval/Page.swift Sources/Retrieval/RetrievalError.swift ;;
     gguf) echo Sources/LinearAlgebra/*.swift Sources/LinearAlgebra/Reference/*.swift Sources/GGUF/*.swift Sources/GGUF/Blocks/*.swift ;;
     jsonlines) echo Sources/EmbeddingsCLI/JSONLinesReader.swift Sources/EmbeddingsCLI/CommandLineSupport.swift Sources/CommandLineOptions/*.swift Sources/LinearAlgebra/LockOrdering.swift ;;
   esac
