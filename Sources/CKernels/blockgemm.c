@@ -1150,6 +1150,20 @@ int ce_block_quantize(const float *x, size_t m, size_t k, size_t ldx, int8_t *co
     return 0;
 }
 
+void ce_block_residual(const float *x, size_t m, size_t k, size_t ldx, const int8_t *codes, const float *scales,
+                       float *r, size_t ldr) {
+    size_t nb = k / BLOCK, cs = ce_block_code_stride(k), bs = ce_block_block_stride(k);
+    for (size_t t = 0; t < m; t++) {
+        const int8_t *row = codes + t * cs;
+        for (size_t b = 0; b < nb; b++) {
+            float d = scales[t * bs + b];
+            const float *v = x + t * ldx + b * BLOCK;
+            float *out = r + t * ldr + b * BLOCK;
+            for (size_t i = 0; i < BLOCK; i++) out[i] = v[i] - d * (float)row[code_offset(b, i)];
+        }
+    }
+}
+
 static int run(problem *p, int path) {
     if (p->a->rows == 0 || p->j0 >= p->j1) return 0;
     int status = -1;

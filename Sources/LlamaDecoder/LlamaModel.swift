@@ -206,8 +206,8 @@ public final class LlamaModel: Sendable {
         // Below about a quarter of a million multiply-adds a second thread costs more than it saves.
         let parts = rows * layer.outputSize * layer.inputSize < 1 << 18 ? 1 : threadCount
         if let weight = layer.blockWeight {
-            BlockGEMM.quantize(x, rows: rows, columns: layer.inputSize, into: &scratch.blockRows)
-            let activations = scratch.blockRows
+            scratch.twoPartRows.quantize(x, rows: rows, columns: layer.inputSize)
+            let activations = scratch.twoPartRows
             split(layer, parts: parts, panel: 1, y) { columns, bias, y in
                 BlockGEMM.multiply(activations, weight, columns: columns, bias: bias, into: y, accumulate: accumulate)
             }

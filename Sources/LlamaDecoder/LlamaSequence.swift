@@ -163,8 +163,8 @@ final class Scratch {
     var sines: UnsafeMutablePointer<Float> = .allocate(capacity: 1)
     /// Quantized input rows for int8 products.
     var quantizedRows = QuantizedRows()
-    /// Quantized input rows for block products.
-    var blockRows = BlockQuantizedRows()
+    /// Quantized input rows for block products, in two 8-bit parts (see `TwoPartBlockRows`).
+    var twoPartRows = TwoPartBlockRows()
 
     init(configuration: LlamaConfiguration) { self.configuration = configuration }
 

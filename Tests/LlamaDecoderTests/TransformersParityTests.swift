@@ -80,7 +80,8 @@ final class TransformersParityTests: XCTestCase {
             XCTAssertGreaterThan(cosine(logits, expected), 0.99, c.name)
             if logits.withUnsafeBufferPointer(Sampler.argmax) == expected.withUnsafeBufferPointer(Sampler.argmax) { agree += 1 }
         }
-        // Measured 16 of 20 with 8-bit activations (see PerplexityTests for the rate over real text).
-        XCTAssertGreaterThanOrEqual(agree, 15, "top-1 agreement \(agree) of \(fixture.cases.count)")
+        // Measured 20 of 20 with two-part activations, 16 of 20 with one 8-bit part (see
+        // PerplexityTests for the rate over real text).
+        XCTAssertGreaterThanOrEqual(agree, 19, "top-1 agreement \(agree) of \(fixture.cases.count)")
     }
 }

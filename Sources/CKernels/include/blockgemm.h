@@ -67,6 +67,13 @@ typedef struct {
 int ce_block_quantize(const float *x, size_t m, size_t k, size_t ldx, int8_t *codes, float *scales,
                       int32_t *sums, int path);
 
+/// r[t][i] = x[t][i] − d_a[t][b] · a[t][i] (b = i / 32) for rows quantized by ce_block_quantize from
+/// x: what the 8-bit codes leave out, at most d_a / 2 per element. Quantizing r in turn and adding
+/// the two products gives the product of x at about 15 bits per block (see BlockGEMM). r has row
+/// stride ldr ≥ k and must not alias x. Plain C on every path: O(m·k), beside products of O(m·k·n).
+void ce_block_residual(const float *x, size_t m, size_t k, size_t ldx, const int8_t *codes, const float *scales,
+                       float *r, size_t ldr);
+
 /// acc[t][j − j0][b] = Σ_i u[j][32b+i] · a[t][32b+i] − zero_point · s_a[t][b], exact: the integer
 /// part of every block of the product for columns j0 ≤ j < j1, as every path computes it, written
 /// to acc[a->rows][j1 − j0][k/32]. For tests. Returns 0, or −1 when `path` is not available here.
