@@ -14,6 +14,8 @@ let package = Package(
         .library(name: "PostgresStorage", targets: ["PostgresStorage"]),
         // The tokenizers alone (no encoder): `import WordPiece` or `import SentencePiece`.
         .library(name: "Tokenizers", targets: ["Tokenization", "WordPiece", "SentencePiece"]),
+        // Apple's FoundationModels API over the local language model: `import LanguageModels`.
+        .library(name: "LanguageModels", targets: ["LanguageModels"]),
         .executable(name: "embeddings", targets: ["EmbeddingsCLI"]),
         .executable(name: "embeddings-bench", targets: ["EmbeddingsBench"]),
     ],
@@ -67,6 +69,7 @@ let package = Package(
         .target(name: "GGUF", dependencies: ["LinearAlgebra"]),
         .target(name: "BytePairEncoding", dependencies: ["Tokenization", "Hashing"]),
         .target(name: "LlamaDecoder", dependencies: ["GGUF", "BytePairEncoding", "Tokenization", "LinearAlgebra", "ModelAssets"]),
+        .target(name: "LanguageModels", dependencies: ["LlamaDecoder", "LinearAlgebra", "ModelAssets"]),
         .target(name: "Retrieval", dependencies: ["Embeddings", "VectorIndex", "LinearAlgebra", "Hashing"]),
         .target(name: "PostgresStorage", dependencies: ["CPostgres", "Retrieval", "Embeddings", "VectorIndex", "LinearAlgebra"]),
         // The option declarations, parser and help layout both executables share.
@@ -101,6 +104,7 @@ let package = Package(
         ),
         .testTarget(name: "GGUFTests", dependencies: ["GGUF", "LinearAlgebra", "TestSupport", "ModelTestSupport"]),
         .testTarget(name: "BytePairEncodingTests", dependencies: ["BytePairEncoding", "Tokenization", "GGUF", "LlamaDecoder", "TestSupport", "ModelTestSupport"]),
+        .testTarget(name: "LanguageModelsTests", dependencies: ["LanguageModels", "LlamaDecoder", "TestSupport", "ModelTestSupport"]),
         .testTarget(name: "LlamaDecoderTests", dependencies: ["LlamaDecoder", "GGUF", "BytePairEncoding", "LinearAlgebra", "TestSupport", "ModelTestSupport"]),
         .testTarget(name: "VectorIndexTests", dependencies: ["VectorIndex", "LinearAlgebra", "TestSupport"]),
         .testTarget(

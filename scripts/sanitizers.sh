@@ -14,7 +14,8 @@ which="${1:-all}"
 
 # Parallel scans and code builds, the encoder's batch groups and shared models, BLAS thread
 # scopes, concurrent installs, both stores searched while they index, and the server draining
-# a refused body on its own queue (its child process is built with the same sanitizer).
+# a refused body on its own queue (its child process is built with the same sanitizer), one
+# language model decoding many sequences at once, and block products split over threads.
 concurrency_tests='LargeIndexTests|RowSplitTests|GoldenParityTests.testSentenceVectorsIndependentOfBatchingAndThreads'
 concurrency_tests+='|SentenceEmbeddingTests.testBatchGroups|SentenceEmbeddingTests.testOneModelSharedByConcurrentTasks'
 concurrency_tests+='|SafetensorsTests.testForwardOnCallingThreadEqualsForward|BLASThreadsTests'
@@ -22,6 +23,7 @@ concurrency_tests+='|ModelAssetsTests.testTwoConcurrentInstallsBothSucceed|Int8E
 concurrency_tests+='|StoreTests.testConcurrentSearchesWhileDocumentsChange|StoreTests.testSearchAnswersWhileAnIndexingRunEmbeds'
 concurrency_tests+='|PostgresStoreTests.testConcurrentIndexRunsWaitForEachOther|PostgresStoreTests.testSearchOnTheSameStoreAnswersDuringAnIndexingRun'
 concurrency_tests+='|ServerTests.testAnEarlyAnswerReachesAClientStillSendingItsBody'
+concurrency_tests+='|DecoderConcurrencyTests|BlockGEMMTests.testColumnSplitsAcrossThreads'
 
 run() {
   local sanitizer="$1"; shift

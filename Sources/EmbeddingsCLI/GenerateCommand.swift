@@ -79,7 +79,7 @@ struct GenerateCommand: Command {
         let sampling = self.sampling
         let generation = try decoding { () throws(LlamaDecoderError) in
             try model.generate(prompt: ids, in: try model.makeSequence(), maximumTokens: maximumTokens, sampling: sampling) { piece in
-                if !json {
+                if !json, !piece.isEmpty {
                     Output.standard.write(piece)
                     Output.standard.flush()
                 }

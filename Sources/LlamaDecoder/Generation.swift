@@ -41,13 +41,16 @@ extension LlamaModel {
     ///
     /// The prompt is appended to what the sequence already holds (so a conversation's earlier turns
     /// are not run again); generation stops at a stop token, after `maximumTokens`, when the context
-    /// is full, or when `onText` returns false.
+    /// is full, or when `onText` returns false (asked after every token, so a caller stops
+    /// generation within one token).
     /// - Parameters:
     ///   - prompt: ids to append first (at least one, unless the sequence already holds tokens).
     ///   - sequence: where the tokens go; its cache keeps them for a following call.
     ///   - maximumTokens: the most tokens to generate (≥ 1).
     ///   - sampling: how each token is chosen.
-    ///   - onText: receives each piece of text as soon as it is whole characters; returns false to stop.
+    ///   - onText: called after every generated token with the text it completes (empty while a
+    ///     character is still incomplete: text only ever arrives as whole characters); returns
+    ///     false to stop.
     /// - Throws: `LlamaDecoderError`: `.contextOverflow` when the prompt does not fit,
     ///   `.invalidArgument` for `maximumTokens < 1` or a bad id.
     public func generate(prompt: [Int], in sequence: LlamaSequence, maximumTokens: Int, sampling: SamplingParameters,
@@ -80,7 +83,7 @@ extension LlamaModel {
             generated.append(next)
             let piece = decoder.append(next)
             text += piece
-            if !piece.isEmpty, !onText(piece) {
+            if !onText(piece) {
                 reason = .cancelled
                 break
             }

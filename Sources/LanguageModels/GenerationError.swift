@@ -1,0 +1,58 @@
+import Foundation
+import LlamaDecoder
+
+extension LanguageModelSession {
+    /// Why a request failed: Apple's `LanguageModelSession.GenerationError`, with the cases this
+    /// engine can meet. Each carries a `Context` whose `debugDescription` says what happened.
+    public enum GenerationError: Error, LocalizedError, Sendable, Equatable, CustomStringConvertible {
+        /// What a failure is about, for people reading logs.
+        public struct Context: Sendable, Equatable {
+            /// What went wrong, naming the numbers or the file involved.
+            public let debugDescription: String
+
+            /// A context with a description.
+            public init(debugDescription: String) { self.debugDescription = debugDescription }
+        }
+
+        /// The instructions, transcript and prompt (and the response so far) do not fit the
+        /// model's context window.
+        case exceededContextWindowSize(Context)
+        /// The model is not installed or its file cannot be read (see `SystemLanguageModel.availability`).
+        case assetsUnavailable(Context)
+        /// The model's output could not be turned into the requested type.
+        case decodingFailure(Context)
+        /// A guide or schema this engine cannot enforce while decoding; refused before generating.
+        case unsupportedGuide(Context)
+        /// The session is already answering a request: one request at a time per session.
+        case concurrentRequests(Context)
+        /// Options out of range: a negative temperature, `random(top:)` below 1, a probability
+        /// threshold outside 0 … 1, a token limit below 1. (An extension: Apple's framework traps.)
+        case invalidGenerationOptions(Context)
+
+        /// The case's context.
+        public var context: Context {
+            switch self {
+            case let .exceededContextWindowSize(c), let .assetsUnavailable(c), let .decodingFailure(c),
+                let .unsupportedGuide(c), let .concurrentRequests(c), let .invalidGenerationOptions(c):
+                return c
+            }
+        }
+
+        public var description: String { context.debugDescription }
+        public var errorDescription: String? { context.debugDescription }
+
+        static func invalidOptions(_ message: String) -> Self {
+            .invalidGenerationOptions(Context(debugDescription: message))
+        }
+
+        /// The decoder's error as the session reports it.
+        init(_ error: LlamaDecoderError) {
+            let context = Context(debugDescription: error.description)
+            switch error.code {
+            case .contextOverflow: self = .exceededContextWindowSize(context)
+            case .invalidFile, .unsupported: self = .assetsUnavailable(context)
+            default: self = .decodingFailure(context)
+            }
+        }
+    }
+}
