@@ -12,5 +12,9 @@ let package = Package(
             name: "PackageUser",
             dependencies: [.product(name: "Embeddings", package: "ContextualEmbeddings")]
         ),
+        .executableTarget(
+            name: "SessionPatterns",
+            dependencies: [.product(name: "LanguageModels", package: "ContextualEmbeddings")]
+        ),
     ]
 )
