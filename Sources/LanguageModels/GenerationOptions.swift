@@ -9,10 +9,10 @@ import LlamaDecoder
 /// With no sampling mode and no temperature, tokens are drawn at temperature 0.7 from the most
 /// likely tokens holding 90% of the probability, from a fresh seed: a new text each time. A seed
 /// makes it repeatable (the same seed, prompt and transcript give the same text).
-public struct GenerationOptions: Sendable, Equatable {
+public struct GenerationOptions: Sendable, Equatable, Codable {
     /// How a token is picked from the model's distribution.
-    public struct SamplingMode: Sendable, Equatable {
-        enum Mode: Equatable {
+    public struct SamplingMode: Sendable, Equatable, Codable {
+        enum Mode: Equatable, Codable {
             case greedy
             case top(Int, seed: UInt64?)
             case threshold(Double, seed: UInt64?)

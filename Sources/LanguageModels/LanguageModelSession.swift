@@ -107,7 +107,7 @@ public final class LanguageModelSession: Sendable {
                     throw GenerationError.invalidOptions("maximumResponseTokens \(limit) must be at least 1")
                 }
                 let model = try self.model.model()
-                let promptEntry = Transcript.Entry.prompt(.init(segments: [.text(.init(content: prompt))]))
+                let promptEntry = Transcript.Entry.prompt(.init(segments: [.text(.init(content: prompt))], options: options))
                 let rendered = try Self.decoding { () throws(LlamaDecoderError) in
                     try model.chatPrompt(Self.messages(transcript, prompt: prompt), addGenerationPrompt: true)
                 }
@@ -118,7 +118,7 @@ public final class LanguageModelSession: Sendable {
                         return !request.isCancelled
                     }
                 }
-                produced = [promptEntry, .response(.init(segments: [.text(.init(content: text))]))]
+                produced = [promptEntry, .response(.init(assetIDs: [self.model.identifier], segments: [.text(.init(content: text))]))]
                 outcome = request.isCancelled
                     ? .failure(CancellationError()) : .success(.init(content: text, transcriptEntries: produced, isComplete: true))
             } catch {

@@ -45,20 +45,26 @@ public struct Transcript: Sendable, Equatable, Codable, RandomAccessCollection {
     public struct Prompt: Sendable, Equatable, Codable, Identifiable {
         public var id: String
         public var segments: [Segment]
+        /// The options the prompt was answered with.
+        public var options: GenerationOptions
         /// A prompt made of `segments` (a fresh `id` by default).
-        public init(id: String = UUID().uuidString, segments: [Segment]) {
+        public init(id: String = UUID().uuidString, segments: [Segment], options: GenerationOptions = GenerationOptions()) {
             self.id = id
             self.segments = segments
+            self.options = options
         }
     }
 
     /// The model's answer.
     public struct Response: Sendable, Equatable, Codable, Identifiable {
         public var id: String
+        /// Identifiers of the model assets that produced it (the model's identifier here).
+        public var assetIDs: [String]
         public var segments: [Segment]
         /// A response made of `segments` (a fresh `id` by default).
-        public init(id: String = UUID().uuidString, segments: [Segment]) {
+        public init(id: String = UUID().uuidString, assetIDs: [String], segments: [Segment]) {
             self.id = id
+            self.assetIDs = assetIDs
             self.segments = segments
         }
     }
@@ -100,7 +106,10 @@ public struct Transcript: Sendable, Equatable, Codable, RandomAccessCollection {
 
     public var startIndex: Int { entries.startIndex }
     public var endIndex: Int { entries.endIndex }
-    public subscript(position: Int) -> Entry { entries[position] }
+    public subscript(position: Int) -> Entry {
+        get { entries[position] }
+        set { entries[position] = newValue }
+    }
 
     mutating func append(_ entry: Entry) { entries.append(entry) }
     mutating func append(contentsOf more: some Sequence<Entry>) { entries.append(contentsOf: more) }

@@ -77,7 +77,13 @@ final class LanguageModelSessionTests: XCTestCase {
             return XCTFail("\(transcript)")
         }
         XCTAssertEqual(answer.segments, [.text(.init(id: answer.segments[0].id, content: response.content))])
+        XCTAssertEqual(answer.assetIDs, [model.identifier])
+        guard case let .prompt(asked) = transcript[1] else { return XCTFail() }
+        XCTAssertEqual(asked.options, options)
         XCTAssertFalse(session.isResponding)
+        // A transcript is saved and read back as it was.
+        let saved = try JSONEncoder().encode(transcript)
+        XCTAssertEqual(try JSONDecoder().decode(Transcript.self, from: saved), transcript)
     }
 
     /// Turn 2 runs only its own tokens: the cache keeps turn 1's prompt and response. And what it
