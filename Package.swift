@@ -81,11 +81,14 @@ let package = Package(
         .executableTarget(
             name: "EmbeddingsBench",
             dependencies: ["CommandLineOptions", "Embeddings", "ModelAssets", "VectorIndex", "LinearAlgebra", "Retrieval", "PostgresStorage",
-                           "LlamaDecoder"],
+                           "LlamaDecoder", "LoopbackHTTP"],
             path: "Benchmarks/EmbeddingsBench"
         ),
+        // A plain HTTP/1.1 client over a loopback socket, for the server's tests and the bench's
+        // serve clients (no XCTest, so the benchmark executable can link it).
+        .target(name: "LoopbackHTTP", path: "Tests/LoopbackHTTP"),
         // Helpers every test target may use; no model, no encoder.
-        .target(name: "TestSupport", dependencies: ["LinearAlgebra"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["LinearAlgebra", "LoopbackHTTP"], path: "Tests/TestSupport"),
         // The installed default model, for tests that run the real encoder.
         .target(name: "ModelTestSupport", dependencies: ["Embeddings", "ModelAssets", "LinearAlgebra", "TestSupport", "LlamaDecoder", "BytePairEncoding"], path: "Tests/ModelTestSupport"),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),

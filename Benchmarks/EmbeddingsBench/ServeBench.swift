@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import LinearAlgebra
+import LoopbackHTTP
 import Synchronization
 
 /// `embeddings-bench serve`: `embeddings serve` (beside this executable) under N concurrent
@@ -67,7 +68,7 @@ struct ServeBench {
             let chunk = (0..<inputsPerRequest).map { texts[(r * inputsPerRequest + $0) % texts.count] }
             return Array((try? JSONSerialization.data(withJSONObject: ["input": chunk, "model": "all-MiniLM-L6-v2"])) ?? Data())
         }
-        _ = try BenchHTTP.post(port: port, path: "/v1/embeddings", body: bodies[0])
+        _ = try Self.post(port: port, body: bodies[0])
         var rows = [Row]()
         for count in clients {
             let tally = Tally()
@@ -78,7 +79,7 @@ struct ServeBench {
                     let r = tally.next.wrappingAdd(1, ordering: .relaxed).oldValue
                     guard r < requests else { return }
                     let sent = now()
-                    let reply = try? BenchHTTP.post(port: port, path: "/v1/embeddings", body: bodies[r % bodies.count])
+                    let reply = try? Self.post(port: port, body: bodies[r % bodies.count])
                     let latency = now() - sent
                     tally.results.withOrderedLock { results in
                         switch reply?.status {
@@ -135,53 +136,18 @@ struct ServeBench {
         group.wait()
     }
 
+    /// One `POST /v1/embeddings` through TestSupport's loopback client (`Connection: close`, the
+    /// response read to the end): its status and how many `"object":"embedding"` items it holds.
+    static func post(port: Int, body: [UInt8]) throws -> (status: Int, embeddings: Int) {
+        let reply = try LoopbackHTTP.request(port: port, "POST", "/v1/embeddings", body: body, headers: ["Content-Type": "application/json"])
+        return (reply.status, reply.text.components(separatedBy: "\"object\":\"embedding\"").count - 1)
+    }
+
     static func peakResident(of pid: Int32) -> Int {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
         for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
             return (line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0) * 1024
         }
         return 0
-    }
-}
-
-/// The few lines of HTTP/1.1 the bench's clients speak: one `Connection: close` POST per
-/// connection, the response read to the end.
-enum BenchHTTP {
-    struct Reply {
-        let status: Int
-        /// How many `"object":"embedding"` items the body holds.
-        let embeddings: Int
-    }
-
-    static func post(port: Int, path: String, body: [UInt8]) throws -> Reply {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw BenchFailure(message: "socket: \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw BenchFailure(message: "connect: \(String(cString: strerror(errno)))") }
-        let request = Array("POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body
-        var sent = 0
-        while sent < request.count {
-            let n = request[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard n > 0 else { throw BenchFailure(message: "send: \(String(cString: strerror(errno)))") }
-            sent += n
-        }
-        var response = [UInt8]()
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { break }
-            response.append(contentsOf: buffer[0..<n])
-        }
-        let text = String(decoding: response, as: UTF8.self)
-        let status = text.split(separator: " ", maxSplits: 2).dropFirst().first.flatMap { Int($0) } ?? 0
-        return Reply(status: status, embeddings: text.components(separatedBy: "\"object\":\"embedding\"").count - 1)
     }
 }

@@ -64,15 +64,15 @@ enum StoreBench {
     static func hnswRecall(_ store: PostgresStore, _ questions: [String], efSearch: Int) throws -> Double {
         var found = 0, wanted = 0
         for q in questions {
-            store.vectorSearch = .exact
+            try store.setVectorSearch(.exact)
             let exact = try store.semanticCandidates(q, count: 10)
-            store.vectorSearch = .hnsw(efSearch: efSearch)
+            try store.setVectorSearch(.hnsw(efSearch: efSearch))
             let approximate = try store.semanticCandidates(q, count: 10)
             guard let tenth = exact.last?.score else { continue }
             found += approximate.filter { $0.score >= tenth - 1e-6 }.count
             wanted += exact.count
         }
-        store.vectorSearch = .exact
+        try store.setVectorSearch(.exact)
         return wanted == 0 ? 0 : Double(found) / Double(wanted)
     }
 
@@ -135,7 +135,7 @@ enum StoreBench {
             try postgres.drop()
             if n > 1 { postgres.precomputedVectors = cache }
             let (stats, postgresSeconds) = try indexing(postgres, pages)
-            postgres.vectorSearch = .exact
+            try postgres.setVectorSearch(.exact)
             let (ep50, ep90, es50) = try searching(postgres, questions)
             rows.append(Row(corpus: label, store: "PostgreSQL, exact", chunks: stats.chunks, indexSeconds: postgresSeconds,
                             embedded: stats.embedded, p50: ep50, p90: ep90, semanticP50: es50, recall: 1))
@@ -150,7 +150,7 @@ enum StoreBench {
             let start = Date()
             try postgres.buildHNSWIndex()
             let hnswSeconds = Date().timeIntervalSince(start)
-            postgres.vectorSearch = .hnsw(efSearch: 40)
+            try postgres.setVectorSearch(.hnsw(efSearch: 40))
             let (hp50, hp90, hs50) = try searching(postgres, questions)
             let recall = try hnswRecall(postgres, questions, efSearch: 40)
             rows.append(Row(corpus: label, store: "PostgreSQL, HNSW (ef_search 40)", chunks: stats.chunks, indexSeconds: hnswSeconds,
@@ -160,7 +160,7 @@ enum StoreBench {
                 sweep.append(String(format: "ef_search %d: %.3f", ef, try hnswRecall(postgres, questions, efSearch: ef)))
             }
             recallSweep += "- \(label): " + sweep.joined(separator: ", ") + "\n"
-            postgres.vectorSearch = .exact
+            try postgres.setVectorSearch(.exact)
             try postgres.drop()
         }
         var out = "| Corpus | Store | Chunks | Index (s) | Chunks/s | Hybrid query p50 (ms) | p90 (ms) | Semantic-only p50 (ms) | Semantic recall@10 vs exact |\n|---|---|---|---|---|---|---|---|---|\n"

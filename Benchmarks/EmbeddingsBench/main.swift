@@ -195,10 +195,7 @@ func loadModel(_ descriptor: ModelCatalog.Descriptor = ModelCatalog.defaultModel
         throw CLIError.failure("\(descriptor.identifier) unknown")
     }
     do {
-        if !embedding.hasAvailableAssets {
-            try AssetCache.install(descriptor.assets) { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
-        }
-        try embedding.load()
+        try embedding.installAssetsAndLoad { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
     } catch {
         throw CLIError.failure("\(error)")
     }

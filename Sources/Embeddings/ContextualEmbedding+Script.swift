@@ -95,8 +95,7 @@ extension ContextualEmbedding {
         /// `"zh"` → `[.simplifiedChinese, .traditionalChinese]`. Empty for a language the
         /// library does not know.
         public static func scripts(forLanguage language: String) -> [Script] {
-            let primary = language.split(whereSeparator: { $0 == "-" || $0 == "_" }).first.map { $0.lowercased() } ?? ""
-            return byLanguage[primary] ?? []
+            ModelCatalog.scriptsByLanguage[ModelCatalog.primaryLanguage(language)] ?? []
         }
 
         /// The scripts of several languages, each once, in the order the languages first use them.
@@ -109,30 +108,6 @@ extension ContextualEmbedding {
         func isCovered(by scripts: [Script]) -> Bool {
             self == .han ? scripts.contains(.simplifiedChinese) || scripts.contains(.traditionalChinese) : scripts.contains(self)
         }
-
-        /// The script of every language a known model serves (the languages of CC-100, the
-        /// training data of XLM-RoBERTa), as ISO 15924 writes them.
-        private static let byLanguage: [String: [Script]] = {
-            var table = [String: [Script]]()
-            let latin = ["af", "az", "br", "bs", "ca", "cs", "cy", "da", "de", "en", "eo", "es", "et", "eu", "fi", "fr", "fy", "ga",
-                         "gd", "gl", "ha", "hr", "hu", "id", "is", "it", "jv", "ku", "la", "lt", "lv", "mg", "ms", "nl", "no", "om",
-                         "pl", "pt", "ro", "sk", "sl", "so", "sq", "su", "sv", "sw", "tl", "tr", "uz", "vi", "xh"]
-            for language in latin { table[language] = [.latin] }
-            for language in ["be", "bg", "kk", "ky", "mk", "mn", "ru", "uk"] { table[language] = [.cyrillic] }
-            for language in ["ar", "fa", "ps", "sd", "ug", "ur"] { table[language] = [.arabic] }
-            for language in ["hi", "mr", "ne", "sa"] { table[language] = [.devanagari] }
-            for language in ["as", "bn"] { table[language] = [.bengali] }
-            for language in ["he", "yi"] { table[language] = [.hebrew] }
-            let single: [String: Script] = [
-                "am": .ethiopic, "el": .greek, "gu": .gujarati, "hy": .armenian, "ja": .japanese, "ka": .georgian, "km": .khmer,
-                "kn": .kannada, "ko": .korean, "lo": .lao, "ml": .malayalam, "my": .myanmar, "or": .oriya, "pa": .gurmukhi,
-                "si": .sinhala, "ta": .tamil, "te": .telugu, "th": .thai,
-            ]
-            for (language, script) in single { table[language] = [script] }
-            table["sr"] = [.cyrillic, .latin]
-            table["zh"] = [.simplifiedChinese, .traditionalChinese]
-            return table
-        }()
     }
 
     /// A criterion of `contextualEmbeddings(forValues:)`, as Apple's `NLContextualEmbeddingKey`.

@@ -81,7 +81,7 @@ public final class ContextualEmbedding: Sendable {
         inputType == .query ? queryPrefix : passagePrefix
     }
 
-    private let source: Source
+    let source: Source
     private let family: ModelCatalog.Family
     private let loaded = Mutex<Components?>(nil)
     private let knownFingerprint = Mutex<IndexFingerprint?>(nil)
@@ -91,7 +91,7 @@ public final class ContextualEmbedding: Sendable {
         let model: BertModel
     }
 
-    private enum Source: Sendable {
+    enum Source: Sendable {
         case folder(URL)
         case asset(ModelCatalog.Descriptor)
         case packedFile(URL)

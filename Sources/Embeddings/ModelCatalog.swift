@@ -48,7 +48,7 @@ public enum ModelCatalog {
         /// Whether the model serves a BCP-47 language (`"en"`, `"en-US"`: only the primary subtag
         /// counts, case-insensitively).
         public func serves(language: String) -> Bool {
-            let primary = language.split(whereSeparator: { $0 == "-" || $0 == "_" }).first.map { $0.lowercased() } ?? ""
+            let primary = ModelCatalog.primaryLanguage(language)
             return !primary.isEmpty && languages.contains { $0.lowercased() == primary }
         }
 
@@ -116,14 +116,40 @@ public enum ModelCatalog {
         languages: xlmRobertaLanguages, revision: 300, family: .packedXLMRoberta,
         queryPrefix: "query: ", passagePrefix: "passage: ")
 
-    /// The languages of XLM-RoBERTa's training data (CC-100), as BCP-47 primary subtags.
-    public static let xlmRobertaLanguages = [
-        "af", "am", "ar", "as", "az", "be", "bg", "bn", "br", "bs", "ca", "cs", "cy", "da", "de", "el", "en", "eo", "es", "et",
-        "eu", "fa", "fi", "fr", "fy", "ga", "gd", "gl", "gu", "ha", "he", "hi", "hr", "hu", "hy", "id", "is", "it", "ja", "jv",
-        "ka", "kk", "km", "kn", "ko", "ku", "ky", "la", "lo", "lt", "lv", "mg", "mk", "ml", "mn", "mr", "ms", "my", "ne", "nl",
-        "no", "om", "or", "pa", "pl", "ps", "pt", "ro", "ru", "sa", "sd", "si", "sk", "sl", "so", "sq", "sr", "su", "sv", "sw",
-        "ta", "te", "th", "tl", "tr", "ug", "uk", "ur", "uz", "vi", "xh", "yi", "zh",
-    ]
+    /// The languages of XLM-RoBERTa's training data (CC-100), as BCP-47 primary subtags, sorted:
+    /// the languages of `scriptsByLanguage`.
+    public static let xlmRobertaLanguages = scriptsByLanguage.keys.sorted()
+
+    /// The scripts of every language a known model serves (the languages of CC-100, the training
+    /// data of XLM-RoBERTa), as ISO 15924 writes them: the one table of languages, which
+    /// `xlmRobertaLanguages` and `ContextualEmbedding.Script.scripts(forLanguage:)` read.
+    static let scriptsByLanguage: [String: [ContextualEmbedding.Script]] = {
+        var table = [String: [ContextualEmbedding.Script]]()
+        let latin = ["af", "az", "br", "bs", "ca", "cs", "cy", "da", "de", "en", "eo", "es", "et", "eu", "fi", "fr", "fy", "ga",
+                     "gd", "gl", "ha", "hr", "hu", "id", "is", "it", "jv", "ku", "la", "lt", "lv", "mg", "ms", "nl", "no", "om",
+                     "pl", "pt", "ro", "sk", "sl", "so", "sq", "su", "sv", "sw", "tl", "tr", "uz", "vi", "xh"]
+        for language in latin { table[language] = [.latin] }
+        for language in ["be", "bg", "kk", "ky", "mk", "mn", "ru", "uk"] { table[language] = [.cyrillic] }
+        for language in ["ar", "fa", "ps", "sd", "ug", "ur"] { table[language] = [.arabic] }
+        for language in ["hi", "mr", "ne", "sa"] { table[language] = [.devanagari] }
+        for language in ["as", "bn"] { table[language] = [.bengali] }
+        for language in ["he", "yi"] { table[language] = [.hebrew] }
+        let single: [String: ContextualEmbedding.Script] = [
+            "am": .ethiopic, "el": .greek, "gu": .gujarati, "hy": .armenian, "ja": .japanese, "ka": .georgian, "km": .khmer,
+            "kn": .kannada, "ko": .korean, "lo": .lao, "ml": .malayalam, "my": .myanmar, "or": .oriya, "pa": .gurmukhi,
+            "si": .sinhala, "ta": .tamil, "te": .telugu, "th": .thai,
+        ]
+        for (language, script) in single { table[language] = [script] }
+        table["sr"] = [.cyrillic, .latin]
+        table["zh"] = [.simplifiedChinese, .traditionalChinese]
+        return table
+    }()
+
+    /// The primary subtag of a BCP-47 language tag, lowercased (`"en-US"` and `"EN_us"` → `"en"`):
+    /// the one reading of a language tag, for `Descriptor.serves(language:)` and the script table.
+    static func primaryLanguage(_ tag: String) -> String {
+        tag.split(whereSeparator: { $0 == "-" || $0 == "_" }).first.map { $0.lowercased() } ?? ""
+    }
 
     /// The models the library can install, the default for each language first: English is
     /// all-MiniLM-L6-v2's, every other language multilingual-e5-small's.

@@ -92,10 +92,11 @@ public final class SentenceEmbedding: Sendable {
     private static func installedAndLoaded(_ descriptor: ModelCatalog.Descriptor, language: String,
                                            quantization: Quantization) -> SentenceEmbedding? {
         let model = ContextualEmbedding(descriptor: descriptor, parallelism: nil, quantization: quantization)
-        if !model.hasAvailableAssets {
-            guard (try? AssetCache.install(descriptor.assets)) != nil else { return nil }
+        do { try model.installAssetsAndLoad() } catch {
+            // NLEmbedding's shape answers nil; the cause still reaches the caller's diagnostics handler.
+            Diagnostics.warn("\(descriptor.identifier) is not available for sentence embeddings: \(error)")
+            return nil
         }
-        guard (try? model.load()) != nil else { return nil }
         return SentenceEmbedding(contextualEmbedding: model, language: language)
     }
 

@@ -39,32 +39,40 @@ enum ModelOption {
         }
     }
 
+    /// The model `--model` names, multiplying as `--quantize` says, installed when missing
+    /// (progress as notes) and loaded (`ContextualEmbedding.installAssetsAndLoad`).
     static func load(_ parsed: ParsedArguments) throws -> ContextualEmbedding {
-        let embedding = try unloaded(parsed)
-        do { try embedding.load() } catch let error as EmbeddingsError {
+        let embedding = try model(parsed)
+        do { try embedding.installAssetsAndLoad { Console.note($0) } } catch let error as AssetInstallationError {
+            throw CLIError.failure("installing \(embedding.modelIdentifier) failed: \(error.description)")
+        } catch let error as EmbeddingsError {
             throw CLIError.data(error.description)
         }
         return embedding
     }
 
     /// The model `--model` names, multiplying as `--quantize` says, its assets installed but
-    /// nothing read yet.
+    /// nothing read yet (`tokenize` needs only the tokenizer).
     static func unloaded(_ parsed: ParsedArguments) throws -> ContextualEmbedding {
-        let embedding: ContextualEmbedding
+        let embedding = try model(parsed)
+        if case let .known(descriptor) = try choice(parsed), !embedding.hasAvailableAssets { _ = try install(descriptor) }
+        return embedding
+    }
+
+    /// The model `--model` names, multiplying as `--quantize` says; nothing installed or read.
+    private static func model(_ parsed: ParsedArguments) throws -> ContextualEmbedding {
         let quantization = parsed[SharedOptions.quantize] ?? .float32
         switch try choice(parsed) {
         case let .folder(url):
-            do { embedding = try ContextualEmbedding(contentsOf: url, quantization: quantization) } catch let error as EmbeddingsError {
+            do { return try ContextualEmbedding(contentsOf: url, quantization: quantization) } catch let error as EmbeddingsError {
                 throw CLIError.data(error.description)
             }
         case let .known(descriptor):
             guard let model = ContextualEmbedding(modelIdentifier: descriptor.identifier, quantization: quantization) else {
                 throw CLIError.failure("\(descriptor.identifier) is unknown")
             }
-            embedding = model
-            if !embedding.hasAvailableAssets { _ = try install(descriptor) }
+            return model
         }
-        return embedding
     }
 
     /// `--input-type query|passage`, default query.

@@ -82,7 +82,7 @@ struct ServeCommand: Command {
         let configuration = EmbeddingServer.Configuration(
             maximumBody: try parsed.value(Self.maxBody), maximumBatchTokens: try parsed.value(Self.maxBatchTokens),
             maximumQueue: try parsed.value(Self.maxQueue), apiKey: apiKey, inputType: try ModelOption.inputType(parsed),
-            precision: try parsed.value(SharedOptions.precision).rawValue)
+            precision: try parsed.value(SharedOptions.precision))
         let server = EmbeddingServer(embedding: embedding, store: store, configuration: configuration)
         let daemon = HTTPDaemon(handler: server, limits: HTTPDaemon.Limits(
             maximumBody: configuration.maximumBody, connections: try parsed.value(Self.maxConnections), timeoutSeconds: try parsed.value(Self.timeout)))

@@ -14,7 +14,7 @@ enum SharedOptions {
 
     static let quantize = Option<Quantization>(
         "--quantize", valueName: "q",
-        help: "How the encoder multiplies. int8 is about twice as fast, its vectors within a cosine of 0.995 of the float32 ones (Docs/Numerics.md); index files and stores record which, and never mix the two.",
+        help: "How the encoder multiplies. int8 is about twice as fast, its vectors within a cosine of 0.998 of the float32 ones (the least over 722 doc chunks, Docs/Numerics.md); index files and stores record which, and never mix the two.",
         defaultDescription: "float32")
 
     static let inputType = Option<ContextualEmbedding.InputType>(
@@ -44,10 +44,17 @@ enum SharedOptions {
         help: "How chunks are matched to the question. Hybrid returns nothing for a question no chunk resembles.",
         default: .hybrid, choices: [.hybrid, .lexical, .semantic])
 
-    static let precision = Option<Precision>(
+    /// The name of a `VectorSearch` (checked against the store's own names when it is opened).
+    static let precision = Option<String>(
         "--precision", valueName: "p",
         help: "How the semantic side scans the vectors. int8 and binary (with --index) scan quantized codes (stored by 'index --codes', else built at load), then rescore exactly; hnsw (with --store) searches pgvector's HNSW index (built by 'index --hnsw').",
-        default: .exact)
+        default: VectorSearch.exact.name, choices: VectorSearch.names
+    ) { text in
+        guard VectorSearch(name: text) != nil else {
+            throw CLIError.usage("--precision must be \(HelpFormatter.alternatives(VectorSearch.names)), got '\(text)'")
+        }
+        return text
+    }
 
     static let rescore = Option<Int>(
         "--rescore", valueName: "n",
@@ -61,29 +68,6 @@ enum SharedOptions {
     static let json = Flag("--json", help: "Print {\"query\", \"hits\": [...], \"context\"} as JSON.")
 
     static let quiet = Flag("--quiet", help: "No progress or notes on standard error (warnings and errors still print).")
-}
-
-/// `--precision`: one grammar for both stores. An index file scans floats or quantized codes;
-/// a PostgreSQL store scans exactly or through pgvector's HNSW index.
-enum Precision: String, CaseIterable, Sendable {
-    case exact, int8, binary, hnsw
-
-    /// The index file's precision; hnsw is a usage error (exit 64).
-    func ofIndexFile() throws -> SearchPrecision {
-        switch self {
-        case .exact: return .exact
-        case .int8: return .int8
-        case .binary: return .binary
-        case .hnsw: throw CLIError.usage("\(SharedOptions.precision.name) hnsw goes with \(SharedOptions.store.name)")
-        }
-    }
-
-    /// Exact or hnsw, else a usage error (exit 64).
-    func checkForStore() throws {
-        guard self == .exact || self == .hnsw else {
-            throw CLIError.usage("\(SharedOptions.precision.name) with \(SharedOptions.store.name) is exact or hnsw, got '\(rawValue)'")
-        }
-    }
 }
 
 extension Console {

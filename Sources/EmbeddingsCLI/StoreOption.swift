@@ -13,6 +13,22 @@ enum StoreOption {
     enum Location {
         case file(URL)
         case database(url: String, tablePrefix: String)
+
+        /// The option that names it.
+        var optionName: String {
+            switch self {
+            case .file: return SharedOptions.index.name
+            case .database: return SharedOptions.store.name
+            }
+        }
+
+        /// The vector searches the store there has (`ChunkStore.vectorSearchNames`).
+        var vectorSearchNames: [String] {
+            switch self {
+            case .file: return EmbeddingStore.vectorSearchNames
+            case .database: return PostgresStore.vectorSearchNames
+            }
+        }
     }
 
     /// The one location `parsed` names: `fileOption` (`--index` or `--out`) or `--store`, not both
@@ -66,55 +82,64 @@ enum StoreOption {
 
     // MARK: Searching
 
-    /// The store `search` and `eval` read, opened with the model its vectors were made with
-    /// (`--model`, else the one the store names) unless `mode` is lexical.
+    /// The store `search`, `eval` and `serve` read, opened once with the model its vectors were
+    /// made with (`--model`, else the one the store names) unless `mode` is lexical, and set to
+    /// search as `--precision` says. Opening is the one step where the stores differ.
     static func openForSearch(_ parsed: ParsedArguments, mode: RetrievalMode) throws -> any ChunkStore {
         let location = try location(parsed, fileOption: SharedOptions.index)
-        let precision = try parsed.value(SharedOptions.precision)
+        let search = try vectorSearch(parsed, at: location)
+        // No model for lexical search, nor for a store without vectors (refused below).
+        let model: (IndexFingerprint?) throws -> ContextualEmbedding? = { stored in
+            mode == .lexical || stored == nil ? nil : try Self.model(parsed, stored: stored)
+        }
+        let store: any ChunkStore
         switch location {
         case let .file(url):
-            if parsed.contains(SharedOptions.efSearch) {
-                throw CLIError.usage("\(SharedOptions.efSearch.name) goes with \(SharedOptions.store.name)")
-            }
-            let codes = try precision.ofIndexFile()
-            let rescore = parsed[SharedOptions.rescore]
-            if rescore != nil, codes == .exact {
-                throw CLIError.usage("\(SharedOptions.rescore.name) goes with \(SharedOptions.precision.name) int8 or binary")
-            }
             try InputFile.check(url, what: "index file")
-            let embedding = mode == .lexical ? nil : try model(parsed, stored: { try? IndexFile.fingerprint(of: url) })
-            let store = EmbeddingStore(embedding: embedding)
             // Searching through codes reads the vectors only to rescore: map them without a full read.
-            try load(store, from: url, verification: codes == .exact ? .full : .skippingVectors)
-            if mode != .lexical { try mapping { try store.setSearchPrecision(codes, rescore: rescore) } }
-            return store
-        case let .database(url, tablePrefix):
-            try precision.checkForStore()
-            if parsed.contains(SharedOptions.rescore) { throw CLIError.usage("\(SharedOptions.rescore.name) is for index files") }
-            if parsed.contains(SharedOptions.efSearch), precision != .hnsw {
-                throw CLIError.usage("\(SharedOptions.efSearch.name) goes with \(SharedOptions.precision.name) hnsw")
+            let verification: IndexFile.Verification = search == .exact ? .full : .skippingVectors
+            // A bad file is bad input (65); the model's errors are already the CLI's.
+            do { store = try EmbeddingStore(contentsOf: url, verification: verification, embedding: model) } catch let error as CLIError {
+                throw error
+            } catch {
+                throw CLIError.data("\(error)")
             }
-            let efSearch = try parsed.value(SharedOptions.efSearch)
-            let embedding = mode == .lexical ? nil : try model(parsed, stored: {
-                try mapping { try PostgresStore(connection: url, embedding: nil, tablePrefix: tablePrefix).fingerprint() }
-            })
-            let store = try mapping { try PostgresStore(connection: url, embedding: embedding, tablePrefix: tablePrefix) }
+        case let .database(url, tablePrefix):
+            store = try mapping { try PostgresStore(connection: url, tablePrefix: tablePrefix, embedding: model) }
+        }
+        if mode != .lexical {
             try mapping {
-                try store.loadSettings()
-                if mode != .lexical, try store.fingerprint() == nil {
+                if try store.statistics().fingerprint == nil {
                     throw RetrievalError.noVectors("the store holds no vectors (indexed with --lexical-only, or empty): use --mode lexical")
                 }
+                try store.setVectorSearch(search)
             }
-            store.vectorSearch = precision == .hnsw ? .hnsw(efSearch: efSearch) : .exact
-            return store
         }
+        return store
+    }
+
+    /// `--precision`, `--rescore` and `--ef-search` as one `VectorSearch`, checked against what
+    /// the store at `location` has, before any work (usage errors, 64).
+    static func vectorSearch(_ parsed: ParsedArguments, at location: Location) throws -> VectorSearch {
+        let precision = SharedOptions.precision, rescore = SharedOptions.rescore, efSearch = SharedOptions.efSearch
+        let name = try parsed.value(precision)
+        guard location.vectorSearchNames.contains(name) else {
+            throw CLIError.usage("\(precision.name) with \(location.optionName) is \(HelpFormatter.alternatives(location.vectorSearchNames)), got '\(name)'")
+        }
+        let search = VectorSearch(name: name, rescore: parsed[rescore], efSearch: try parsed.value(efSearch)) ?? .exact
+        if parsed.contains(rescore), search.codes == nil || search == .exact {
+            throw CLIError.usage("\(rescore.name) goes with \(precision.name) int8 or binary")
+        }
+        if parsed.contains(efSearch), search.codes != nil {
+            throw CLIError.usage("\(efSearch.name) goes with \(precision.name) hnsw")
+        }
+        return search
     }
 
     /// `--model`, else the model the store's vectors name when the library knows it, else the
     /// default; multiplying as `--quantize` says, else as the store's vectors were made.
-    private static func model(_ parsed: ParsedArguments, stored: () throws -> IndexFingerprint?) throws -> ContextualEmbedding {
+    private static func model(_ parsed: ParsedArguments, stored fingerprint: IndexFingerprint?) throws -> ContextualEmbedding {
         var parsed = parsed
-        let fingerprint = parsed.contains(SharedOptions.model) && parsed.contains(SharedOptions.quantize) ? nil : try stored()
         if !parsed.contains(SharedOptions.model), let identifier = fingerprint?.modelIdentifier, ModelCatalog.descriptor(for: identifier) != nil {
             try parsed.set(SharedOptions.model, to: identifier)
         }
@@ -172,7 +197,9 @@ enum StoreOption {
             }
         case let .database(url, tablePrefix):
             let embedding = try load()
-            let store = try mapping { try PostgresStore(connection: url, embedding: embedding, tablePrefix: tablePrefix) }
+            let store = try mapping {
+                try PostgresStore(connection: url, embedding: embedding, tablePrefix: tablePrefix, lateChunking: parsed[IndexCommand.lateChunking])
+            }
             let hnsw = parsed[IndexCommand.hnsw]
             return Indexing(store: store) {
                 if hnsw {
@@ -192,7 +219,6 @@ enum StoreOption {
             if parsed[IndexCommand.hnsw] { throw CLIError.usage("\(IndexCommand.hnsw.name) goes with \(store)") }
             return
         }
-        if parsed[IndexCommand.lateChunking] { throw CLIError.usage("\(IndexCommand.lateChunking.name) is for index files; it cannot go with \(store)") }
         if parsed.contains(IndexCommand.codes) { throw CLIError.usage("\(IndexCommand.codes.name) is for index files; pgvector has \(IndexCommand.hnsw.name)") }
         if parsed[IndexCommand.hnsw], parsed[IndexCommand.lexicalOnly] {
             throw CLIError.usage("\(IndexCommand.hnsw.name) needs embeddings; it cannot go with \(IndexCommand.lexicalOnly.name)")

@@ -27,15 +27,6 @@ import VectorIndex
 /// writes on a connection of its own, so searches on the same store object, on the store's
 /// shared connection, keep answering from the last committed contents while it runs.
 public final class PostgresStore: ChunkStore {
-    /// How semantic search reads the vectors.
-    public enum VectorSearch: Sendable, Equatable {
-        /// A scan of every vector: the exact top-k, the same as the file store's.
-        case exact
-        /// The HNSW index (`buildHNSWIndex()`), with `efSearch` candidates per query (pgvector's
-        /// `hnsw.ef_search`; more is slower and closer to exact).
-        case hnsw(efSearch: Int)
-    }
-
     /// The model that embeds chunks and questions; nil for a lexical-only store.
     public let embedding: ContextualEmbedding?
     /// How pages are cut into chunks (as `EmbeddingStore` does).
@@ -44,11 +35,18 @@ public final class PostgresStore: ChunkStore {
     public let analyzer: Analyzer
     /// The tables' name prefix.
     public let tablePrefix: String
+    /// Whether chunk vectors are pooled from their page's token vectors (late chunking) rather
+    /// than from each chunk encoded alone, as `EmbeddingStore.lateChunking`. A run that changes it
+    /// re-embeds every chunk (their content hashes change with it).
+    public let lateChunking: Bool
     /// How to reach the server, for the connection each indexing run opens.
     private let conninfo: String
     /// The connection searches and other short statements share, one statement at a time.
     private let connection: Mutex<PostgresConnection>
     private let state = Mutex(State())
+    /// Held for the whole of an update (an indexing run, new settings), so that updates never
+    /// interleave; searches do not take it.
+    private let updating = Mutex(())
 
     private struct State {
         var settings = RetrievalSettings()
@@ -63,16 +61,27 @@ public final class PostgresStore: ChunkStore {
         set { state.withOrderedLock { $0.precomputed = newValue } }
     }
 
-    /// Hybrid-retrieval settings (saved in the store by `index`).
+    /// Hybrid-retrieval settings (saved in the store by `replace`).
     public var settings: RetrievalSettings {
         get { state.withOrderedLock { $0.settings } }
-        set { state.withOrderedLock { $0.settings = newValue } }
+        // Like every update, after any indexing run in progress (which saves the settings it began with).
+        set { updating.withOrderedLock { _ in state.withOrderedLock { $0.settings = newValue } } }
     }
 
+    /// The vector searches PostgreSQL has: a scan, and pgvector's HNSW index (`buildHNSWIndex()`).
+    public static let vectorSearchNames = ["exact", "hnsw"]
+
     /// How semantic search reads the vectors (`.exact` by default).
-    public var vectorSearch: VectorSearch {
-        get { state.withOrderedLock { $0.vectorSearch } }
-        set { state.withOrderedLock { $0.vectorSearch = newValue } }
+    public var vectorSearch: VectorSearch { state.withOrderedLock { $0.vectorSearch } }
+
+    /// Makes semantic search scan every vector (`.exact`) or use the HNSW index (`.hnsw`).
+    /// - Throws: `RetrievalError.unsupportedSearch` for int8 or binary codes (an index file's).
+    public func setVectorSearch(_ search: VectorSearch) throws {
+        switch search {
+        case .exact, .hnsw: state.withOrderedLock { $0.vectorSearch = search }
+        case .int8, .binary:
+            throw RetrievalError.unsupportedSearch("PostgreSQL has no \(search.name) codes: search it \(Self.vectorSearchNames.joined(separator: " or "))")
+        }
     }
 
     private var meta: String { tablePrefix + "_meta" }
@@ -83,8 +92,40 @@ public final class PostgresStore: ChunkStore {
     /// `postgresql:///db?host=/socket/dir`, a `key=value` string, or "" for the standard
     /// environment `PGHOST`, `PGDATABASE`, `PGUSER`, …) and makes sure pgvector is there.
     /// - Throws: `PostgresStoreError.cannotConnect`, `.vectorExtensionMissing`, `.invalidTablePrefix`.
-    public init(connection conninfo: String, embedding: ContextualEmbedding?, tablePrefix: String = "embeddings",
-                chunker: MarkdownChunker = MarkdownChunker(), analyzer: Analyzer = Analyzer()) throws {
+    public convenience init(connection conninfo: String, embedding: ContextualEmbedding?, tablePrefix: String = "embeddings",
+                            lateChunking: Bool = false, chunker: MarkdownChunker = MarkdownChunker(), analyzer: Analyzer = Analyzer()) throws {
+        let connection = try Self.connect(conninfo, tablePrefix: tablePrefix)
+        self.init(opened: connection, conninfo: conninfo, embedding: embedding, tablePrefix: tablePrefix,
+                  lateChunking: lateChunking, chunker: chunker, analyzer: analyzer)
+    }
+
+    /// Opens the store on `tablePrefix` as `replace` left it, on one connection: the model is the
+    /// one `embedding` picks from the fingerprint of the stored vectors (nil for a lexical-only or
+    /// empty store), and the retrieval settings are the saved ones.
+    /// - Throws: what `init(connection:embedding:tablePrefix:)` throws, `PostgresStoreError.corruptStore`
+    ///   for an unreadable fingerprint, and what `embedding` throws.
+    public convenience init(connection conninfo: String, tablePrefix: String = "embeddings",
+                            embedding: (IndexFingerprint?) throws -> ContextualEmbedding?) throws {
+        let connection = try Self.connect(conninfo, tablePrefix: tablePrefix)
+        let model = try embedding(try Self.storedFingerprint(connection, meta: tablePrefix + "_meta"))
+        self.init(opened: connection, conninfo: conninfo, embedding: model, tablePrefix: tablePrefix,
+                  lateChunking: false, chunker: MarkdownChunker(), analyzer: Analyzer())
+        try loadSettings()
+    }
+
+    private init(opened connection: sending PostgresConnection, conninfo: String, embedding: ContextualEmbedding?, tablePrefix: String,
+                 lateChunking: Bool, chunker: MarkdownChunker, analyzer: Analyzer) {
+        self.connection = Mutex(connection)
+        self.conninfo = conninfo
+        self.embedding = embedding
+        self.tablePrefix = tablePrefix
+        self.lateChunking = lateChunking
+        self.chunker = chunker
+        self.analyzer = analyzer
+    }
+
+    /// A connection to the database, with pgvector installed when it is not there yet.
+    private static func connect(_ conninfo: String, tablePrefix: String) throws -> PostgresConnection {
         guard SQLText.isPlainIdentifier(tablePrefix, maximumLength: 40, allowingUppercase: false) else {
             throw PostgresStoreError.invalidTablePrefix(tablePrefix)
         }
@@ -99,12 +140,7 @@ public final class PostgresStore: ChunkStore {
                 }
             }
         }
-        self.connection = Mutex(connection)
-        self.conninfo = conninfo
-        self.embedding = embedding
-        self.tablePrefix = tablePrefix
-        self.chunker = chunker
-        self.analyzer = analyzer
+        return connection
     }
 
     private func withConnection<R: Sendable>(_ body: (inout sending PostgresConnection) throws -> R) throws -> R {
@@ -149,6 +185,10 @@ public final class PostgresStore: ChunkStore {
     }
 
     private func storedFingerprint(_ c: PostgresConnection) throws -> IndexFingerprint? {
+        try Self.storedFingerprint(c, meta: meta)
+    }
+
+    private static func storedFingerprint(_ c: PostgresConnection, meta: String) throws -> IndexFingerprint? {
         guard try c.execute("SELECT to_regclass($1) IS NOT NULL", [meta]).values.first?.first == "t" else { return nil }
         guard let json = try c.execute("SELECT value FROM \(meta) WHERE key = 'fingerprint'").values.first?.first ?? nil else { return nil }
         guard let fingerprint = try? JSONDecoder().decode(IndexFingerprint.self, from: Data(json.utf8)) else {
@@ -179,17 +219,16 @@ public final class PostgresStore: ChunkStore {
     /// - Throws: `VectorIndexError.fingerprintMismatch` before anything changes; server errors
     ///   (the transaction is then rolled back); `EmbeddingsError` from the encoder.
     public func replace(with pages: [Page], progress: IndexingProgress?) throws -> IndexingStatistics {
-        var chunks = [Chunk]()
-        var hashes = [String]()
-        for page in pages {
-            for chunk in chunker.chunks(of: page.text, source: page.source) {
-                chunks.append(chunk)
-                hashes.append(ContentHash.of(chunk.text))
-            }
-        }
+        try updating.withOrderedLock { _ in try update(to: pages, progress: progress) }
+    }
+
+    /// One indexing run (`IndexingPipeline`): this store reads what it holds from its chunks
+    /// table and writes each batch the run makes as rows, inside one transaction.
+    private func update(to pages: [Page], progress: IndexingProgress?) throws -> IndexingStatistics {
         let fingerprint = try modelFingerprint()
         let settings = self.settings
-        let precomputed = precomputedVectors
+        let pipeline = IndexingPipeline(chunker: chunker, embedding: embedding, lateChunking: lateChunking,
+                                        precomputedVectors: fingerprint == nil ? [:] : precomputedVectors)
         // The run's own connection: closed when the run ends, its transaction and advisory lock
         // dropped by the server if the process dies.
         let c = try PostgresConnection(conninfo)
@@ -201,46 +240,27 @@ public final class PostgresStore: ChunkStore {
                 throw VectorIndexError.fingerprintMismatch(expected: fingerprint, actual: stored)
             }
             try createTables(c, dimension: fingerprint?.dimension ?? stored?.dimension)
-            var statistics = IndexingStatistics()
-            statistics.chunks = chunks.count
             // What is there: id → content hash, and whether it has a vector.
-            var existing = [String: (hash: String, hasVector: Bool)]()
+            var existing = [String: StoredChunk]()
             for row in try c.execute("SELECT id, content_hash, embedding IS NOT NULL AS has_vector FROM \(chunksTable)").values {
-                if let id = row[0], let hash = row[1] { existing[id] = (hash, row[2] == "t") }
+                if let id = row[0], let hash = row[1] { existing[id] = StoredChunk(contentHash: hash, hasVector: row[2] == "t") }
             }
-            let newIDs = Set(chunks.map(\.id))
-            let gone = existing.keys.filter { !newIDs.contains($0) }
-            statistics.removed = gone.count
-            let needsVectors = fingerprint != nil
-            var unchanged = Set<String>()
-            for (chunk, hash) in zip(chunks, hashes) {
-                if let old = existing[chunk.id], old.hash == hash, !needsVectors || old.hasVector { unchanged.insert(chunk.id) }
+            let plan = pipeline.plan(pages, stored: existing)
+            // Removed and changed chunks go (their terms with them); kept ones only move. One
+            // statement each: an array parameter holds any number of ids.
+            if !plan.stale.isEmpty {
+                try c.execute("DELETE FROM \(chunksTable) WHERE id = ANY($1::text[])", [SQLText.array(plan.stale)])
             }
-            statistics.reused = needsVectors ? unchanged.count : 0
-            // Removed and changed chunks go (their terms with them); unchanged ones only move.
-            let stale = existing.keys.filter { !unchanged.contains($0) }
-            for batch in Self.batches(stale, of: 1000) {
-                try c.execute("DELETE FROM \(chunksTable) WHERE id = ANY($1::text[])", [SQLText.array(batch)])
-            }
-            let fresh = chunks.indices.filter { !unchanged.contains(chunks[$0].id) }
-            statistics.embedded = needsVectors ? fresh.count : 0
-            var done = 0
-            for batch in Self.batches(fresh, of: precomputed.isEmpty ? 64 : 1000) {
-                let known = batch.compactMap { precomputed[chunks[$0].id] }
-                let vectors: [[Float]]? = try embedding.map { model in
-                    known.count == batch.count ? known : try model.sentenceVectors(for: batch.map { chunks[$0].text }, inputType: .passage, batchSize: 32)
-                }
-                try insert(batch.map { chunks[$0] }, positions: Array(batch), hashes: batch.map { hashes[$0] }, vectors: vectors, into: c)
-                done += batch.count
-                progress?(done, fresh.count)
+            let statistics = try pipeline.run(plan, progress: progress) { positions, vectors in
+                try insert(positions.map { plan.chunks[$0] }, positions: positions, hashes: positions.map { plan.contentHashes[$0] },
+                           vectors: vectors, into: c)
             }
             // Every kept row takes its new position in the corpus.
-            let kept = chunks.indices.filter { unchanged.contains(chunks[$0].id) }
-            for batch in Self.batches(kept, of: 5000) {
+            if !plan.kept.isEmpty {
                 try c.execute("""
                     UPDATE \(chunksTable) AS c SET position = u.position
                     FROM unnest($1::text[], $2::integer[]) AS u(id, position) WHERE c.id = u.id
-                    """, [SQLText.array(batch.map { chunks[$0].id }), SQLText.array(batch.map(String.init))])
+                    """, [SQLText.array(plan.kept.map { plan.chunks[$0].id }), SQLText.array(plan.kept.map(String.init))])
             }
             if let fingerprint {
                 try c.execute("INSERT INTO \(meta) (key, value) VALUES ('fingerprint', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -417,7 +437,7 @@ public final class PostgresStore: ChunkStore {
         }
         let sql: String
         switch search {
-        case .exact:
+        case .exact, .int8, .binary:  // setVectorSearch refuses codes: never int8 or binary here
             // A scan, whatever indexes exist: the exact ranking.
             try c.execute("SET LOCAL enable_indexscan = off")
             sql = """
@@ -529,10 +549,6 @@ public final class PostgresStore: ChunkStore {
             out[p] = Chunk(id: id, source: source, headings: list, title: title, text: text, span: span)
         }
         return out
-    }
-
-    private static func batches<T>(_ items: [T], of size: Int) -> [ArraySlice<T>] {
-        stride(from: 0, to: items.count, by: size).map { items[$0..<min(items.count, $0 + size)] }
     }
 }
 

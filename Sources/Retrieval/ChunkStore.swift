@@ -48,6 +48,10 @@ public typealias IndexingProgress = @Sendable (_ done: Int, _ total: Int) -> Voi
 
 /// A searchable corpus of chunks with their vectors and BM25 statistics.
 ///
+/// What both stores share is declared here: the model, the settings, how semantic search reads
+/// the vectors, one indexing run (`replace`, written once as `IndexingPipeline`: each store only
+/// reads what it holds and writes what the run makes), search and statistics.
+///
 /// Two stores implement it: `EmbeddingStore` (one index file) and `PostgresStore` (PostgreSQL
 /// with pgvector, in the `PostgresStorage` module). Both have one calling convention: every
 /// method blocks until its work is done and may be called from any thread at once. Call them
@@ -62,6 +66,22 @@ public typealias IndexingProgress = @Sendable (_ done: Int, _ total: Int) -> Voi
 public protocol ChunkStore: Sendable {
     /// The model that embeds chunks and questions; nil for a lexical-only store.
     var embedding: ContextualEmbedding? { get }
+
+    /// Hybrid-retrieval settings, saved with the store by `replace`. Setting them is an update:
+    /// it waits for an indexing run in progress (both stores).
+    var settings: RetrievalSettings { get nonmutating set }
+
+    /// The vector searches this kind of store has, by `VectorSearch.name`: exact, int8 and binary
+    /// for an index file; exact and hnsw for PostgreSQL.
+    static var vectorSearchNames: [String] { get }
+
+    /// How semantic search reads the vectors (`.exact` until set).
+    var vectorSearch: VectorSearch { get }
+
+    /// Makes semantic search read the vectors as `search` says, from the next search on.
+    /// - Throws: `RetrievalError.unsupportedSearch` for a method this kind of store does not have
+    ///   (`vectorSearchNames`); `VectorIndexError.invalidCodes` for a rescore factor below 1.
+    func setVectorSearch(_ search: VectorSearch) throws
 
     /// Makes the store hold exactly `pages`, embedding only the chunks that changed (same id,
     /// same content hash and same model: the stored vector is kept). `progress` is called from

@@ -41,8 +41,7 @@ public final class EmbeddingStore: ChunkStore {
         var index: FlatIndex?
         var storedFingerprint: IndexFingerprint?
         var keptCodes: Set<SearchPrecision> = []
-        var searchPrecision: SearchPrecision = .exact
-        var rescore: Int?
+        var vectorSearch = VectorSearch.exact
         var precomputedVectors: [String: [Float]] = [:]
     }
 
@@ -81,10 +80,10 @@ public final class EmbeddingStore: ChunkStore {
     public var chunks: [Chunk] { read(\.chunks) }
     /// The quantized codes kept with the vectors (and saved with them); see `keepCodes`.
     public var keptCodes: Set<SearchPrecision> { read(\.keptCodes) }
-    /// How the semantic side scores the vectors (`exact` by default); see `setSearchPrecision`.
-    public var searchPrecision: SearchPrecision { read(\.searchPrecision) }
-    /// The rescore factor of int8 and binary searches (nil: the precision's default).
-    public var rescore: Int? { read(\.rescore) }
+    /// The vector searches an index file has: exact, and through its int8 or binary codes.
+    public static let vectorSearchNames = ["exact", "int8", "binary"]
+    /// How the semantic side reads the vectors (`.exact` by default); see `setVectorSearch`.
+    public var vectorSearch: VectorSearch { read(\.vectorSearch) }
     /// The stored vectors (for export), in chunk order; nil for a lexical-only store.
     public func vectors() -> FlatIndex? { read(\.index) }
 
@@ -105,34 +104,48 @@ public final class EmbeddingStore: ChunkStore {
         read { StoreStatistics(chunks: $0.chunks.count, fingerprint: $0.storedFingerprint) }
     }
 
+    /// Opens a store saved by `save(to:)`, reading the file once: the model is the one `embedding`
+    /// picks from the fingerprint of its vectors (nil for a lexical-only file), and everything else
+    /// (chunks, settings, late chunking, codes) is the file's.
+    /// - Throws: as `load(from:verification:)`, and what `embedding` throws.
+    public convenience init(contentsOf url: URL, verification: IndexFile.Verification = .full,
+                            embedding: (IndexFingerprint?) throws -> ContextualEmbedding?) throws {
+        let stored = try IndexFile.read(from: url, verification: verification)
+        let lexicalOnly = stored.fingerprint.modelIdentifier == Self.lexicalOnlyIdentifier
+        self.init(embedding: try embedding(lexicalOnly ? nil : stored.fingerprint))
+        try updating.withOrderedLock { _ in try install(stored, from: url) }
+    }
+
     /// Reads a store saved by `save(to:)`; its vectors are reused when they were made by the same
     /// model (fingerprint), and re-made on the next `replace` otherwise.
     /// - Throws: `VectorIndexError` for a bad file, `RetrievalError.corruptStore` for bad metadata.
     ///   `verification: .skippingVectors` maps the vectors without reading them (for int8 or binary
     ///   search of a large index; see `IndexFile.Verification`).
     public func load(from url: URL, verification: IndexFile.Verification = .full) throws {
-        try updating.withOrderedLock { _ in
-            let stored = try IndexFile.read(from: url, verification: verification)
-            let metadata: Metadata
-            do { metadata = try JSONDecoder().decode(Metadata.self, from: stored.metadata) } catch {
-                throw RetrievalError.corruptStore(path: url.path, reason: "retrieval metadata is missing or malformed")
-            }
-            guard metadata.chunks.count == stored.index.count, metadata.contentHashes.count == metadata.chunks.count,
-                  metadata.bm25.count == metadata.chunks.count, metadata.chunks.map(\.id) == stored.index.ids else {
-                throw RetrievalError.corruptStore(path: url.path, reason: "chunks, hashes, BM25 and vectors disagree")
-            }
-            // A lexical-only file stores zero vectors under the "none" fingerprint: no vectors to keep.
-            let lexicalOnly = stored.fingerprint.modelIdentifier == Self.lexicalOnlyIdentifier
-            state.withOrderedLock { contents in
-                contents.chunks = metadata.chunks
-                contents.contentHashes = metadata.contentHashes
-                contents.bm25 = metadata.bm25
-                contents.lateChunking = metadata.lateChunking
-                contents.settings = metadata.settings
-                contents.index = lexicalOnly ? nil : stored.index
-                contents.storedFingerprint = lexicalOnly ? nil : stored.fingerprint
-                contents.keptCodes = lexicalOnly ? [] : stored.index.precisions.subtracting([.exact])
-            }
+        try updating.withOrderedLock { _ in try install(try IndexFile.read(from: url, verification: verification), from: url) }
+    }
+
+    /// Makes the file read from `url` the store's contents (the caller holds `updating`).
+    private func install(_ stored: StoredIndex, from url: URL) throws {
+        let metadata: Metadata
+        do { metadata = try JSONDecoder().decode(Metadata.self, from: stored.metadata) } catch {
+            throw RetrievalError.corruptStore(path: url.path, reason: "retrieval metadata is missing or malformed")
+        }
+        guard metadata.chunks.count == stored.index.count, metadata.contentHashes.count == metadata.chunks.count,
+              metadata.bm25.count == metadata.chunks.count, metadata.chunks.map(\.id) == stored.index.ids else {
+            throw RetrievalError.corruptStore(path: url.path, reason: "chunks, hashes, BM25 and vectors disagree")
+        }
+        // A lexical-only file stores zero vectors under the "none" fingerprint: no vectors to keep.
+        let lexicalOnly = stored.fingerprint.modelIdentifier == Self.lexicalOnlyIdentifier
+        state.withOrderedLock { contents in
+            contents.chunks = metadata.chunks
+            contents.contentHashes = metadata.contentHashes
+            contents.bm25 = metadata.bm25
+            contents.lateChunking = metadata.lateChunking
+            contents.settings = metadata.settings
+            contents.index = lexicalOnly ? nil : stored.index
+            contents.storedFingerprint = lexicalOnly ? nil : stored.fingerprint
+            contents.keptCodes = lexicalOnly ? [] : stored.index.precisions.subtracting([.exact])
         }
     }
 
@@ -158,19 +171,21 @@ public final class EmbeddingStore: ChunkStore {
         }
     }
 
-    /// Makes the semantic side search through `precision` codes, rescoring `k × rescore`
-    /// candidates exactly. Codes the store does not keep yet are built (and kept).
-    /// - Throws: `VectorIndexError.invalidCodes` for a rescore factor below 1 (what
+    /// Makes the semantic side search as `search` says: exactly, or through int8 or binary codes,
+    /// rescoring `k × rescore` candidates exactly. Codes the store does not keep yet are built
+    /// (and kept). Like every update, after any update in progress.
+    /// - Throws: `RetrievalError.unsupportedSearch` for HNSW (an index file has none);
+    ///   `VectorIndexError.invalidCodes` for a rescore factor below 1 (what
     ///   `FlatIndex.search(_:k:precision:rescore:)` throws for it).
-    public func setSearchPrecision(_ precision: SearchPrecision, rescore: Int? = nil) throws {
-        if let rescore { try FlatIndex.checkRescore(rescore) }
+    public func setVectorSearch(_ search: VectorSearch) throws {
+        guard let precision = search.codes else {
+            throw RetrievalError.unsupportedSearch("an index file has no \(search.name) index: search it \(Self.vectorSearchNames.joined(separator: ", "))")
+        }
+        if let rescore = search.rescore { try FlatIndex.checkRescore(rescore) }
         updating.withOrderedLock { _ in
             let kept = read(\.keptCodes)
             if precision != .exact, !kept.contains(precision) { setCodes(kept.union([precision])) }
-            state.withOrderedLock { contents in
-                contents.searchPrecision = precision
-                contents.rescore = rescore
-            }
+            state.withOrderedLock { $0.vectorSearch = search }
         }
     }
 
@@ -199,45 +214,30 @@ public final class EmbeddingStore: ChunkStore {
         try updating.withOrderedLock { _ in try update(to: pages, progress: progress) }
     }
 
+    /// One indexing run (`IndexingPipeline`): this store reads what it holds from its contents
+    /// and keeps the vectors the run makes for its index, then swaps the new contents in.
     private func update(to pages: [Page], progress: IndexingProgress?) throws -> IndexingStatistics {
         let old = read { $0 }
-        var newChunks = [Chunk]()
-        var newHashes = [String]()
-        var pageOfChunk = [Int]()
-        for (p, page) in pages.enumerated() {
-            let pageHash = ContentHash.of(page.text)
-            for chunk in chunker.chunks(of: page.text, source: page.source) {
-                newChunks.append(chunk)
-                // With late chunking a chunk's vector depends on its whole page.
-                newHashes.append(old.lateChunking ? ContentHash.of(chunk.text + "\u{0}" + pageHash) : ContentHash.of(chunk.text))
-                pageOfChunk.append(p)
-            }
-        }
-        var statistics = IndexingStatistics()
-        statistics.chunks = newChunks.count
-        let oldIDs = Set(old.chunks.map(\.id))
-        statistics.removed = oldIDs.subtracting(newChunks.map(\.id)).count
-        var vectors = [[Float]?](repeating: nil, count: newChunks.count)
         let fingerprint = try modelFingerprint()
-        if let fingerprint, let index = old.index, old.storedFingerprint == nil || old.storedFingerprint == fingerprint {
-            let oldHash = Dictionary(zip(old.chunks.map(\.id), old.contentHashes), uniquingKeysWith: { a, _ in a })
-            for (i, chunk) in newChunks.enumerated() where oldHash[chunk.id] == newHashes[i] {
-                vectors[i] = index.vector(for: chunk.id)
-            }
+        // Vectors of another model are never kept (they are re-made, and the file says so on save).
+        let vectorsUsable = fingerprint != nil && old.index != nil && (old.storedFingerprint == nil || old.storedFingerprint == fingerprint)
+        var stored = [String: StoredChunk]()
+        for (chunk, hash) in zip(old.chunks, old.contentHashes) where stored[chunk.id] == nil {
+            stored[chunk.id] = StoredChunk(contentHash: hash, hasVector: vectorsUsable)
         }
-        statistics.reused = vectors.filter { $0 != nil }.count
-        if fingerprint != nil, !old.precomputedVectors.isEmpty {
-            for i in vectors.indices where vectors[i] == nil { vectors[i] = old.precomputedVectors[newChunks[i].id] }
+        let pipeline = IndexingPipeline(chunker: chunker, embedding: embedding, lateChunking: old.lateChunking,
+                                        precomputedVectors: fingerprint == nil ? [:] : old.precomputedVectors)
+        let plan = pipeline.plan(pages, stored: stored)
+        var vectors = [[Float]?](repeating: nil, count: plan.chunks.count)
+        if embedding != nil, let index = old.index {
+            for i in plan.kept { vectors[i] = index.vector(for: plan.chunks[i].id) }
         }
-        if let embedding {
-            let missing = vectors.indices.filter { vectors[$0] == nil }
-            statistics.embedded = missing.count
-            // The heavy part, with no lock held: searches continue meanwhile.
-            let made = try Self.embed(missing.map { newChunks[$0] }, pages: missing.map { pages[pageOfChunk[$0]] },
-                                      embedding: embedding, lateChunking: old.lateChunking, progress: progress)
-            statistics.lateChunkingFallbacks = made.fallbacks
-            for (slot, vector) in zip(missing, made.vectors) { vectors[slot] = vector }
+        // The heavy part, with no lock held: searches continue meanwhile.
+        let statistics = try pipeline.run(plan, progress: progress) { positions, made in
+            guard let made else { return }
+            for (i, vector) in zip(positions, made) { vectors[i] = vector }
         }
+        let newChunks = plan.chunks
         let bm25 = BM25(documents: newChunks.map { analyzer.terms($0.text) })
         var index: FlatIndex?
         var storedFingerprint: IndexFingerprint?
@@ -255,53 +255,14 @@ public final class EmbeddingStore: ChunkStore {
         }
         // Without a model the store becomes lexical-only: vectors of the previous chunks would no
         // longer line up with the new ones, so none are kept (or saved).
-        state.withOrderedLock { [newChunks, newHashes, index] contents in
+        state.withOrderedLock { [newChunks, index] contents in
             contents.chunks = newChunks
-            contents.contentHashes = newHashes
+            contents.contentHashes = plan.contentHashes
             contents.bm25 = bm25
             contents.index = index
             contents.storedFingerprint = storedFingerprint
         }
         return statistics
-    }
-
-    private static func embed(_ chunks: [Chunk], pages: [Page], embedding: ContextualEmbedding, lateChunking: Bool,
-                              progress: IndexingProgress?) throws -> (vectors: [[Float]], fallbacks: Int) {
-        var vectors = [[Float]](repeating: [], count: chunks.count)
-        var fallbacks = 0
-        var plain = [Int]()
-        if lateChunking {
-            // Group by page, in order, and encode each page once.
-            var i = 0
-            while i < chunks.count {
-                var j = i
-                while j + 1 < chunks.count, chunks[j + 1].source == chunks[i].source { j += 1 }
-                let page = pages[i].text
-                // The chunker says where each chunk lies in its page.
-                let spans = (i...j).map { chunks[$0].range(in: page) }
-                let found = (i...j).filter { spans[$0 - i] != nil }
-                let late = try embedding.lateChunkVectors(for: page, spans: found.map { spans[$0 - i]! })
-                for (k, vector) in zip(found, late) {
-                    if vector.allSatisfy({ $0 == 0 }) { plain.append(k) } else { vectors[k] = vector }
-                }
-                plain.append(contentsOf: (i...j).filter { spans[$0 - i] == nil })
-                i = j + 1
-                progress?(i, chunks.count)
-            }
-            fallbacks = plain.count
-        } else {
-            plain = Array(chunks.indices)
-        }
-        let batch = 32
-        var start = 0
-        while start < plain.count {
-            let slots = Array(plain[start..<min(plain.count, start + batch)])
-            let made = try embedding.sentenceVectors(for: slots.map { chunks[$0].text }, inputType: .passage, batchSize: batch)
-            for (slot, vector) in zip(slots, made) { vectors[slot] = vector }
-            start += batch
-            if !lateChunking { progress?(min(start, plain.count), plain.count) }
-        }
-        return (vectors, fallbacks)
     }
 
     /// Up to `k` chunks for `question`; see `HybridRetriever`. Semantic and hybrid modes need a model.
@@ -329,7 +290,8 @@ public final class EmbeddingStore: ChunkStore {
             throw VectorIndexError.fingerprintMismatch(expected: mine, actual: stored)
         }
         let query = try embedding.sentenceVector(for: question, inputType: .query)
-        return try index.search(query, k: count, precision: contents.searchPrecision, rescore: contents.rescore).map { ($0.row, $0.score) }
+        let search = contents.vectorSearch
+        return try index.search(query, k: count, precision: search.codes ?? .exact, rescore: search.rescore).map { ($0.row, $0.score) }
     }
 
     /// Retrieval with precomputed semantic candidates and explicit settings (for sweeps).

@@ -17,6 +17,9 @@ public enum RetrievalError: Error, Equatable, CustomStringConvertible {
     /// Semantic or hybrid search on a store without vectors (indexed lexical-only, empty, or
     /// opened without the model that made them). The message says which.
     case noVectors(String)
+    /// A vector search this kind of store does not have (`ChunkStore.vectorSearchNames`): HNSW on
+    /// an index file, quantized codes in PostgreSQL. The message says which.
+    case unsupportedSearch(String)
     /// A caller's values disagree (`TranslationSet.accuracy` given another count of vectors).
     case invalidArgument(String)
 
@@ -27,6 +30,7 @@ public enum RetrievalError: Error, Equatable, CustomStringConvertible {
         case let .unreadable(path, reason): return "\(path): \(reason)"
         case let .corruptStore(path, reason): return "\(path): \(reason)"
         case let .noVectors(message): return message
+        case let .unsupportedSearch(message): return message
         case let .invalidArgument(message): return message
         }
     }

@@ -52,7 +52,7 @@ SUBCOMMANDS:
 
         OPTIONS:
           --model <dir|id>     A sentence-transformers model folder, or a known model's identifier: sentence-transformers/all-MiniLM-L6-v2, intfloat/multilingual-e5-small (default: all-MiniLM-L6-v2). Known models install on first use.
-          --quantize <q>       How the encoder multiplies (float32 or int8; default: float32). int8 is about twice as fast, its vectors within a cosine of 0.995 of the float32 ones (Docs/Numerics.md); index files and stores record which, and never mix the two.
+          --quantize <q>       How the encoder multiplies (float32 or int8; default: float32). int8 is about twice as fast, its vectors within a cosine of 0.998 of the float32 ones (the least over 722 doc chunks, Docs/Numerics.md); index files and stores record which, and never mix the two.
           --input-type <type>  What kind of text it is (query or passage; default: query). The model's prefix for that kind goes in front (e5: "query: " / "passage: "; none for MiniLM); offsets stay relative to the text.
           --pooling <mode>     How the token vectors become one vector (mean, max or cls; default: the model's own pooling).
           --no-normalize       Write pooled vectors as they are, not scaled to unit length.
@@ -121,7 +121,7 @@ OPTIONS:
           --out <file>           The index file to write (atomically). An existing one is reused: unchanged chunks are not re-embedded.
           --store <url>          A PostgreSQL database with pgvector instead of an index file: a libpq URI (postgresql://user@host/db) or key=value string; 'postgresql://' alone connects from PGHOST, PGDATABASE, PGUSER, ...
           --model <dir|id>       A sentence-transformers model folder, or a known model's identifier: sentence-transformers/all-MiniLM-L6-v2, intfloat/multilingual-e5-small (default: all-MiniLM-L6-v2). Known models install on first use.
-          --quantize <q>         How the encoder multiplies (float32 or int8; default: float32). int8 is about twice as fast, its vectors within a cosine of 0.995 of the float32 ones (Docs/Numerics.md); index files and stores record which, and never mix the two.
+          --quantize <q>         How the encoder multiplies (float32 or int8; default: float32). int8 is about twice as fast, its vectors within a cosine of 0.998 of the float32 ones (the least over 722 doc chunks, Docs/Numerics.md); index files and stores record which, and never mix the two.
           --late-chunking        Encode each page once and pool each chunk's own token span (chunks carry page context).
           --lexical-only         Skip embeddings: BM25 only (no model needed).
           --codes <list>         Also store int8 and/or binary codes for 'search --precision': a comma-separated list, or none (default: as the existing file).
@@ -243,7 +243,7 @@ OPTIONS:
 
         OPTIONS:
           --model <dir|id>        A sentence-transformers model folder, or a known model's identifier: sentence-transformers/all-MiniLM-L6-v2, intfloat/multilingual-e5-small (default: all-MiniLM-L6-v2). Known models install on first use.
-          --quantize <q>          How the encoder multiplies (float32 or int8; default: float32; with --index or --store, the index's). int8 is about twice as fast, its vectors within a cosine of 0.995 of the float32 ones (Docs/Numerics.md); index files and stores record which, and never mix the two.
+          --quantize <q>          How the encoder multiplies (float32 or int8; default: float32; with --index or --store, the index's). int8 is about twice as fast, its vectors within a cosine of 0.998 of the float32 ones (the least over 722 doc chunks, Docs/Numerics.md); index files and stores record which, and never mix the two.
           --index <file>          An index file written by 'embeddings index --out'.
           --store <url>           A PostgreSQL database with pgvector instead of an index file: a libpq URI (postgresql://user@host/db) or key=value string; 'postgresql://' alone connects from PGHOST, PGDATABASE, PGUSER, ...
           --table-prefix <name>   With --store: the tables' name prefix, as in <prefix>_chunks, <prefix>_terms and <prefix>_meta (default: embeddings).

@@ -70,6 +70,7 @@ extension ServerTests {
             (RetrievalError.unreadable(path: "p", reason: "r"), 500, "store_error"),
             (RetrievalError.invalidUTF8(path: "p"), 500, "store_error"),
             (RetrievalError.emptyFile(path: "p"), 500, "store_error"),
+            (RetrievalError.unsupportedSearch("u"), 500, "store_error"),
             (RetrievalError.invalidArgument("a"), 500, "store_error"),
             (VectorIndexError.dimensionMismatch(expected: 2, actual: 3), 500, "store_error"),
             (VectorIndexError.nonFiniteValue(id: "q", component: 0), 500, "store_error"),

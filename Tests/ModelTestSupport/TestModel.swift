@@ -39,13 +39,10 @@ public enum TestModel {
 
     /// A known model, installed exactly as a user's first run installs it, then loaded.
     private static func installedAndLoaded(_ descriptor: ModelCatalog.Descriptor) throws -> ContextualEmbedding {
-        if AssetCache.locate(descriptor.assets) == nil {
-            try AssetCache.install(descriptor.assets) { FileHandle.standardError.write(Data(("[test model] " + $0 + "\n").utf8)) }
-        }
         guard let embedding = ContextualEmbedding(modelIdentifier: descriptor.identifier) else {
             throw EmbeddingsError.invalidModel("\(descriptor.identifier) unknown")
         }
-        try embedding.load()
+        try embedding.installAssetsAndLoad { FileHandle.standardError.write(Data(("[test model] " + $0 + "\n").utf8)) }
         return embedding
     }
 

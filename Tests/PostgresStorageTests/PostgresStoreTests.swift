@@ -108,14 +108,14 @@ final class PostgresStoreTests: XCTestCase {
         let set = try EvaluationSet(contentsOf: TestFixtures.folder.appendingPathComponent("eval/swift-lessons.json"))
         var found = 0, wanted = 0
         for c in set.cases {
-            postgres.vectorSearch = .exact
+            try postgres.setVectorSearch(.exact)
             let exact = Set(try postgres.semanticCandidates(c.question, count: 10).map(\.document))
-            postgres.vectorSearch = .hnsw(efSearch: 40)
+            try postgres.setVectorSearch(.hnsw(efSearch: 40))
             let approximate = Set(try postgres.semanticCandidates(c.question, count: 10).map(\.document))
             found += exact.intersection(approximate).count
             wanted += exact.count
         }
-        postgres.vectorSearch = .exact
+        try postgres.setVectorSearch(.exact)
         let recall = Double(found) / Double(wanted)
         print(String(format: "pgvector HNSW recall@10 against exact: %.4f over %d questions", recall, set.cases.count))
         XCTAssertGreaterThanOrEqual(recall, 0.98)
@@ -163,6 +163,45 @@ final class PostgresStoreTests: XCTestCase {
         }
         XCTAssertEqual(try store.statistics().chunks, 3)
         XCTAssertEqual(try store.search("copied on assignment", mode: .lexical, k: 1).first?.chunk.id, "b#beta", "lexical search needs no model")
+    }
+
+    /// Late chunking in the database: the same folder indexed into the file store and into
+    /// PostgreSQL gives every chunk the same vector, bit for bit (both run one indexing pipeline),
+    /// vectors that plain chunking does not give; a second run reuses them all, and switching late
+    /// chunking off re-embeds every chunk (the content hashes include the page).
+    func testLateChunkingGivesTheFileStoresVectors() throws {
+        let model = try TestModel.shared()
+        let folder = TestFixtures.folder.appendingPathComponent("corpus/licoes-cozinha")
+        let file = EmbeddingStore(embedding: model, lateChunking: true)
+        let fileStatistics = try file.index(folder: folder).0
+        let url = try TestServer.url()
+        let postgres = try PostgresStore(connection: url, embedding: model, tablePrefix: "late", lateChunking: true)
+        try postgres.drop()
+        let (statistics, problems) = try postgres.index(folder: folder)
+        XCTAssertEqual(problems, [])
+        XCTAssertEqual(statistics, fileStatistics)
+        XCTAssertGreaterThan(statistics.chunks, 12, "pages of several chunks")
+        let fileVectors = try XCTUnwrap(file.vectors())
+        let rows = try TestServer.sql("SELECT id, embedding::text FROM late_chunks ORDER BY position")
+        XCTAssertEqual(rows.map { $0[0] }, file.chunks.map(\.id))
+        func vector(_ text: String?) -> [Float] {
+            (text ?? "").dropFirst().dropLast().split(separator: ",").compactMap { Float(String($0)) }
+        }
+        for row in rows {
+            let id = try XCTUnwrap(row[0])
+            XCTAssertEqual(vector(row[1]), fileVectors.vector(for: id), id)
+        }
+        let plain = EmbeddingStore(embedding: model)
+        _ = try plain.index(folder: folder)
+        let plainVectors = try XCTUnwrap(plain.vectors())
+        XCTAssertTrue(rows.contains { vector($0[1]) != plainVectors.vector(for: $0[0] ?? "") }, "late chunking is not plain chunking")
+        XCTAssertEqual(try postgres.index(folder: folder).0.embedded, 0)
+        let switched = try PostgresStore(connection: url, embedding: model, tablePrefix: "late")
+        let off = try switched.index(folder: folder).0
+        XCTAssertEqual(off.embedded, statistics.chunks)
+        for row in try TestServer.sql("SELECT id, embedding::text FROM late_chunks") {
+            XCTAssertEqual(vector(row[1]), plainVectors.vector(for: row[0] ?? ""), "plain vectors once late chunking is off")
+        }
     }
 
     func testInt8VectorsAreKeptApartFromFloat32Ones() throws {

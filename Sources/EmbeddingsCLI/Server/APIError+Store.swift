@@ -22,7 +22,7 @@ extension APIError {
     private static func store(_ error: RetrievalError) -> APIError {
         switch error {
         case .noVectors: return .badRequest(error.description, param: "mode", code: "invalid_value")
-        case .corruptStore, .unreadable, .invalidUTF8, .emptyFile, .invalidArgument:
+        case .corruptStore, .unreadable, .invalidUTF8, .emptyFile, .unsupportedSearch, .invalidArgument:
             return APIError(status: 500, message: error.description, code: "store_error")
         }
     }
