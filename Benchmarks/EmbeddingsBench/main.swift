@@ -162,7 +162,7 @@ int8 runs 'embeddings embed' (beside this executable) and 'embed --quantize int8
 a probe process, the cosine over the golden texts, recall@4 of the evaluation sets (swift-lessons;
 swift-docs when the toolchain has its diagnostics docs) and the top-10 overlap of a 1,000-chunk index
 searched with 100 questions. sts <file> --quantize int8 checks Spearman ≥ 81.5 instead of 82.03.
-perplexity [<file>] scores a text with the language model (default SmolLM2-135M-Instruct, int8) in
+perplexity [<file>] scores a text with the language model (default SmolLM2-135M-Instruct, native) in
 windows of 512 tokens without BOS: perplexity = exp(mean negative log-likelihood of every token but
 each window's first); --compare adds float32 and the top-1 agreement. generate times a 512-token
 prompt and 128 generated tokens (greedy, never stopping early) with --threads threads, and the peak
