@@ -15,7 +15,8 @@ which="${1:-all}"
 # Parallel scans and code builds, the encoder's batch groups and shared models, BLAS thread
 # scopes, concurrent installs, both stores searched while they index, and the server draining
 # a refused body on its own queue (its child process is built with the same sanitizer), one
-# language model decoding many sequences at once, and block products split over threads.
+# language model decoding many sequences at once, block products split over threads, and
+# language-model sessions (engine threads, streams, cancellation, one request at a time).
 concurrency_tests='LargeIndexTests|RowSplitTests|GoldenParityTests.testSentenceVectorsIndependentOfBatchingAndThreads'
 concurrency_tests+='|SentenceEmbeddingTests.testBatchGroups|SentenceEmbeddingTests.testOneModelSharedByConcurrentTasks'
 concurrency_tests+='|SafetensorsTests.testForwardOnCallingThreadEqualsForward|BLASThreadsTests'
@@ -23,7 +24,7 @@ concurrency_tests+='|ModelAssetsTests.testTwoConcurrentInstallsBothSucceed|Int8E
 concurrency_tests+='|StoreTests.testConcurrentSearchesWhileDocumentsChange|StoreTests.testSearchAnswersWhileAnIndexingRunEmbeds'
 concurrency_tests+='|PostgresStoreTests.testConcurrentIndexRunsWaitForEachOther|PostgresStoreTests.testSearchOnTheSameStoreAnswersDuringAnIndexingRun'
 concurrency_tests+='|ServerTests.testAnEarlyAnswerReachesAClientStillSendingItsBody'
-concurrency_tests+='|DecoderConcurrencyTests|BlockGEMMTests.testColumnSplitsAcrossThreads'
+concurrency_tests+='|DecoderConcurrencyTests|BlockGEMMTests.testColumnSplitsAcrossThreads|LanguageModelSessionTests'
 
 run() {
   local sanitizer="$1"; shift
