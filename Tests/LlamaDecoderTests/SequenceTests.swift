@@ -25,8 +25,10 @@ final class SequenceTests: XCTestCase {
             // float32 differs only by the order of float sums (prefill and decode run different
             // kernels). The quantized paths quantize each row's activations on its own, but a
             // last-bit difference upstream can move a code across a rounding boundary, and 30
-            // layers amplify it: measured 2.2% (native) and 7.5% (int8) of the largest logit.
-            let bound = precision == .float32 ? 1e-4 : precision == .native ? 5e-2 : 1.5e-1
+            // layers amplify it. Measured (AMD EPYC, AVX2): float32 1.1e-6, native 1.2e-4 (two-part
+            // activations; 2.2% with one 8-bit part), int8 10.9% of the largest logit.
+            let bound = precision == .float32 ? 1e-4 : precision == .native ? 2e-3 : 1.5e-1
+            print("decode vs prefill, \(precision): largest logit difference \(difference / scale) of the largest logit")
             XCTAssertLessThan(difference / scale, bound, "\(precision): logit \(at)")
             XCTAssertEqual(last.withUnsafeBufferPointer(Sampler.argmax), whole.withUnsafeBufferPointer(Sampler.argmax))
         }
