@@ -56,18 +56,26 @@ final class Conversation {
     /// - Returns: the response's text.
     /// - Throws: `.exceededContextWindowSize` when the prompt leaves no room or the response fills
     ///   the context before the model ends its turn.
-    func respond(_ prompt: ChatPrompt, maximumTokens: Int?, sampling: SamplingParameters,
-                 onText: (String) -> Bool) throws(LanguageModelSession.GenerationError) -> String {
+    func respond(
+        _ prompt: ChatPrompt, maximumTokens: Int?, sampling: SamplingParameters,
+        onText: (String) -> Bool
+    ) throws(LanguageModelSession.GenerationError) -> String {
         let ids = reuse(prompt)
         let room = sequence.contextSize - sequence.count - ids.count
         guard room >= 1 else {
-            throw .exceededContextWindowSize(.init(debugDescription: "the conversation takes \(sequence.count + ids.count) tokens; the context holds \(sequence.contextSize)"))
+            throw .exceededContextWindowSize(
+                .init(
+                    debugDescription:
+                        "the conversation takes \(sequence.count + ids.count) tokens; the context holds \(sequence.contextSize)"
+                ))
         }
         text = ""
         let model = sequence.model
         var response = ""
         let generation = try LanguageModelSession.decoding { () throws(LlamaDecoderError) in
-            try model.generate(prompt: ids, in: sequence, maximumTokens: min(maximumTokens ?? room, room), sampling: sampling) { piece in
+            try model.generate(
+                prompt: ids, in: sequence, maximumTokens: min(maximumTokens ?? room, room), sampling: sampling
+            ) { piece in
                 response += piece
                 return onText(response)
             }
@@ -79,7 +87,11 @@ final class Conversation {
             text = prompt.text + model.tokenizer.decode(generation.tokens.prefix(generatedHeld))
         }
         if generation.stopReason == .contextFull {
-            throw .exceededContextWindowSize(.init(debugDescription: "the response filled the context of \(sequence.contextSize) tokens before the model ended its turn"))
+            throw .exceededContextWindowSize(
+                .init(
+                    debugDescription:
+                        "the response filled the context of \(sequence.contextSize) tokens before the model ended its turn"
+                ))
         }
         return generation.text
     }

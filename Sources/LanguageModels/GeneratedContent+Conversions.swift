@@ -11,6 +11,14 @@ public protocol ConvertibleToGeneratedContent {
     var generatedContent: GeneratedContent { get }
 }
 
+extension GeneratedContent {
+    /// What `pick` finds in this content, or `typeMismatch` naming `what` was expected.
+    func extract<T>(_ what: String, _ pick: (Kind) -> T?) throws -> T {
+        guard let value = pick(kind) else { throw GeneratedContentError.typeMismatch("\(jsonString) is not \(what)") }
+        return value
+    }
+}
+
 extension GeneratedContent: ConvertibleFromGeneratedContent, ConvertibleToGeneratedContent {
     public init(_ content: GeneratedContent) throws { self = content }
     public var generatedContent: GeneratedContent { self }
@@ -18,34 +26,30 @@ extension GeneratedContent: ConvertibleFromGeneratedContent, ConvertibleToGenera
 
 extension String: ConvertibleFromGeneratedContent, ConvertibleToGeneratedContent {
     public init(_ content: GeneratedContent) throws {
-        guard case let .string(value) = content.kind else { throw GeneratedContentError.typeMismatch("\(content.jsonString) is not a string") }
-        self = value
+        self = try content.extract("a string") { if case .string(let value) = $0 { value } else { nil } }
     }
     public var generatedContent: GeneratedContent { GeneratedContent(kind: .string(self)) }
 }
 
 extension Bool: ConvertibleFromGeneratedContent, ConvertibleToGeneratedContent {
     public init(_ content: GeneratedContent) throws {
-        guard case let .bool(value) = content.kind else { throw GeneratedContentError.typeMismatch("\(content.jsonString) is not a Boolean") }
-        self = value
+        self = try content.extract("a Boolean") { if case .bool(let value) = $0 { value } else { nil } }
     }
     public var generatedContent: GeneratedContent { GeneratedContent(kind: .bool(self)) }
 }
 
 extension Int: ConvertibleFromGeneratedContent, ConvertibleToGeneratedContent {
     public init(_ content: GeneratedContent) throws {
-        guard case let .number(value) = content.kind, value == value.rounded(), let exact = Int(exactly: value) else {
-            throw GeneratedContentError.typeMismatch("\(content.jsonString) is not an integer")
+        self = try content.extract("an integer") {
+            if case .number(let value) = $0 { Int(exactly: value) } else { nil }
         }
-        self = exact
     }
     public var generatedContent: GeneratedContent { GeneratedContent(kind: .number(Double(self))) }
 }
 
 extension Double: ConvertibleFromGeneratedContent, ConvertibleToGeneratedContent {
     public init(_ content: GeneratedContent) throws {
-        guard case let .number(value) = content.kind else { throw GeneratedContentError.typeMismatch("\(content.jsonString) is not a number") }
-        self = value
+        self = try content.extract("a number") { if case .number(let value) = $0 { value } else { nil } }
     }
     public var generatedContent: GeneratedContent { GeneratedContent(kind: .number(self)) }
 }
@@ -57,8 +61,8 @@ extension Float: ConvertibleFromGeneratedContent, ConvertibleToGeneratedContent 
 
 extension Array: ConvertibleFromGeneratedContent where Element: ConvertibleFromGeneratedContent {
     public init(_ content: GeneratedContent) throws {
-        guard case let .array(elements) = content.kind else { throw GeneratedContentError.typeMismatch("\(content.jsonString) is not an array") }
-        self = try elements.map(Element.init)
+        self = try content.extract("an array") { if case .array(let elements) = $0 { elements } else { nil } }.map(
+            Element.init)
     }
 }
 

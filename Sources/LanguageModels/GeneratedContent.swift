@@ -61,7 +61,8 @@ public struct GeneratedContent: Sendable, Equatable, CustomDebugStringConvertibl
     }
 
     /// An array of elements.
-    public init<S: Sequence>(elements: S, id: GenerationID? = nil) where S.Element == any ConvertibleToGeneratedContent {
+    public init<S: Sequence>(elements: S, id: GenerationID? = nil)
+    where S.Element == any ConvertibleToGeneratedContent {
         self.init(kind: .array(elements.map(\.generatedContent)), id: id)
     }
 
@@ -86,7 +87,9 @@ public struct GeneratedContent: Sendable, Equatable, CustomDebugStringConvertibl
 
     public var debugDescription: String { jsonString }
 
-    public static func == (a: GeneratedContent, b: GeneratedContent) -> Bool { a.kind == b.kind && a.isComplete == b.isComplete }
+    public static func == (a: GeneratedContent, b: GeneratedContent) -> Bool {
+        a.kind == b.kind && a.isComplete == b.isComplete
+    }
 
     /// The content as a value of `type`.
     /// - Throws: `GeneratedContentError.typeMismatch` when it is another kind of value.
@@ -97,8 +100,12 @@ public struct GeneratedContent: Sendable, Equatable, CustomDebugStringConvertibl
     /// Property `property` of an object, as a value of `type`.
     /// - Throws: `GeneratedContentError` when the content is not an object, lacks the property,
     ///   or the property is another kind of value.
-    public func value<Value: ConvertibleFromGeneratedContent>(_ type: Value.Type = Value.self, forProperty property: String) throws -> Value {
-        guard case let .structure(properties, _) = kind else { throw GeneratedContentError.typeMismatch("\(jsonString) is not an object") }
+    public func value<Value: ConvertibleFromGeneratedContent>(
+        _ type: Value.Type = Value.self, forProperty property: String
+    ) throws -> Value {
+        let properties = try extract("an object") {
+            if case .structure(let properties, _) = $0 { properties } else { nil }
+        }
         guard let content = properties[property] else { throw GeneratedContentError.missingProperty(property) }
         return try Value(content)
     }
@@ -106,8 +113,12 @@ public struct GeneratedContent: Sendable, Equatable, CustomDebugStringConvertibl
     /// Property `property` of an object as a value of `type`, or nil when it is absent or null.
     /// - Throws: `GeneratedContentError` when the content is not an object or the property is
     ///   another kind of value.
-    public func value<Value: ConvertibleFromGeneratedContent>(_ type: Value?.Type = Value?.self, forProperty property: String) throws -> Value? {
-        guard case let .structure(properties, _) = kind else { throw GeneratedContentError.typeMismatch("\(jsonString) is not an object") }
+    public func value<Value: ConvertibleFromGeneratedContent>(
+        _ type: Value?.Type = Value?.self, forProperty property: String
+    ) throws -> Value? {
+        let properties = try extract("an object") {
+            if case .structure(let properties, _) = $0 { properties } else { nil }
+        }
         guard let content = properties[property], content.kind != .null else { return nil }
         return try Value(content)
     }
@@ -115,17 +126,17 @@ public struct GeneratedContent: Sendable, Equatable, CustomDebugStringConvertibl
     private func write(into out: inout String) {
         switch kind {
         case .null: out += "null"
-        case let .bool(b): out += b ? "true" : "false"
-        case let .number(n): out += Self.format(n)
-        case let .string(s): Self.quote(s, into: &out)
-        case let .array(elements):
+        case .bool(let b): out += b ? "true" : "false"
+        case .number(let n): out += Self.format(n)
+        case .string(let s): Self.quote(s, into: &out)
+        case .array(let elements):
             out += "["
             for (i, element) in elements.enumerated() {
                 if i > 0 { out += "," }
                 element.write(into: &out)
             }
             out += "]"
-        case let .structure(properties, keys):
+        case .structure(let properties, let keys):
             out += "{"
             for (i, key) in keys.enumerated() {
                 if i > 0 { out += "," }
@@ -172,9 +183,9 @@ public enum GeneratedContentError: Error, Sendable, Equatable, CustomStringConve
 
     public var description: String {
         switch self {
-        case let .invalidJSON(what, offset): return "invalid JSON at byte \(offset): \(what)"
-        case let .typeMismatch(what): return "type mismatch: \(what)"
-        case let .missingProperty(name): return "no property '\(name)'"
+        case .invalidJSON(let what, let offset): return "invalid JSON at byte \(offset): \(what)"
+        case .typeMismatch(let what): return "type mismatch: \(what)"
+        case .missingProperty(let name): return "no property '\(name)'"
         }
     }
 }
@@ -194,7 +205,9 @@ struct PartialJSONParser {
         guard position < bytes.count else { throw GeneratedContentError.invalidJSON("no value", offset: position) }
         let value = try parseValue()
         skipSpace()
-        guard position == bytes.count else { throw GeneratedContentError.invalidJSON("text after the value", offset: position) }
+        guard position == bytes.count else {
+            throw GeneratedContentError.invalidJSON("text after the value", offset: position)
+        }
         return value
     }
 
@@ -216,14 +229,18 @@ struct PartialJSONParser {
         case UInt8(ascii: "f"): return try parseLiteral("false", .bool(false))
         case UInt8(ascii: "n"): return try parseLiteral("null", .null)
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
-        default: throw GeneratedContentError.invalidJSON("unexpected '\(Character(Unicode.Scalar(bytes[position])))'", offset: position)
+        default:
+            throw GeneratedContentError.invalidJSON(
+                "unexpected '\(Character(Unicode.Scalar(bytes[position])))'", offset: position)
         }
     }
 
     private mutating func nested(_ body: (inout Self) throws -> GeneratedContent) throws -> GeneratedContent {
         depth += 1
         defer { depth -= 1 }
-        guard depth <= Self.maximumDepth else { throw GeneratedContentError.invalidJSON("nesting deeper than \(Self.maximumDepth)", offset: position) }
+        guard depth <= Self.maximumDepth else {
+            throw GeneratedContentError.invalidJSON("nesting deeper than \(Self.maximumDepth)", offset: position)
+        }
         return try body(&self)
     }
 
@@ -231,7 +248,9 @@ struct PartialJSONParser {
         let expected = Array(word.utf8)
         var matched = 0
         while matched < expected.count, position < bytes.count {
-            guard bytes[position] == expected[matched] else { throw GeneratedContentError.invalidJSON("expected \(word)", offset: position) }
+            guard bytes[position] == expected[matched] else {
+                throw GeneratedContentError.invalidJSON("expected \(word)", offset: position)
+            }
             matched += 1
             position += 1
         }
@@ -244,12 +263,18 @@ struct PartialJSONParser {
         let text = String(decoding: bytes[start..<position], as: UTF8.self)
         // Text cut inside a number may go on: it is incomplete until something follows it.
         let complete = !atEnd
-        if let value = Double(text), Self.isJSONNumber(text) { return GeneratedContent(kind: .number(value), isComplete: complete) }
+        if let value = Double(text), Self.isJSONNumber(text) {
+            return GeneratedContent(kind: .number(value), isComplete: complete)
+        }
         // Cut short, it must be the start of a number: one more digit would make it whole.
-        guard atEnd, Self.isJSONNumber(text + "0") else { throw GeneratedContentError.invalidJSON("bad number '\(text)'", offset: start) }
+        guard atEnd, Self.isJSONNumber(text + "0") else {
+            throw GeneratedContentError.invalidJSON("bad number '\(text)'", offset: start)
+        }
         // A number's start ("-", "1.", "2e"): its value so far.
         let digits = text.drop { $0 == "-" }.prefix { $0.isNumber || $0 == "." }
-        let value = Double(String(digits.hasSuffix(".") ? digits.dropLast() : digits)).map { text.hasPrefix("-") ? -$0 : $0 } ?? 0
+        let value =
+            Double(String(digits.hasSuffix(".") ? digits.dropLast() : digits)).map { text.hasPrefix("-") ? -$0 : $0 }
+            ?? 0
         return GeneratedContent(kind: .number(value), isComplete: false)
     }
 
@@ -280,7 +305,9 @@ struct PartialJSONParser {
         position += 1
         var scalars = String.UnicodeScalarView()
         var chunkStart = position
-        func flush(_ end: Int) { scalars.append(contentsOf: String(decoding: bytes[chunkStart..<end], as: UTF8.self).unicodeScalars) }
+        func flush(_ end: Int) {
+            scalars.append(contentsOf: String(decoding: bytes[chunkStart..<end], as: UTF8.self).unicodeScalars)
+        }
         while position < bytes.count {
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
@@ -288,10 +315,15 @@ struct PartialJSONParser {
                 position += 1
                 return (String(scalars), true)
             }
-            if byte < 0x20 { throw GeneratedContentError.invalidJSON("control character in a string", offset: position) }
+            if byte < 0x20 {
+                throw GeneratedContentError.invalidJSON("control character in a string", offset: position)
+            }
             if byte == UInt8(ascii: "\\") {
                 flush(position)
-                guard position + 1 < bytes.count else { position = bytes.count; return (String(scalars), false) }
+                guard position + 1 < bytes.count else {
+                    position = bytes.count
+                    return (String(scalars), false)
+                }
                 let escape = bytes[position + 1]
                 position += 2
                 switch escape {
@@ -307,13 +339,19 @@ struct PartialJSONParser {
                     guard let unit = try hexUnit() else { return (String(scalars), false) }
                     if (0xD800..<0xDC00).contains(unit) {
                         // A high surrogate needs its low half: \uDC00…\uDFFF.
-                        guard position + 1 < bytes.count else { position = bytes.count; return (String(scalars), false) }
+                        guard position + 1 < bytes.count else {
+                            position = bytes.count
+                            return (String(scalars), false)
+                        }
                         guard bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") else {
                             throw GeneratedContentError.invalidJSON("a lone high surrogate", offset: position)
                         }
                         position += 2
                         guard let low = try hexUnit() else { return (String(scalars), false) }
-                        guard (0xDC00..<0xE000).contains(low) else { throw GeneratedContentError.invalidJSON("a high surrogate without its low half", offset: position) }
+                        guard (0xDC00..<0xE000).contains(low) else {
+                            throw GeneratedContentError.invalidJSON(
+                                "a high surrogate without its low half", offset: position)
+                        }
                         scalars.append(Unicode.Scalar(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00))!)
                     } else if let scalar = Unicode.Scalar(unit) {
                         scalars.append(scalar)
@@ -345,7 +383,10 @@ struct PartialJSONParser {
     private mutating func hexUnit() throws -> UInt32? {
         var unit: UInt32 = 0
         for _ in 0..<4 {
-            guard position < bytes.count else { position = bytes.count; return nil }
+            guard position < bytes.count else {
+                position = bytes.count
+                return nil
+            }
             guard let digit = Character(Unicode.Scalar(bytes[position])).hexDigitValue else {
                 throw GeneratedContentError.invalidJSON("bad \\u escape", offset: position)
             }
@@ -373,7 +414,9 @@ struct PartialJSONParser {
                 position += 1
                 return GeneratedContent(kind: .array(elements), isComplete: true)
             }
-            guard bytes[position] == UInt8(ascii: ",") else { throw GeneratedContentError.invalidJSON("expected ',' or ']'", offset: position) }
+            guard bytes[position] == UInt8(ascii: ",") else {
+                throw GeneratedContentError.invalidJSON("expected ',' or ']'", offset: position)
+            }
             position += 1
             skipSpace()
             if atEnd { return GeneratedContent(kind: .array(elements), isComplete: false) }
@@ -384,7 +427,9 @@ struct PartialJSONParser {
         position += 1
         var properties: [String: GeneratedContent] = [:]
         var keys: [String] = []
-        func partial() -> GeneratedContent { GeneratedContent(kind: .structure(properties: properties, orderedKeys: keys), isComplete: false) }
+        func partial() -> GeneratedContent {
+            GeneratedContent(kind: .structure(properties: properties, orderedKeys: keys), isComplete: false)
+        }
         skipSpace()
         if atEnd { return partial() }
         if bytes[position] == UInt8(ascii: "}") {
@@ -392,18 +437,24 @@ struct PartialJSONParser {
             return GeneratedContent(kind: .structure(properties: properties, orderedKeys: keys), isComplete: true)
         }
         while true {
-            guard bytes[position] == UInt8(ascii: "\"") else { throw GeneratedContentError.invalidJSON("expected a property name", offset: position) }
+            guard bytes[position] == UInt8(ascii: "\"") else {
+                throw GeneratedContentError.invalidJSON("expected a property name", offset: position)
+            }
             let (key, closed) = try parseString()
             // A key cut short is not a property yet.
             if !closed { return partial() }
             skipSpace()
             if atEnd { return partial() }
-            guard bytes[position] == UInt8(ascii: ":") else { throw GeneratedContentError.invalidJSON("expected ':'", offset: position) }
+            guard bytes[position] == UInt8(ascii: ":") else {
+                throw GeneratedContentError.invalidJSON("expected ':'", offset: position)
+            }
             position += 1
             skipSpace()
             if atEnd { return partial() }
             let value = try parseValue()
-            guard properties[key] == nil else { throw GeneratedContentError.invalidJSON("duplicate property '\(key)'", offset: position) }
+            guard properties[key] == nil else {
+                throw GeneratedContentError.invalidJSON("duplicate property '\(key)'", offset: position)
+            }
             properties[key] = value
             keys.append(key)
             skipSpace()
@@ -412,7 +463,9 @@ struct PartialJSONParser {
                 position += 1
                 return GeneratedContent(kind: .structure(properties: properties, orderedKeys: keys), isComplete: true)
             }
-            guard bytes[position] == UInt8(ascii: ",") else { throw GeneratedContentError.invalidJSON("expected ',' or '}'", offset: position) }
+            guard bytes[position] == UInt8(ascii: ",") else {
+                throw GeneratedContentError.invalidJSON("expected ',' or '}'", offset: position)
+            }
             position += 1
             skipSpace()
             if atEnd { return partial() }

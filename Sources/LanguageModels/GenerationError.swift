@@ -32,8 +32,8 @@ extension LanguageModelSession {
         /// The case's context.
         public var context: Context {
             switch self {
-            case let .exceededContextWindowSize(c), let .assetsUnavailable(c), let .decodingFailure(c),
-                let .unsupportedGuide(c), let .concurrentRequests(c), let .invalidGenerationOptions(c):
+            case .exceededContextWindowSize(let c), .assetsUnavailable(let c), .decodingFailure(let c),
+                .unsupportedGuide(let c), .concurrentRequests(let c), .invalidGenerationOptions(let c):
                 return c
             }
         }

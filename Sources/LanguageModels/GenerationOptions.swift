@@ -58,17 +58,23 @@ public struct GenerationOptions: Sendable, Equatable, Codable {
     func samplingParameters() throws(LanguageModelSession.GenerationError) -> SamplingParameters {
         let temperature = temperature ?? Self.defaultTemperature
         guard temperature.isFinite, temperature >= 0 else {
-            throw LanguageModelSession.GenerationError.invalidOptions("temperature \(temperature) must be a finite number ≥ 0")
+            throw LanguageModelSession.GenerationError.invalidOptions(
+                "temperature \(temperature) must be a finite number ≥ 0")
         }
-        var topK: Int?, topP: Float?, seed: UInt64?
+        var topK: Int?
+        var topP: Float?
+        var seed: UInt64?
         switch sampling?.mode {
         case .greedy: return .greedy
-        case let .top(k, s):
-            guard k >= 1 else { throw LanguageModelSession.GenerationError.invalidOptions("random(top:) needs k ≥ 1, got \(k)") }
+        case .top(let k, let s):
+            guard k >= 1 else {
+                throw LanguageModelSession.GenerationError.invalidOptions("random(top:) needs k ≥ 1, got \(k)")
+            }
             (topK, seed) = (k, s)
-        case let .threshold(p, s):
+        case .threshold(let p, let s):
             guard p.isFinite, p > 0, p <= 1 else {
-                throw LanguageModelSession.GenerationError.invalidOptions("random(probabilityThreshold:) needs 0 < p ≤ 1, got \(p)")
+                throw LanguageModelSession.GenerationError.invalidOptions(
+                    "random(probabilityThreshold:) needs 0 < p ≤ 1, got \(p)")
             }
             (topP, seed) = (Float(p), s)
         case nil: topP = Float(Self.defaultProbabilityThreshold)

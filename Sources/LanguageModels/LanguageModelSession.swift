@@ -35,7 +35,8 @@ public final class LanguageModelSession: Sendable {
 
     /// A session whose model follows `instructions` (a system message; nil: the chat template's default).
     public convenience init(model: SystemLanguageModel = .default, instructions: String? = nil) {
-        let entries = instructions.map { [Transcript.Entry.instructions(.init(segments: [.text(.init(content: $0))]))] } ?? []
+        let entries =
+            instructions.map { [Transcript.Entry.instructions(.init(segments: [.text(.init(content: $0))]))] } ?? []
         self.init(model: model, transcript: Transcript(entries: entries))
     }
 
@@ -80,14 +81,18 @@ public final class LanguageModelSession: Sendable {
     ///   `.exceededContextWindowSize`, `.concurrentRequests`, `.invalidGenerationOptions`;
     ///   `CancellationError` when the task is cancelled.
     @discardableResult
-    public func respond(to prompt: String, options: GenerationOptions = GenerationOptions()) async throws -> Response<String> {
+    public func respond(to prompt: String, options: GenerationOptions = GenerationOptions()) async throws -> Response<
+        String
+    > {
         try await streamResponse(to: prompt, options: options).collect()
     }
 
     /// The model's answer to `prompt` as it is produced: each element is the whole response so far.
     /// The request starts at once; iterate the stream (or `collect()` it) to follow it. Ending
     /// the iteration early stops generation.
-    public func streamResponse(to prompt: String, options: GenerationOptions = GenerationOptions()) -> ResponseStream<String> {
+    public func streamResponse(to prompt: String, options: GenerationOptions = GenerationOptions()) -> ResponseStream<
+        String
+    > {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: ResponseStream<String>.Snapshot.self)
         let request = Request<String>()
         continuation.onTermination = { termination in
@@ -95,7 +100,9 @@ public final class LanguageModelSession: Sendable {
         }
         guard begin() else {
             request.end(nil)
-            continuation.finish(throwing: GenerationError.concurrentRequests(.init(debugDescription: "this session is already answering a request")))
+            continuation.finish(
+                throwing: GenerationError.concurrentRequests(
+                    .init(debugDescription: "this session is already answering a request")))
             return ResponseStream(stream: stream, request: request)
         }
         Engine.start { [self] in
@@ -107,20 +114,28 @@ public final class LanguageModelSession: Sendable {
                     throw GenerationError.invalidOptions("maximumResponseTokens \(limit) must be at least 1")
                 }
                 let model = try self.model.model()
-                let promptEntry = Transcript.Entry.prompt(.init(segments: [.text(.init(content: prompt))], options: options))
+                let promptEntry = Transcript.Entry.prompt(
+                    .init(segments: [.text(.init(content: prompt))], options: options))
                 let rendered = try Self.decoding { () throws(LlamaDecoderError) in
                     try model.chatPrompt(Self.messages(transcript, prompt: prompt), addGenerationPrompt: true)
                 }
                 let text = try conversation.withOrderedLock { held in
                     let current = try Self.conversation(&held, model: model)
-                    return try current.respond(rendered, maximumTokens: options.maximumResponseTokens, sampling: sampling) { text in
+                    return try current.respond(
+                        rendered, maximumTokens: options.maximumResponseTokens, sampling: sampling
+                    ) { text in
                         continuation.yield(.init(content: text, transcriptEntries: [promptEntry]))
                         return !request.isCancelled
                     }
                 }
-                produced = [promptEntry, .response(.init(assetIDs: [self.model.identifier], segments: [.text(.init(content: text))]))]
-                outcome = request.isCancelled
-                    ? .failure(CancellationError()) : .success(.init(content: text, transcriptEntries: produced, isComplete: true))
+                produced = [
+                    promptEntry,
+                    .response(.init(assetIDs: [self.model.identifier], segments: [.text(.init(content: text))])),
+                ]
+                outcome =
+                    request.isCancelled
+                    ? .failure(CancellationError())
+                    : .success(.init(content: text, transcriptEntries: produced, isComplete: true))
             } catch {
                 outcome = .failure(error)
             }
@@ -128,10 +143,10 @@ public final class LanguageModelSession: Sendable {
             end(appending: produced)
             request.end(try? outcome.get())
             switch outcome {
-            case let .success(last):
+            case .success(let last):
                 continuation.yield(last)
                 continuation.finish()
-            case let .failure(error):
+            case .failure(let error):
                 continuation.finish(throwing: error)
             }
         }
@@ -177,7 +192,9 @@ public final class LanguageModelSession: Sendable {
     }
 
     /// The session's decoder state, made on first use.
-    private static func conversation(_ held: inout Conversation?, model: LlamaModel) throws(GenerationError) -> Conversation {
+    private static func conversation(_ held: inout Conversation?, model: LlamaModel) throws(GenerationError)
+        -> Conversation
+    {
         if let held, held.sequence.model === model { return held }
         let made = try decoding { () throws(LlamaDecoderError) in try Conversation(sequence: model.makeSequence()) }
         held = made

@@ -69,8 +69,8 @@ public final class SystemLanguageModel: Sendable {
     /// The model's file when it is installed (or present at the given path).
     var file: URL? {
         switch source {
-        case let .catalog(descriptor): return descriptor.installedFile
-        case let .file(url): return FileManager.default.fileExists(atPath: url.path) ? url : nil
+        case .catalog(let descriptor): return descriptor.installedFile
+        case .file(let url): return FileManager.default.fileExists(atPath: url.path) ? url : nil
         }
     }
 
@@ -87,8 +87,8 @@ public final class SystemLanguageModel: Sendable {
     /// The model's name: the catalog identifier, or the file's name without `.gguf`.
     public var identifier: String {
         switch source {
-        case let .catalog(descriptor): return descriptor.identifier
-        case let .file(url): return url.deletingPathExtension().lastPathComponent
+        case .catalog(let descriptor): return descriptor.identifier
+        case .file(let url): return url.deletingPathExtension().lastPathComponent
         }
     }
 
@@ -110,7 +110,7 @@ public final class SystemLanguageModel: Sendable {
     /// `ContextualEmbedding.requestAssets()`.
     /// - Throws: `AssetInstallationError` naming the cause.
     public func requestAssets() async throws {
-        guard case let .catalog(descriptor) = source, descriptor.installedFile == nil else { return }
+        guard case .catalog(let descriptor) = source, descriptor.installedFile == nil else { return }
         _ = try await Engine.run { () throws(AssetInstallationError) in try descriptor.install() }
     }
 
@@ -121,10 +121,15 @@ public final class SystemLanguageModel: Sendable {
             Result { () throws(LanguageModelSession.GenerationError) -> LlamaModel in
                 if let model = loaded.withOrderedLock({ $0 }) { return model }
                 guard let url = file else {
-                    throw .assetsUnavailable(.init(debugDescription: "\(identifier) is not installed (SystemLanguageModel.requestAssets(), or `embeddings assets install --model \(identifier)`)"))
+                    throw .assetsUnavailable(
+                        .init(
+                            debugDescription:
+                                "\(identifier) is not installed (SystemLanguageModel.requestAssets(), or `embeddings assets install --model \(identifier)`)"
+                        ))
                 }
                 let model: LlamaModel
-                do throws(LlamaDecoderError) { model = try LlamaModel(contentsOf: url, threadCount: threadCount) } catch {
+                do throws(LlamaDecoderError) { model = try LlamaModel(contentsOf: url, threadCount: threadCount) } catch
+                {
                     throw .assetsUnavailable(.init(debugDescription: error.description))
                 }
                 loaded.withOrderedLock { $0 = model }

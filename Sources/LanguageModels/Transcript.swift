@@ -13,7 +13,7 @@ public struct Transcript: Sendable, Equatable, Codable, RandomAccessCollection {
 
         public var id: String {
             switch self {
-            case let .text(segment): return segment.id
+            case .text(let segment): return segment.id
             }
         }
     }
@@ -48,7 +48,9 @@ public struct Transcript: Sendable, Equatable, Codable, RandomAccessCollection {
         /// The options the prompt was answered with.
         public var options: GenerationOptions
         /// A prompt made of `segments` (a fresh `id` by default).
-        public init(id: String = UUID().uuidString, segments: [Segment], options: GenerationOptions = GenerationOptions()) {
+        public init(
+            id: String = UUID().uuidString, segments: [Segment], options: GenerationOptions = GenerationOptions()
+        ) {
             self.id = id
             self.segments = segments
             self.options = options
@@ -77,9 +79,9 @@ public struct Transcript: Sendable, Equatable, Codable, RandomAccessCollection {
 
         public var id: String {
             switch self {
-            case let .instructions(entry): return entry.id
-            case let .prompt(entry): return entry.id
-            case let .response(entry): return entry.id
+            case .instructions(let entry): return entry.id
+            case .prompt(let entry): return entry.id
+            case .response(let entry): return entry.id
             }
         }
 
@@ -87,13 +89,13 @@ public struct Transcript: Sendable, Equatable, Codable, RandomAccessCollection {
         var text: String {
             let segments: [Segment]
             switch self {
-            case let .instructions(entry): segments = entry.segments
-            case let .prompt(entry): segments = entry.segments
-            case let .response(entry): segments = entry.segments
+            case .instructions(let entry): segments = entry.segments
+            case .prompt(let entry): segments = entry.segments
+            case .response(let entry): segments = entry.segments
             }
             return segments.map { segment in
                 switch segment {
-                case let .text(text): return text.content
+                case .text(let text): return text.content
                 }
             }.joined()
         }

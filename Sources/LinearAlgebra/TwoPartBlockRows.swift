@@ -39,18 +39,16 @@ package struct TwoPartBlockRows: Sendable {
         guard BlockGEMM.quantize(x, rows: rows, columns: columns, rowStride: ldx, into: &coarse, path: path) else {
             return false
         }
-        if buffer.count < rows * columns { buffer = [Float](repeating: 0, count: rows * columns) }
+        // Never empty (as BlockQuantizedRows' storage), so that it always has an address.
+        if buffer.count < max(1, rows * columns) { buffer = [Float](repeating: 0, count: max(1, rows * columns)) }
         return buffer.withUnsafeMutableBufferPointer { r in
             coarse.codes.withUnsafeBufferPointer { codes in
                 coarse.scales.withUnsafeBufferPointer { scales in
-                    // A zero-row product leaves `r` unused; `buffer` may then be empty.
-                    guard rows > 0, let r = r.baseAddress else { return }
-                    ce_block_residual(x, rows, columns, ldx, codes.baseAddress, scales.baseAddress, r, columns)
+                    ce_block_residual(
+                        x, rows, columns, ldx, codes.baseAddress, scales.baseAddress, r.baseAddress!, columns)
                 }
             }
-            return BlockGEMM.quantize(
-                UnsafePointer(r.baseAddress ?? UnsafeMutablePointer(mutating: x)), rows: rows, columns: columns,
-                into: &residual, path: path)
+            return BlockGEMM.quantize(r.baseAddress!, rows: rows, columns: columns, into: &residual, path: path)
         }
     }
 }

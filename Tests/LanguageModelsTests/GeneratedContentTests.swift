@@ -23,7 +23,7 @@ final class GeneratedContentTests: XCTestCase {
             XCTAssertEqual(ours as? NSObject, theirs as? NSObject, text)
         }
         let object = try GeneratedContent(json: #"{"b": 1, "a": 2}"#)
-        guard case let .structure(_, keys) = object.kind else { return XCTFail() }
+        guard case .structure(_, let keys) = object.kind else { return XCTFail() }
         XCTAssertEqual(keys, ["b", "a"], "keys keep their order")
         XCTAssertEqual(object.jsonString, #"{"b":1,"a":2}"#)
     }
@@ -31,16 +31,21 @@ final class GeneratedContentTests: XCTestCase {
     /// Every prefix of a document reads, as incomplete content whose JSON is valid, and the
     /// properties already closed keep their final values.
     func testEveryPrefixReads() throws {
-        let text = #"{"name": "Zoë 🐱", "age": 12, "scores": [1.5, -2e2, 3], "nested": {"ok": false, "note": "a\"b\u00e9"}}"#
+        let text =
+            #"{"name": "Zoë 🐱", "age": 12, "scores": [1.5, -2e2, 3], "nested": {"ok": false, "note": "a\"b\u00e9"}}"#
         let bytes = Array(text.utf8)
         for end in 0..<bytes.count {
             let prefix = String(decoding: bytes[..<end], as: UTF8.self)
             guard !prefix.isEmpty, !prefix.allSatisfy(\.isWhitespace) else { continue }
             let content: GeneratedContent
-            do { content = try GeneratedContent(json: prefix) } catch { return XCTFail("prefix of \(end) bytes: \(error)") }
+            do { content = try GeneratedContent(json: prefix) } catch {
+                return XCTFail("prefix of \(end) bytes: \(error)")
+            }
             XCTAssertFalse(content.isComplete, "prefix of \(end) bytes")
-            XCTAssertNoThrow(try JSONSerialization.jsonObject(with: Data(content.jsonString.utf8), options: .fragmentsAllowed), "\(end): \(content.jsonString)")
-            if end > 20, case let .structure(properties, _) = content.kind {
+            XCTAssertNoThrow(
+                try JSONSerialization.jsonObject(with: Data(content.jsonString.utf8), options: .fragmentsAllowed),
+                "\(end): \(content.jsonString)")
+            if end > 20, case .structure(let properties, _) = content.kind {
                 XCTAssertEqual(properties["name"], GeneratedContent(kind: .string("Zoë 🐱")))
             }
         }
@@ -48,8 +53,14 @@ final class GeneratedContentTests: XCTestCase {
     }
 
     func testInvalidJSONIsATypedError() {
-        for bad in ["", "{", "}", #"{"a" 1}"#, "[1 2]", "tru e", "01", #""\x""#, #"{"a":1,"a":2}"#, "[1,]x", #""\uDC00""#, "\u{01}"] {
-            if bad == "{" { XCTAssertNoThrow(try GeneratedContent(json: bad)); continue }
+        for bad in [
+            "", "{", "}", #"{"a" 1}"#, "[1 2]", "tru e", "01", #""\x""#, #"{"a":1,"a":2}"#, "[1,]x", #""\uDC00""#,
+            "\u{01}",
+        ] {
+            if bad == "{" {
+                XCTAssertNoThrow(try GeneratedContent(json: bad))
+                continue
+            }
             XCTAssertThrowsError(try GeneratedContent(json: bad), bad) { error in
                 XCTAssertTrue(error is GeneratedContentError, "\(bad): \(error)")
             }
@@ -71,6 +82,7 @@ final class GeneratedContentTests: XCTestCase {
         XCTAssertThrowsError(try content.value(String.self))
         let made = GeneratedContent(properties: ["name": "Mia", "age": 3, "tags": ["a", "b"]])
         XCTAssertEqual(made.jsonString, #"{"name":"Mia","age":3,"tags":["a","b"]}"#)
-        XCTAssertEqual(GeneratedContent(elements: [1, "x"] as [any ConvertibleToGeneratedContent]).jsonString, #"[1,"x"]"#)
+        XCTAssertEqual(
+            GeneratedContent(elements: [1, "x"] as [any ConvertibleToGeneratedContent]).jsonString, #"[1,"x"]"#)
     }
 }

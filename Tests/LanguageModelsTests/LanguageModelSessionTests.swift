@@ -14,7 +14,8 @@ final class LanguageModelSessionTests: XCTestCase {
         SystemLanguageModel(contentsOf: try TestLanguageModel.file())
     }
     /// The tiny qwen2 file (context 256, ChatML): fast, for the mechanics.
-    static let tiny = SystemLanguageModel(contentsOf: TestFixtures.folder.appendingPathComponent("generation/tiny-qwen2.gguf"))
+    static let tiny = SystemLanguageModel(
+        contentsOf: TestFixtures.folder.appendingPathComponent("generation/tiny-qwen2.gguf"))
 
     func testAvailability() throws {
         XCTAssertEqual(try Self.smol.get().availability, .available)
@@ -24,14 +25,17 @@ final class LanguageModelSessionTests: XCTestCase {
         XCTAssertEqual(missing.availability, .unavailable(.modelNotReady))
         XCTAssertFalse(missing.isAvailable)
         XCTAssertThrowsError(try missing.contextSize) { error in
-            guard case .assetsUnavailable = error as? LanguageModelSession.GenerationError else { return XCTFail("\(error)") }
+            guard case .assetsUnavailable = error as? LanguageModelSession.GenerationError else {
+                return XCTFail("\(error)")
+            }
         }
         // The default model is the catalog's, installed in CI before the tests.
         XCTAssertEqual(SystemLanguageModel.default.identifier, "HuggingFaceTB/SmolLM2-135M-Instruct")
     }
 
     func testMissingModelIsAssetsUnavailable() async throws {
-        let session = LanguageModelSession(model: SystemLanguageModel(contentsOf: URL(fileURLWithPath: "/nonexistent/model.gguf")))
+        let session = LanguageModelSession(
+            model: SystemLanguageModel(contentsOf: URL(fileURLWithPath: "/nonexistent/model.gguf")))
         do {
             try await session.respond(to: "Hello")
             XCTFail("answered without a model")
@@ -68,17 +72,20 @@ final class LanguageModelSessionTests: XCTestCase {
             ChatMessage(role: .system, content: "Answer in one short sentence."),
             ChatMessage(role: .user, content: "What is the capital of France?"),
         ])
-        let expected = try decoder.generate(prompt: prompt.ids, in: decoder.makeSequence(), maximumTokens: 40, sampling: .greedy)
+        let expected = try decoder.generate(
+            prompt: prompt.ids, in: decoder.makeSequence(), maximumTokens: 40, sampling: .greedy)
         XCTAssertEqual(response.content, expected.text)
 
         let transcript = session.transcript
         XCTAssertEqual(transcript.count, 3)
-        guard case .instructions = transcript[0], case .prompt = transcript[1], case let .response(answer) = transcript[2] else {
+        guard case .instructions = transcript[0], case .prompt = transcript[1],
+            case .response(let answer) = transcript[2]
+        else {
             return XCTFail("\(transcript)")
         }
         XCTAssertEqual(answer.segments, [.text(.init(id: answer.segments[0].id, content: response.content))])
         XCTAssertEqual(answer.assetIDs, [model.identifier])
-        guard case let .prompt(asked) = transcript[1] else { return XCTFail() }
+        guard case .prompt(let asked) = transcript[1] else { return XCTFail() }
         XCTAssertEqual(asked.options, options)
         XCTAssertFalse(session.isResponding)
         // A transcript is saved and read back as it was.
@@ -111,7 +118,8 @@ final class LanguageModelSessionTests: XCTestCase {
     /// Snapshots are cumulative: each is a prefix of the next, and the last is the response.
     func testStreamingSnapshotsAreCumulative() async throws {
         let session = LanguageModelSession(model: try Self.smol.get())
-        let stream = session.streamResponse(to: "Count from one to five.", options: GenerationOptions(sampling: .greedy, maximumResponseTokens: 30))
+        let stream = session.streamResponse(
+            to: "Count from one to five.", options: GenerationOptions(sampling: .greedy, maximumResponseTokens: 30))
         var snapshots: [String] = []
         for try await snapshot in stream { snapshots.append(snapshot.content) }
         XCTAssertGreaterThan(snapshots.count, 5)
@@ -119,7 +127,8 @@ final class LanguageModelSessionTests: XCTestCase {
             XCTAssertTrue(later.hasPrefix(earlier), "\(earlier) → \(later)")
         }
         let again = try await LanguageModelSession(model: try Self.smol.get())
-            .respond(to: "Count from one to five.", options: GenerationOptions(sampling: .greedy, maximumResponseTokens: 30))
+            .respond(
+                to: "Count from one to five.", options: GenerationOptions(sampling: .greedy, maximumResponseTokens: 30))
         XCTAssertEqual(snapshots.last, again.content)
         // collect() on a finished stream returns the same response.
         let collected = try await stream.collect()
@@ -130,7 +139,8 @@ final class LanguageModelSessionTests: XCTestCase {
     /// and the first is unaffected.
     func testConcurrentRequestsAreRefused() async throws {
         let session = LanguageModelSession(model: Self.tiny)
-        let stream = session.streamResponse(to: "hello", options: GenerationOptions(sampling: .greedy, maximumResponseTokens: 100))
+        let stream = session.streamResponse(
+            to: "hello", options: GenerationOptions(sampling: .greedy, maximumResponseTokens: 100))
         XCTAssertTrue(session.isResponding)
         do {
             try await session.respond(to: "again")
@@ -148,21 +158,30 @@ final class LanguageModelSessionTests: XCTestCase {
         let session = LanguageModelSession(model: Self.tiny)
         let limit = 200
         var seen = 0
-        for try await _ in session.streamResponse(to: "hello", options: GenerationOptions(sampling: .greedy, maximumResponseTokens: limit)) {
+        for try await _ in session.streamResponse(
+            to: "hello", options: GenerationOptions(sampling: .greedy, maximumResponseTokens: limit))
+        {
             seen += 1
             if seen == 3 { break }
         }
         while session.isResponding { await Task.yield() }
-        guard case let .response(answer)? = session.transcript.last else { return XCTFail("no response entry") }
-        let tokens = try LlamaModel.tokenizer(contentsOf: TestFixtures.folder.appendingPathComponent("generation/tiny-qwen2.gguf"))
-            .encode(answer.segments.map { if case let .text(t) = $0 { t.content } else { "" } }.joined(), parsingControlTokens: false)
+        guard case .response(let answer)? = session.transcript.last else { return XCTFail("no response entry") }
+        let tokens = try LlamaModel.tokenizer(
+            contentsOf: TestFixtures.folder.appendingPathComponent("generation/tiny-qwen2.gguf")
+        )
+        .encode(
+            answer.segments.map { if case .text(let t) = $0 { t.content } else { "" } }.joined(),
+            parsingControlTokens: false)
         XCTAssertLessThan(tokens.count, limit / 2, "generation went on after the stream ended")
     }
 
     /// Cancelling the task that waits stops generation and throws CancellationError.
     func testCancellingTheTaskStopsGeneration() async throws {
         let session = LanguageModelSession(model: Self.tiny)
-        let task = Task { try await session.respond(to: "hello", options: GenerationOptions(sampling: .greedy, maximumResponseTokens: 200)) }
+        let task = Task {
+            try await session.respond(
+                to: "hello", options: GenerationOptions(sampling: .greedy, maximumResponseTokens: 200))
+        }
         // Wait until the request runs (or, on a very fast machine, has already finished).
         while !session.isResponding, session.transcript.isEmpty { await Task.yield() }
         task.cancel()
@@ -175,18 +194,23 @@ final class LanguageModelSessionTests: XCTestCase {
 
     func testSeedsRepeatAndOptionsAreChecked() async throws {
         let model = Self.tiny
-        let seeded = GenerationOptions(sampling: .random(top: 20, seed: 42), temperature: 0.9, maximumResponseTokens: 20)
+        let seeded = GenerationOptions(
+            sampling: .random(top: 20, seed: 42), temperature: 0.9, maximumResponseTokens: 20)
         let a = try await LanguageModelSession(model: model).respond(to: "hello", options: seeded).content
         let b = try await LanguageModelSession(model: model).respond(to: "hello", options: seeded).content
         XCTAssertEqual(a, b)
-        let nucleus = GenerationOptions(sampling: .random(probabilityThreshold: 0.8, seed: 7), maximumResponseTokens: 20)
+        let nucleus = GenerationOptions(
+            sampling: .random(probabilityThreshold: 0.8, seed: 7), maximumResponseTokens: 20)
         let c = try await LanguageModelSession(model: model).respond(to: "hello", options: nucleus).content
         let d = try await LanguageModelSession(model: model).respond(to: "hello", options: nucleus).content
         XCTAssertEqual(c, d)
 
-        for bad in [GenerationOptions(temperature: -1), GenerationOptions(temperature: .nan),
-                    GenerationOptions(sampling: .random(top: 0)), GenerationOptions(sampling: .random(probabilityThreshold: 1.5)),
-                    GenerationOptions(maximumResponseTokens: 0)] {
+        for bad in [
+            GenerationOptions(temperature: -1), GenerationOptions(temperature: .nan),
+            GenerationOptions(sampling: .random(top: 0)),
+            GenerationOptions(sampling: .random(probabilityThreshold: 1.5)),
+            GenerationOptions(maximumResponseTokens: 0),
+        ] {
             let session = LanguageModelSession(model: model)
             do {
                 try await session.respond(to: "hello", options: bad)
@@ -202,10 +226,13 @@ final class LanguageModelSessionTests: XCTestCase {
     /// A token limit ends the response where the decoder's own limit ends it.
     func testMaximumResponseTokens() async throws {
         let session = LanguageModelSession(model: Self.tiny)
-        let response = try await session.respond(to: "hello", options: GenerationOptions(sampling: .greedy, maximumResponseTokens: 5))
-        let decoder = try LlamaModel(contentsOf: TestFixtures.folder.appendingPathComponent("generation/tiny-qwen2.gguf"))
+        let response = try await session.respond(
+            to: "hello", options: GenerationOptions(sampling: .greedy, maximumResponseTokens: 5))
+        let decoder = try LlamaModel(
+            contentsOf: TestFixtures.folder.appendingPathComponent("generation/tiny-qwen2.gguf"))
         let prompt = try decoder.chatPrompt([ChatMessage(role: .user, content: "hello")])
-        let expected = try decoder.generate(prompt: prompt.ids, in: decoder.makeSequence(), maximumTokens: 5, sampling: .greedy)
+        let expected = try decoder.generate(
+            prompt: prompt.ids, in: decoder.makeSequence(), maximumTokens: 5, sampling: .greedy)
         XCTAssertEqual(expected.tokens.count, 5)
         XCTAssertEqual(response.content, expected.text)
     }
@@ -230,7 +257,8 @@ final class LanguageModelSessionTests: XCTestCase {
     func testTokenCountAndPrewarm() async throws {
         let model = try Self.smol.get()
         let count = try await model.tokenCount(for: "Hello, world!")
-        XCTAssertEqual(count, try TestLanguageModel.tokenizer().encode("Hello, world!", parsingControlTokens: false).count)
+        XCTAssertEqual(
+            count, try TestLanguageModel.tokenizer().encode("Hello, world!", parsingControlTokens: false).count)
         let session = LanguageModelSession(model: model, instructions: "Be brief.")
         session.prewarm()
         while session.isResponding { await Task.yield() }

@@ -22,8 +22,10 @@ final class TwoPartBlockRowsTests: XCTestCase {
         XCTAssertTrue(parts.quantize(x, rows: t, columns: k))
         XCTAssertEqual(parts.rows, t)
         for r in 0..<t {
-            let coarse = parts.coarse.codes(ofRow: r), scales = parts.coarse.scales(ofRow: r)
-            let fine = parts.residual.codes(ofRow: r), fineScales = parts.residual.scales(ofRow: r)
+            let coarse = parts.coarse.codes(ofRow: r)
+            let scales = parts.coarse.scales(ofRow: r)
+            let fine = parts.residual.codes(ofRow: r)
+            let fineScales = parts.residual.scales(ofRow: r)
             for b in 0..<(k / 32) {
                 let block = (b * 32)..<(b * 32 + 32)
                 let largest = block.map { abs(x[r * k + $0]) }.max()!
@@ -54,11 +56,14 @@ final class TwoPartBlockRowsTests: XCTestCase {
         // parts may miss: Σ_i |w_i| · d_r / 2 per output, plus float rounding.
         var parts = TwoPartBlockRows()
         XCTAssertTrue(parts.quantize(x, rows: t, columns: k))
-        var exact = [Double](repeating: 0, count: t * out), bound = exact
+        var exact = [Double](repeating: 0, count: t * out)
+        var bound = exact
         for r in 0..<t {
             let fineScales = parts.residual.scales(ofRow: r)
             for j in 0..<out {
-                var sum = Double(bias[j]), magnitude = 0.0, missing = 0.0
+                var sum = Double(bias[j])
+                var magnitude = 0.0
+                var missing = 0.0
                 for c in 0..<k {
                     let weight = w.value(row: j, column: c)
                     sum += weight * Double(x[r * k + c])

@@ -66,15 +66,22 @@ final class TinyModelParityTests: XCTestCase {
         XCTAssertEqual(c.architecture, architecture)
         XCTAssertEqual(fixture.architecture, architecture == .qwen2 ? "qwen2" : "llama")
         XCTAssertEqual(
-            [c.hiddenSize, c.layerCount, c.headCount, c.keyValueHeadCount, c.feedForwardSize, c.vocabularySize, c.contextLength, c.headDimension],
-            [fixture.config.hidden, fixture.config.layers, fixture.config.heads, fixture.config.kv_heads, fixture.config.ffn,
-             fixture.config.vocab, fixture.config.context, fixture.head_dim])
+            [
+                c.hiddenSize, c.layerCount, c.headCount, c.keyValueHeadCount, c.feedForwardSize, c.vocabularySize,
+                c.contextLength, c.headDimension,
+            ],
+            [
+                fixture.config.hidden, fixture.config.layers, fixture.config.heads, fixture.config.kv_heads,
+                fixture.config.ffn,
+                fixture.config.vocab, fixture.config.context, fixture.head_dim,
+            ])
         XCTAssertFalse(c.tiesOutputToEmbeddings)
         XCTAssertEqual(c.hasProjectionBiases, architecture == .qwen2)
         XCTAssertEqual(c.rotaryPairing, architecture == .qwen2 ? .halves : .adjacent)
 
         for check in fixture.tokenizer_checks {
-            XCTAssertEqual(model.tokenizer.encode(check.text, parsingControlTokens: true).map(\.id), check.ids, check.text)
+            XCTAssertEqual(
+                model.tokenizer.encode(check.text, parsingControlTokens: true).map(\.id), check.ids, check.text)
         }
         let template = fixture.chat_template_check
         let prompt = try model.chatPrompt(
@@ -88,23 +95,29 @@ final class TinyModelParityTests: XCTestCase {
             let scale = Double(sequence.last_logits.map(abs).max() ?? 1)
             let (at, difference) = largestDifference(logits, sequence.last_logits)
             worst = max(worst, difference / scale)
-            XCTAssertLessThan(difference / scale, 1e-4, "\(name) sequence \(sequence.index): logit \(at) off by \(difference)")
+            XCTAssertLessThan(
+                difference / scale, 1e-4, "\(name) sequence \(sequence.index): logit \(at) off by \(difference)")
             if let i = firstDifference(tokens, sequence.greedy) {
-                XCTFail("\(name) sequence \(sequence.index): greedy token \(i) is \(tokens[i]), transformers \(sequence.greedy[i])")
+                XCTFail(
+                    "\(name) sequence \(sequence.index): greedy token \(i) is \(tokens[i]), transformers \(sequence.greedy[i])"
+                )
             }
         }
         let scores = try model.score(fixture.nll.ids, window: fixture.nll.ids.count)
         var nllWorst = 0.0
         for i in 1..<fixture.nll.ids.count {
             guard let expected = fixture.nll.nll[i], let got = scores.negativeLogLikelihoods[i] else {
-                XCTFail("\(name): token \(i) has no score"); continue
+                XCTFail("\(name): token \(i) has no score")
+                continue
             }
             nllWorst = max(nllWorst, abs(got - expected))
             XCTAssertEqual(scores.predictions[i], fixture.nll.argmax[i], "\(name): prediction at \(i)")
         }
         XCTAssertLessThan(nllWorst, 1e-3, name)
         XCTAssertEqual(scores.perplexity, fixture.nll.perplexity, accuracy: fixture.nll.perplexity * 1e-4, name)
-        print("\(name) float32: largest logit difference \(worst) of the largest logit, largest NLL difference \(nllWorst)")
+        print(
+            "\(name) float32: largest logit difference \(worst) of the largest logit, largest NLL difference \(nllWorst)"
+        )
     }
 
     /// A fast path against the float32 path on the same file, teacher-forced over the fixture's
@@ -119,19 +132,22 @@ final class TinyModelParityTests: XCTestCase {
         let ids = fixture.nll.ids
         let expected = try reference.score(ids, window: ids.count)
         let got = try model.score(ids, window: ids.count)
-        var agree = 0, worst = 0.0
+        var agree = 0
+        var worst = 0.0
         for i in 1..<ids.count {
             if got.predictions[i] == expected.predictions[i] { agree += 1 }
             worst = max(worst, abs(got.negativeLogLikelihoods[i]! - expected.negativeLogLikelihoods[i]!))
         }
         let agreement = Double(agree) / Double(ids.count - 1)
         let ratio = got.perplexity / expected.perplexity
-        print("\(name) \(precision): top-1 agreement \(agreement), perplexity ×\(ratio), largest NLL difference \(worst)")
+        print(
+            "\(name) \(precision): top-1 agreement \(agreement), perplexity ×\(ratio), largest NLL difference \(worst)")
         XCTAssertGreaterThanOrEqual(agreement, minimum, "\(name) \(precision)")
         XCTAssertEqual(ratio, 1, accuracy: 0.02, "\(name) \(precision)")
         for sequence in fixture.sequences {
             let logits = try model.makeSequence().append(sequence.ids)
-            XCTAssertGreaterThan(cosine(logits, sequence.last_logits), 0.999, "\(name) \(precision) sequence \(sequence.index)")
+            XCTAssertGreaterThan(
+                cosine(logits, sequence.last_logits), 0.999, "\(name) \(precision) sequence \(sequence.index)")
         }
     }
 }
