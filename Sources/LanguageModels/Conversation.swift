@@ -57,7 +57,7 @@ final class Conversation {
     /// - Throws: `.exceededContextWindowSize` when the prompt leaves no room or the response fills
     ///   the context before the model ends its turn.
     func respond(
-        _ prompt: ChatPrompt, maximumTokens: Int?, sampling: SamplingParameters,
+        _ prompt: ChatPrompt, maximumTokens: Int?, sampling: SamplingParameters, constraint: (any TokenConstraint)? = nil,
         onText: (String) -> Bool
     ) throws(LanguageModelSession.GenerationError) -> String {
         let ids = reuse(prompt)
@@ -74,7 +74,8 @@ final class Conversation {
         var response = ""
         let generation = try LanguageModelSession.decoding { () throws(LlamaDecoderError) in
             try model.generate(
-                prompt: ids, in: sequence, maximumTokens: min(maximumTokens ?? room, room), sampling: sampling
+                prompt: ids, in: sequence, maximumTokens: min(maximumTokens ?? room, room), sampling: sampling,
+                constraint: constraint
             ) { piece in
                 response += piece
                 return onText(response)
@@ -85,6 +86,9 @@ final class Conversation {
         let generatedHeld = sequence.count - prompt.ids.count
         if generatedHeld >= 0, generatedHeld <= generation.tokens.count {
             text = prompt.text + model.tokenizer.decode(generation.tokens.prefix(generatedHeld))
+        }
+        if generation.stopReason == .constrained {
+            throw .decodingFailure(.init(debugDescription: "guided decoding left no token to choose"))
         }
         if generation.stopReason == .contextFull {
             throw .exceededContextWindowSize(

@@ -1,8 +1,10 @@
 extension LanguageModelSession {
     /// A finished response: Apple's `LanguageModelSession.Response`.
-    public struct Response<Content: Sendable>: Sendable {
+    public struct Response<Content: Generable>: Sendable {
         /// The response.
         public let content: Content
+        /// The response as generated content (a string's, or the guided JSON's).
+        public let rawContent: GeneratedContent
         /// The transcript entries the request added: its prompt and the response.
         public let transcriptEntries: ArraySlice<Transcript.Entry>
     }
@@ -17,21 +19,27 @@ extension LanguageModelSession {
     /// ```
     /// The request runs whether or not the stream is iterated; ending an iteration early (a
     /// `break`, a cancelled task) stops generation within one token.
-    public struct ResponseStream<Content: Sendable>: AsyncSequence, Sendable {
+    public struct ResponseStream<Content: Generable>: AsyncSequence, Sendable {
         /// The response so far.
         public struct Snapshot: Sendable {
-            /// Everything generated so far.
-            public var content: Content
+            /// Everything generated so far (for a `Generable` type, its partially generated value).
+            public var content: Content.PartiallyGenerated
+            /// Everything generated so far as content (the JSON so far, for a guided response).
+            public var rawContent: GeneratedContent
             /// The transcript entries of the request so far (an extension in Apple's 26: it has
             /// them from 27).
             public var transcriptEntries: ArraySlice<Transcript.Entry>
-            /// Whether this is the finished response (the last snapshot).
-            var isComplete: Bool
+            /// The finished response (in the last snapshot only).
+            var whole: Content?
 
-            init(content: Content, transcriptEntries: [Transcript.Entry], isComplete: Bool = false) {
+            init(
+                content: Content.PartiallyGenerated, rawContent: GeneratedContent, transcriptEntries: [Transcript.Entry],
+                whole: Content? = nil
+            ) {
                 self.content = content
+                self.rawContent = rawContent
                 self.transcriptEntries = transcriptEntries[...]
-                self.isComplete = isComplete
+                self.whole = whole
             }
         }
         public typealias Element = Snapshot
@@ -63,8 +71,8 @@ extension LanguageModelSession {
                 await request.ended()
                 try Task.checkCancellation()
                 // A stream already iterated to its end has no snapshots left: its request kept the last.
-                guard let last = last ?? request.response, last.isComplete else { throw CancellationError() }
-                return Response(content: last.content, transcriptEntries: last.transcriptEntries)
+                guard let last = last ?? request.response, let whole = last.whole else { throw CancellationError() }
+                return Response(content: whole, rawContent: last.rawContent, transcriptEntries: last.transcriptEntries)
             } onCancel: {
                 request.cancel()
             }

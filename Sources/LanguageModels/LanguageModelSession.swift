@@ -61,7 +61,8 @@ public final class LanguageModelSession: Sendable {
             defer { end(appending: []) }
             do {
                 let model = try self.model.model()
-                let messages = Self.messages(transcript, prompt: promptPrefix)
+                let messages = Self.messages(
+                    transcript, prompt: promptPrefix.map { .prompt(.init(segments: [.text(.init(content: $0))])) })
                 guard !messages.isEmpty else { return }
                 let prompt = try Self.decoding { () throws(LlamaDecoderError) in
                     try model.chatPrompt(messages, addGenerationPrompt: false)
@@ -87,14 +88,69 @@ public final class LanguageModelSession: Sendable {
         try await streamResponse(to: prompt, options: options).collect()
     }
 
+    /// The model's answer to `prompt` as a `Content` value, generated under `Content.generationSchema`:
+    /// every guide holds, by construction (see `GenerationSchema`).
+    /// - Parameter includeSchemaInPrompt: whether the prompt shows the model the schema (as JSON
+    ///   Schema); the output follows it either way.
+    /// - Throws: what `respond(to:options:)` throws; `.unsupportedGuide` before generating for a
+    ///   guide that cannot be enforced; `.decodingFailure` when the response ran out of tokens
+    ///   (`maximumResponseTokens`, the context) before the value was whole, or does not decode as
+    ///   `Content`.
+    @discardableResult
+    public func respond<Content: Generable>(
+        to prompt: String, generating type: Content.Type = Content.self, includeSchemaInPrompt: Bool = true,
+        options: GenerationOptions = GenerationOptions()
+    ) async throws -> Response<Content> {
+        try await streamResponse(
+            to: prompt, generating: type, includeSchemaInPrompt: includeSchemaInPrompt, options: options
+        ).collect()
+    }
+
+    /// The model's answer to `prompt` as content of the shape `schema`, which may be built at run
+    /// time (`DynamicGenerationSchema`); throws as `respond(to:generating:…)`.
+    @discardableResult
+    public func respond(
+        to prompt: String, schema: GenerationSchema, includeSchemaInPrompt: Bool = true,
+        options: GenerationOptions = GenerationOptions()
+    ) async throws -> Response<GeneratedContent> {
+        try await streamResponse(to: prompt, schema: schema, includeSchemaInPrompt: includeSchemaInPrompt, options: options)
+            .collect()
+    }
+
     /// The model's answer to `prompt` as it is produced: each element is the whole response so far.
     /// The request starts at once; iterate the stream (or `collect()` it) to follow it. Ending
     /// the iteration early stops generation.
     public func streamResponse(to prompt: String, options: GenerationOptions = GenerationOptions()) -> ResponseStream<
         String
     > {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: ResponseStream<String>.Snapshot.self)
-        let request = Request<String>()
+        stream(prompt, schema: nil, includeSchemaInPrompt: false, options: options)
+    }
+
+    /// A `Content` value as it is generated: each element holds `Content.PartiallyGenerated` made
+    /// from the JSON so far (elements whose JSON does not make one yet are skipped) and that JSON as
+    /// `rawContent`.
+    public func streamResponse<Content: Generable>(
+        to prompt: String, generating type: Content.Type = Content.self, includeSchemaInPrompt: Bool = true,
+        options: GenerationOptions = GenerationOptions()
+    ) -> ResponseStream<Content> {
+        stream(prompt, schema: Content.generationSchema, includeSchemaInPrompt: includeSchemaInPrompt, options: options)
+    }
+
+    /// Content of the shape `schema` as it is generated.
+    public func streamResponse(
+        to prompt: String, schema: GenerationSchema, includeSchemaInPrompt: Bool = true,
+        options: GenerationOptions = GenerationOptions()
+    ) -> ResponseStream<GeneratedContent> {
+        stream(prompt, schema: schema, includeSchemaInPrompt: includeSchemaInPrompt, options: options)
+    }
+
+    /// Starts a request on the engine: text when `schema` is nil, else guided by it.
+    private func stream<Content: Generable>(
+        _ prompt: String, schema: GenerationSchema?, includeSchemaInPrompt: Bool, options: GenerationOptions
+    ) -> ResponseStream<Content> {
+        typealias Snapshot = ResponseStream<Content>.Snapshot
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: Snapshot.self)
+        let request = Request<Content>()
         continuation.onTermination = { termination in
             if case .cancelled = termination { request.cancel() }
         }
@@ -105,37 +161,69 @@ public final class LanguageModelSession: Sendable {
                     .init(debugDescription: "this session is already answering a request")))
             return ResponseStream(stream: stream, request: request)
         }
+        let generationID = GenerationID()
         Engine.start { [self] in
             var produced: [Transcript.Entry] = []
-            var outcome: Result<ResponseStream<String>.Snapshot, any Error>
+            var outcome: Result<Snapshot, any Error>
             do {
                 let sampling = try options.samplingParameters()
                 if let limit = options.maximumResponseTokens, limit < 1 {
                     throw GenerationError.invalidOptions("maximumResponseTokens \(limit) must be at least 1")
                 }
+                // The grammar first: an unsupported guide is refused before the model is touched.
+                let grammar = try schema.map { schema throws(GenerationError) in try JSONGrammar(schema) }
                 let model = try self.model.model()
                 let promptEntry = Transcript.Entry.prompt(
-                    .init(segments: [.text(.init(content: prompt))], options: options))
+                    .init(
+                        segments: [.text(.init(content: prompt))], options: options,
+                        responseFormat: schema.map { .init(schema: $0, includedInPrompt: includeSchemaInPrompt) }))
                 let rendered = try Self.decoding { () throws(LlamaDecoderError) in
-                    try model.chatPrompt(Self.messages(transcript, prompt: prompt), addGenerationPrompt: true)
+                    try model.chatPrompt(Self.messages(transcript, prompt: promptEntry), addGenerationPrompt: true)
                 }
-                let text = try conversation.withOrderedLock { held in
+                let guided = grammar != nil
+                let (text, whole) = try conversation.withOrderedLock { held in
                     let current = try Self.conversation(&held, model: model)
-                    return try current.respond(
-                        rendered, maximumTokens: options.maximumResponseTokens, sampling: sampling
+                    let guide = grammar.map { GuidedDecoding(grammar: $0, model: model) }
+                    let text = try current.respond(
+                        rendered, maximumTokens: options.maximumResponseTokens, sampling: sampling, constraint: guide
                     ) { text in
-                        continuation.yield(.init(content: text, transcriptEntries: [promptEntry]))
+                        if let snapshot = Self.snapshot(
+                            Content.self, text, guided: guided, id: generationID, entries: [promptEntry])
+                        {
+                            continuation.yield(snapshot)
+                        }
                         return !request.isCancelled
                     }
+                    return (text, guide?.isComplete ?? true)
                 }
                 produced = [
                     promptEntry,
                     .response(.init(assetIDs: [self.model.identifier], segments: [.text(.init(content: text))])),
                 ]
-                outcome =
-                    request.isCancelled
-                    ? .failure(CancellationError())
-                    : .success(.init(content: text, transcriptEntries: produced, isComplete: true))
+                if request.isCancelled {
+                    outcome = .failure(CancellationError())
+                } else {
+                    if !whole {
+                        throw GenerationError.decodingFailure(
+                            .init(
+                                debugDescription:
+                                    "the response ran out of tokens before its value was whole: \(text.prefix(200))"))
+                    }
+                    var raw = try Self.rawContent(text, guided: guided, id: generationID)
+                    // Whole by the grammar (a number at the end of the text cannot go on).
+                    raw = GeneratedContent(kind: raw.kind, id: generationID)
+                    let content: Content
+                    do { content = try Content(raw) } catch {
+                        throw GenerationError.decodingFailure(
+                            .init(debugDescription: "the response does not make a \(Content.self): \(error)"))
+                    }
+                    guard let partial = (content as? Content.PartiallyGenerated) ?? (try? .init(raw)) else {
+                        throw GenerationError.decodingFailure(
+                            .init(debugDescription: "the response does not make a \(Content.PartiallyGenerated.self)"))
+                    }
+                    outcome = .success(
+                        Snapshot(content: partial, rawContent: raw, transcriptEntries: produced, whole: content))
+                }
             } catch {
                 outcome = .failure(error)
             }
@@ -151,6 +239,30 @@ public final class LanguageModelSession: Sendable {
             }
         }
         return ResponseStream(stream: stream, request: request)
+    }
+
+    /// The response so far as content: a string, or the JSON written so far.
+    private static func rawContent(_ text: String, guided: Bool, id: GenerationID) throws -> GeneratedContent {
+        var raw: GeneratedContent
+        if guided {
+            do { raw = try GeneratedContent(json: text) } catch {
+                throw GenerationError.decodingFailure(.init(debugDescription: "the response is not JSON: \(error)"))
+            }
+        } else {
+            raw = GeneratedContent(kind: .string(text))
+        }
+        raw.id = id
+        return raw
+    }
+
+    /// A snapshot of the response so far, or nil while its JSON does not make a partial value yet.
+    private static func snapshot<Content: Generable>(
+        _ type: Content.Type, _ text: String, guided: Bool, id: GenerationID, entries: [Transcript.Entry]
+    ) -> ResponseStream<Content>.Snapshot? {
+        guard let raw = try? rawContent(text, guided: guided, id: id),
+            let partial = try? Content.PartiallyGenerated(raw)
+        else { return nil }
+        return .init(content: partial, rawContent: raw, transcriptEntries: entries)
     }
 
     /// The last request's prompt tokens: found in the session's cache, and run through the model
@@ -178,17 +290,15 @@ public final class LanguageModelSession: Sendable {
         }
     }
 
-    /// The chat messages for `transcript` followed by `prompt` (a user message) when given.
-    static func messages(_ transcript: Transcript, prompt: String?) -> [ChatMessage] {
-        var messages: [ChatMessage] = transcript.map { entry in
+    /// The chat messages for `transcript` followed by `prompt` when given.
+    static func messages(_ transcript: Transcript, prompt: Transcript.Entry?) -> [ChatMessage] {
+        (Array(transcript) + (prompt.map { [$0] } ?? [])).map { entry in
             switch entry {
-            case .instructions: return ChatMessage(role: .system, content: entry.text)
-            case .prompt: return ChatMessage(role: .user, content: entry.text)
-            case .response: return ChatMessage(role: .assistant, content: entry.text)
+            case .instructions: return ChatMessage(role: .system, content: entry.promptText)
+            case .prompt: return ChatMessage(role: .user, content: entry.promptText)
+            case .response: return ChatMessage(role: .assistant, content: entry.promptText)
             }
         }
-        if let prompt { messages.append(ChatMessage(role: .user, content: prompt)) }
-        return messages
     }
 
     /// The session's decoder state, made on first use.
@@ -210,7 +320,7 @@ public final class LanguageModelSession: Sendable {
 /// One request's state shared by its stream and its engine thread: whether it was cancelled,
 /// its finished response (for `collect()` after the stream was iterated to its end), and who
 /// waits for it to end.
-final class Request<Content: Sendable>: Sendable {
+final class Request<Content: Generable>: Sendable {
     private struct State {
         var last: LanguageModelSession.ResponseStream<Content>.Snapshot?
         var ended = false

@@ -47,13 +47,42 @@ public struct Transcript: Sendable, Equatable, Codable, RandomAccessCollection {
         public var segments: [Segment]
         /// The options the prompt was answered with.
         public var options: GenerationOptions
+        /// The shape a guided response had to take (nil: text).
+        public var responseFormat: ResponseFormat?
         /// A prompt made of `segments` (a fresh `id` by default).
         public init(
-            id: String = UUID().uuidString, segments: [Segment], options: GenerationOptions = GenerationOptions()
+            id: String = UUID().uuidString, segments: [Segment], options: GenerationOptions = GenerationOptions(),
+            responseFormat: ResponseFormat? = nil
         ) {
             self.id = id
             self.segments = segments
             self.options = options
+            self.responseFormat = responseFormat
+        }
+    }
+
+    /// The shape a guided response takes: Apple's `Transcript.ResponseFormat`.
+    public struct ResponseFormat: Sendable, Equatable, Codable {
+        /// The schema's name (its type's).
+        public var name: String
+        /// The schema as JSON Schema, when the prompt showed it to the model.
+        var schemaInPrompt: String?
+
+        /// The format of `schema`, shown to the model in the prompt.
+        public init(schema: GenerationSchema) { self.init(schema: schema, includedInPrompt: true) }
+
+        /// The format of `type`'s values, shown to the model in the prompt.
+        public init<Content: Generable>(type: Content.Type) { self.init(schema: Content.generationSchema) }
+
+        init(schema: GenerationSchema, includedInPrompt: Bool) {
+            name = schema.name
+            schemaInPrompt = includedInPrompt ? schema.debugDescription : nil
+        }
+
+        /// What the prompt says after the user's text.
+        var promptSuffix: String {
+            guard let schemaInPrompt else { return "" }
+            return "\n\nRespond with JSON that follows this JSON schema:\n\(schemaInPrompt)"
         }
     }
 
@@ -83,6 +112,12 @@ public struct Transcript: Sendable, Equatable, Codable, RandomAccessCollection {
             case .prompt(let entry): return entry.id
             case .response(let entry): return entry.id
             }
+        }
+
+        /// The entry as the model reads it: its text, and a prompt's schema when it showed one.
+        var promptText: String {
+            if case .prompt(let prompt) = self, let format = prompt.responseFormat { return text + format.promptSuffix }
+            return text
         }
 
         /// The entry's text segments, joined.

@@ -11,6 +11,20 @@ public enum StopReason: String, Sendable, Equatable {
     case contextFull = "context"
     /// The caller's callback asked to stop.
     case cancelled
+    /// The token constraint allowed no token (a constraint should never leave none).
+    case constrained
+}
+
+/// Limits the tokens generation may choose, step by step: guided generation's hook.
+public protocol TokenConstraint: AnyObject {
+    /// Sets to −∞ the logits of the tokens that may not come next (stop tokens too, unless the
+    /// output may end here).
+    /// - Returns: false when no token may come next.
+    func mask(_ logits: UnsafeMutableBufferPointer<Float>) -> Bool
+    /// Records the token chosen.
+    func accept(_ token: Int)
+    /// Whether the output is whole and nothing may follow it: generation ends without sampling.
+    var isFinished: Bool { get }
 }
 
 /// What a generation produced, and how long it took.
@@ -48,13 +62,14 @@ extension LlamaModel {
     ///   - sequence: where the tokens go; its cache keeps them for a following call.
     ///   - maximumTokens: the most tokens to generate (≥ 1).
     ///   - sampling: how each token is chosen.
+    ///   - constraint: which tokens may be chosen at each step (nil: any).
     ///   - onText: called after every generated token with the text it completes (empty while a
     ///     character is still incomplete: text only ever arrives as whole characters); returns
     ///     false to stop.
     /// - Throws: `LlamaDecoderError`: `.contextOverflow` when the prompt does not fit,
     ///   `.invalidArgument` for `maximumTokens < 1` or a bad id.
     public func generate(prompt: [Int], in sequence: LlamaSequence, maximumTokens: Int, sampling: SamplingParameters,
-                         onText: (String) -> Bool = { _ in true }) throws(LlamaDecoderError) -> Generation {
+                         constraint: (any TokenConstraint)? = nil, onText: (String) -> Bool = { _ in true }) throws(LlamaDecoderError) -> Generation {
         guard maximumTokens >= 1 else { throw .invalidArgument("maximum tokens \(maximumTokens) must be at least 1") }
         guard sequence.model === self else { throw .invalidArgument("the sequence belongs to another model") }
         let clock = ContinuousClock()
@@ -75,12 +90,23 @@ extension LlamaModel {
         var reason = StopReason.maximumTokens
         var steps = 0
         while true {
+            if let constraint {
+                if constraint.isFinished {
+                    reason = .stopToken
+                    break
+                }
+                guard logits.withUnsafeMutableBufferPointer({ constraint.mask($0) }) else {
+                    reason = .constrained
+                    break
+                }
+            }
             let next = logits.withUnsafeBufferPointer { sampler.next($0) }
             if stopTokenIDs.contains(next) {
                 reason = .stopToken
                 break
             }
             generated.append(next)
+            constraint?.accept(next)
             let piece = decoder.append(next)
             text += piece
             if !onText(piece) {

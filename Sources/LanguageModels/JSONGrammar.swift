@@ -1,0 +1,207 @@
+/// A `GenerationSchema` compiled for guided decoding: the JSON texts it allows, as an automaton
+/// over bytes (`JSONGrammar.State`) that reads a response one byte at a time and knows, after
+/// every byte, whether the text so far can still be completed into a valid value.
+///
+/// The texts it allows are JSON in one layout — `{"a": 1, "b": [true, null]}`: `": "` after a
+/// key, `", "` between members and elements, nothing else between tokens — because a layout
+/// with free whitespace lets a small model wander in it. Objects write their properties in the
+/// schema's order; an optional property may be left out. Integers are `-?(0|[1-9][0-9]*)` of at
+/// most 18 digits; numbers add an optional fraction of at most 8 digits (no exponents). Strings
+/// are any JSON string: every escape JSON allows (`\uXXXX` with surrogate pairs), never a raw
+/// control character or invalid UTF-8.
+final class JSONGrammar: Sendable {
+    enum Node: Sendable {
+        case string(GuidedPattern?)
+        case integer(minimum: Double?, maximum: Double?)
+        case number(minimum: Double?, maximum: Double?)
+        case boolean
+        case null
+        case array(element: Int32, minimumCount: Int, maximumCount: Int?)
+        case object([Key])
+        case anyOf([Int32])
+    }
+
+    /// An object property: its key as written first (`"name": `) and after another (`, "name": `).
+    struct Key: Sendable {
+        let first: [UInt8]
+        let following: [UInt8]
+        let node: Int32
+        let isOptional: Bool
+    }
+
+    let nodes: [Node]
+    let root: Int32
+
+    /// Digits allowed: an integer's, a number's integer part's, a number's fraction's.
+    static let integerDigits = 18
+    static let numberDigits = 15
+    static let fractionDigits = 8
+
+    /// Compiles `schema`.
+    /// - Throws: `.unsupportedGuide` for a guide that cannot be enforced (a pattern outside the
+    ///   subset, bounds that exclude every value, a count below zero or above its maximum, …).
+    init(_ schema: GenerationSchema) throws(LanguageModelSession.GenerationError) {
+        var compiler = Compiler(definitions: schema.definitions)
+        do {
+            root = try compiler.compile(schema.root)
+        } catch {
+            throw .unsupportedGuide(.init(debugDescription: (error as? CompileError)?.message ?? "\(error)"))
+        }
+        nodes = compiler.nodes
+        // A choice that contains itself without writing anything would be read forever.
+        for start in nodes.indices {
+            var seen = Set<Int32>(), pending = [Int32(start)]
+            while let node = pending.popLast() {
+                guard case .anyOf(let choices) = nodes[Int(node)] else { continue }
+                for choice in choices {
+                    if choice == Int32(start) {
+                        throw .unsupportedGuide(.init(debugDescription: "a choice among types that includes itself"))
+                    }
+                    if seen.insert(choice).inserted { pending.append(choice) }
+                }
+            }
+        }
+    }
+
+    private struct CompileError: Error { let message: String }
+
+    private struct Compiler {
+        let definitions: [String: SchemaNode]
+        var nodes: [Node] = []
+        var named: [String: Int32] = [:]
+
+        init(definitions: [String: SchemaNode]) { self.definitions = definitions }
+
+        mutating func add(_ node: Node) -> Int32 {
+            nodes.append(node)
+            return Int32(nodes.count - 1)
+        }
+
+        mutating func compile(_ schema: SchemaNode) throws -> Int32 {
+            switch schema {
+            case .string(_, let rules):
+                return add(.string(try pattern(rules)))
+            case .integer(let rules):
+                let (low, high) = try bounds(rules)
+                let minimum = low.map { $0.rounded(.up) }, maximum = high.map { $0.rounded(.down) }
+                if let minimum, let maximum, minimum > maximum {
+                    throw CompileError(message: "no integer lies between \(low!) and \(high!)")
+                }
+                return add(.integer(minimum: minimum, maximum: maximum))
+            case .number(let rules):
+                let (low, high) = try bounds(rules)
+                return add(.number(minimum: low, maximum: high))
+            case .boolean:
+                return add(.boolean)
+            case .null:
+                return add(.null)
+            case .array(let element, let rules):
+                var minimum = 0, maximum: Int? = nil
+                for rule in rules {
+                    switch rule {
+                    case .minimumCount(let n): minimum = max(minimum, n)
+                    case .maximumCount(let n): maximum = min(maximum ?? n, n)
+                    default: throw CompileError(message: "an array guide \(rule) is not a count")
+                    }
+                }
+                guard rules.allSatisfy({ if case .minimumCount(let n) = $0 { n >= 0 } else { true } }) else {
+                    throw CompileError(message: "a minimum count below 0")
+                }
+                if let maximum {
+                    guard maximum >= 0 else { throw CompileError(message: "a maximum count below 0") }
+                    guard maximum >= minimum else {
+                        throw CompileError(message: "a maximum count \(maximum) below the minimum \(minimum)")
+                    }
+                }
+                let index = add(.null)
+                let elementIndex = try compile(element)
+                nodes[Int(index)] = .array(element: elementIndex, minimumCount: minimum, maximumCount: maximum)
+                return index
+            case .object(_, _, let properties):
+                let index = add(.null)
+                var keys: [Key] = []
+                for property in properties {
+                    let quoted = Array(GeneratedContent(kind: .string(property.name)).jsonString.utf8)
+                    keys.append(
+                        Key(first: quoted + Array(": ".utf8), following: Array(", ".utf8) + quoted + Array(": ".utf8),
+                            node: try compile(property.node), isOptional: property.isOptional))
+                }
+                nodes[Int(index)] = .object(keys)
+                return index
+            case .anyOf(_, _, let choices):
+                guard !choices.isEmpty else { throw CompileError(message: "a choice among no types") }
+                let index = add(.null)
+                var compiled: [Int32] = []
+                for choice in choices { compiled.append(try compile(choice)) }
+                nodes[Int(index)] = .anyOf(compiled)
+                return index
+            case .reference(let name):
+                if let index = named[name] { return index }
+                guard let definition = definitions[name] else {
+                    throw CompileError(message: "a reference to \(name), which is not defined")
+                }
+                // Reserved first, so that a definition may refer to itself.
+                let index = add(.anyOf([]))
+                named[name] = index
+                let target = try compile(definition)
+                nodes[Int(index)] = .anyOf([target])
+                return index
+            }
+        }
+
+        func bounds(_ rules: [GuideRule]) throws -> (Double?, Double?) {
+            var low: Double? = nil, high: Double? = nil
+            for rule in rules {
+                switch rule {
+                case .minimum(let v):
+                    guard v.isFinite else { throw CompileError(message: "a minimum \(v) that is not finite") }
+                    low = max(low ?? v, v)
+                case .maximum(let v):
+                    guard v.isFinite else { throw CompileError(message: "a maximum \(v) that is not finite") }
+                    high = min(high ?? v, v)
+                default: throw CompileError(message: "a number guide \(rule) is not a bound")
+                }
+            }
+            if let low, let high, low > high { throw CompileError(message: "a minimum \(low) above the maximum \(high)") }
+            return (low, high)
+        }
+
+        func pattern(_ rules: [GuideRule]) throws -> GuidedPattern? {
+            var choices: [String]? = nil
+            var source: String? = nil
+            for rule in rules {
+                switch rule {
+                case .anyOf(let values):
+                    choices = choices.map { kept in kept.filter(values.contains) } ?? values
+                case .pattern(let text):
+                    guard source == nil else { throw CompileError(message: "two patterns on one string") }
+                    source = text
+                default: throw CompileError(message: "a string guide \(rule) is not a choice or a pattern")
+                }
+            }
+            do {
+                if var choices {
+                    if let source {
+                        let compiled = try GuidedPattern(source)
+                        choices = choices.filter(compiled.matches)
+                    }
+                    guard !choices.isEmpty else { throw CompileError(message: "a string choice among no values") }
+                    return try GuidedPattern(choices.map(Self.literal).joined(separator: "|"))
+                }
+                return try source.map { try GuidedPattern($0) }
+            } catch let error as PatternError {
+                throw CompileError(message: error.description)
+            }
+        }
+
+        /// `text` as a pattern that matches it and nothing else.
+        static func literal(_ text: String) -> String {
+            var out = "(?:"
+            for scalar in text.unicodeScalars {
+                if scalar.isASCII, !(scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)) { out += "\\" }
+                out.unicodeScalars.append(scalar)
+            }
+            return out + ")"
+        }
+    }
+}
