@@ -81,7 +81,7 @@ let package = Package(
         .executableTarget(
             name: "EmbeddingsBench",
             dependencies: ["CommandLineOptions", "Embeddings", "ModelAssets", "VectorIndex", "LinearAlgebra", "Retrieval", "PostgresStorage",
-                           "LlamaDecoder", "LoopbackHTTP"],
+                           "LlamaDecoder", "LanguageModels", "LoopbackHTTP"],
             path: "Benchmarks/EmbeddingsBench"
         ),
         // A plain HTTP/1.1 client over a loopback socket, for the server's tests and the bench's

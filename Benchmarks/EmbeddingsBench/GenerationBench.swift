@@ -40,7 +40,7 @@ enum GenerateBenchCommand: CommandDescription {
 }
 
 /// The GGUF file `--model` names (installing a known model when missing).
-private func languageModelFile(_ parsed: ParsedArguments) throws -> URL {
+func languageModelFile(_ parsed: ParsedArguments) throws -> URL {
     let value = parsed[GenerationBenchOptions.model] ?? DecoderCatalog.defaultModel.identifier
     if let descriptor = DecoderCatalog.descriptor(for: value) {
         return try reporting { try descriptor.install { FileHandle.standardError.write(Data(($0 + "\n").utf8)) } }
@@ -143,7 +143,7 @@ func runGenerateBench(_ parsed: ParsedArguments) throws {
 }
 
 /// Writes `{"machine": {...}, "figures": {...}}` for scripts (Benchmarks/peers reads it).
-private func writeFigures(_ figures: [String: Double], to path: String) throws {
+func writeFigures(_ figures: [String: Double], to path: String) throws {
     let object: [String: Any] = ["machine": Machine.current().dictionary, "figures": figures]
     let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted])
     try reporting { try data.write(to: URL(fileURLWithPath: path)) }

@@ -1,5 +1,5 @@
-/// A regular expression compiled for guided decoding: a nondeterministic automaton over Unicode
-/// scalars, read one scalar at a time, that can say at any point whether some continuation still
+/// A regular expression compiled for guided decoding: an automaton over Unicode scalars (built
+/// nondeterministic, then made deterministic over classes of scalars), read one scalar at a time, that can say at any point whether some continuation still
 /// leads to a match — which is what keeps every token the decoder allows on a path to a match.
 ///
 /// The subset (whole-string match; anything else is `PatternError`):
@@ -18,20 +18,30 @@ struct GuidedPattern: Sendable {
         let ranges: Ranges
         let target: Int32
     }
-    /// Per state: its scalar edges, and its ε-edges.
-    private(set) var edges: [[Edge]] = []
-    private(set) var epsilons: [[Int32]] = []
-    private(set) var accepting: Int32 = 0
+    // The nondeterministic automaton, while building.
+    private var edges: [[Edge]] = []
+    private var epsilons: [[Int32]] = []
+    private var accepting: Int32 = 0
     /// Per state: whether an accepting state can be reached from it.
     private var live: [Bool] = []
-    /// The ε-closure of the start state, live states only.
-    private(set) var start: [Int32] = []
+
+    // The deterministic automaton it becomes: scalars fall into classes (the ranges between every
+    // edge's bounds), and `table[state * classCount + class]` is the next state, or −1 when no
+    // match is possible any more. Every state can still reach a match.
+    /// Class `c` starts at `classStarts[c]`.
+    private var classStarts: [UInt32] = []
+    private var table: [Int32] = []
+    private var matching: [Bool] = []
+    /// The state before any scalar.
+    let start: Int32 = 0
 
     /// The source text.
     let source: String
 
-    /// The most states a pattern may compile to (a bound on `{n,m}` expansion).
+    /// The most states a pattern may compile to (a bound on `{n,m}` expansion), and the most
+    /// deterministic states.
     static let maximumStates = 20_000
+    static let maximumDeterministicStates = 4_096
 
     init(_ source: String) throws(PatternError) {
         self.source = source
@@ -41,44 +51,97 @@ struct GuidedPattern: Sendable {
         accepting = newState()
         try build(syntax, from: begin, to: accepting)
         computeLiveness()
-        start = closure([begin])
-        guard !start.isEmpty else { throw PatternError(pattern: source, message: "it matches no string") }
+        try determinize(from: begin)
+        // Only the deterministic automaton is kept.
+        edges = []
+        epsilons = []
+        live = []
     }
 
     // MARK: - Running
 
-    /// The states after reading `scalar` from `states` (live ones only; empty: no match is possible).
-    func advance(_ states: [Int32], _ scalar: UInt32) -> [Int32] {
-        var next: [Int32] = []
-        for state in states {
-            for edge in edges[Int(state)] where Self.contains(edge.ranges, scalar) {
-                next.append(edge.target)
-            }
+    private var classCount: Int { classStarts.count }
+
+    /// The class of `scalar`.
+    private func classOf(_ scalar: UInt32) -> Int {
+        var low = 0, high = classStarts.count - 1
+        while low < high {
+            let mid = (low + high + 1) / 2
+            if classStarts[mid] <= scalar { low = mid } else { high = mid - 1 }
         }
-        return closure(next)
+        return low
     }
 
-    /// Whether some scalar in `low … high` can be read from `states` (and still lead to a match).
-    func accepts(_ states: [Int32], anyOf low: UInt32, _ high: UInt32) -> Bool {
-        for state in states {
-            for edge in edges[Int(state)] where live[Int(edge.target)] {
-                for range in edge.ranges where range.lowerBound <= high && low <= range.upperBound { return true }
-            }
-        }
+    /// The state after reading `scalar` in `state`, or −1 when no match is possible any more.
+    func advance(_ state: Int32, _ scalar: UInt32) -> Int32 {
+        table[Int(state) * classCount + classOf(scalar)]
+    }
+
+    /// Whether some scalar in `low … high` can be read in `state` (and still lead to a match).
+    func accepts(_ state: Int32, anyOf low: UInt32, _ high: UInt32) -> Bool {
+        let row = Int(state) * classCount
+        for c in classOf(low)...classOf(high) where table[row + c] >= 0 { return true }
         return false
     }
 
     /// Whether the scalars read so far match.
-    func isMatch(_ states: [Int32]) -> Bool { states.contains(accepting) }
+    func isMatch(_ state: Int32) -> Bool { matching[Int(state)] }
 
     /// Whether the whole of `text` matches (the reference the automaton is tested against).
     func matches(_ text: String) -> Bool {
-        var states = start
+        var state = start
         for scalar in text.unicodeScalars {
-            states = advance(states, scalar.value)
-            if states.isEmpty { return false }
+            state = advance(state, scalar.value)
+            if state < 0 { return false }
         }
-        return isMatch(states)
+        return isMatch(state)
+    }
+
+    // MARK: - Determinizing (subset construction over scalar classes)
+
+    private mutating func determinize(from begin: Int32) throws(PatternError) {
+        var bounds: Set<UInt32> = [0]
+        for list in edges {
+            for edge in list {
+                for range in edge.ranges {
+                    bounds.insert(range.lowerBound)
+                    if range.upperBound < 0x10FFFF { bounds.insert(range.upperBound + 1) }
+                }
+            }
+        }
+        classStarts = bounds.sorted()
+        let initial = closure([begin])
+        guard !initial.isEmpty else { throw PatternError(pattern: source, message: "it matches no string") }
+        var ids: [[Int32]: Int32] = [initial: 0]
+        var sets = [initial]
+        var index = 0
+        while index < sets.count {
+            let set = sets[index]
+            index += 1
+            var row = [Int32](repeating: -1, count: classStarts.count)
+            for c in classStarts.indices {
+                let scalar = classStarts[c]
+                var targets: [Int32] = []
+                for state in set {
+                    for edge in edges[Int(state)] where Self.contains(edge.ranges, scalar) { targets.append(edge.target) }
+                }
+                let next = closure(targets)
+                guard !next.isEmpty else { continue }
+                if let id = ids[next] {
+                    row[c] = id
+                } else {
+                    guard sets.count < Self.maximumDeterministicStates else {
+                        throw PatternError(
+                            pattern: source, message: "it needs more than \(Self.maximumDeterministicStates) states")
+                    }
+                    ids[next] = Int32(sets.count)
+                    row[c] = Int32(sets.count)
+                    sets.append(next)
+                }
+            }
+            table.append(contentsOf: row)
+            matching.append(set.contains(accepting))
+        }
     }
 
     private static func contains(_ ranges: Ranges, _ x: UInt32) -> Bool {

@@ -22,6 +22,11 @@ final class GuidedVocabulary: Sendable {
     let plainStringTokens: [UInt64]
     /// The trie of every other token, walked inside a free string.
     private let otherRoot: Int32
+    /// The plain tokens' scalars, for strings with a pattern: token `plainIDs[k]` has
+    /// `plainScalars[plainStart[k] ..< plainStart[k + 1]]`.
+    private let plainIDs: [Int32]
+    private let plainStart: [Int32]
+    private let plainScalars: [UInt32]
     /// The vocabulary's size and its stop tokens.
     let size: Int
     let stopTokenIDs: Set<Int>
@@ -52,6 +57,13 @@ final class GuidedVocabulary: Sendable {
             if Self.isPlain(bytes) { plain[id >> 6] |= 1 << UInt64(id & 63) } else { others.append((bytes, id)) }
         }
         plainStringTokens = plain
+        var plainIDs: [Int32] = [], plainStart: [Int32] = [0], plainScalars: [UInt32] = []
+        for (bytes, id) in all where plain[id >> 6] >> UInt64(id & 63) & 1 != 0 {
+            plainIDs.append(Int32(id))
+            plainScalars.append(contentsOf: String(decoding: bytes, as: UTF8.self).unicodeScalars.map(\.value))
+            plainStart.append(Int32(plainScalars.count))
+        }
+        (self.plainIDs, self.plainStart, self.plainScalars) = (plainIDs, plainStart, plainScalars)
         // Two tries in one node table: every token's from node 0, the others' from `otherRoot`.
         var children: [[(UInt8, Int32)]] = [[]]
         var ends: [[Int32]] = [[]]
@@ -104,15 +116,38 @@ final class GuidedVocabulary: Sendable {
     }
 
     /// The tokens that keep `state` of `grammar` completable, as bits (stop tokens not included).
-    func allowedTokens(_ state: JSONGrammar.State, _ grammar: JSONGrammar) -> [UInt64] {
-        var bits = [UInt64](repeating: 0, count: (size + 63) / 64)
+    /// Inside a string, the plain tokens are decided without walking the trie: all of them in a
+    /// free string, and by `plainTokens(pattern, state)` (which the caller may cache) in a string
+    /// with a pattern; the trie of the others is walked.
+    func allowedTokens(
+        _ state: JSONGrammar.State, _ grammar: JSONGrammar,
+        plainTokens: (_ node: Int32, _ pattern: GuidedPattern, _ state: Int32) -> [UInt64]
+    ) -> [UInt64] {
         if state.stacks.count == 1, let top = state.stacks[0].last, case .string(let scan) = top.phase,
-            scan.phase == .body, case .string(nil) = grammar.nodes[Int(top.node)]
+            scan.phase == .body, case .string(let pattern) = grammar.nodes[Int(top.node)]
         {
-            bits = plainStringTokens
+            var bits = pattern.map { plainTokens(top.node, $0, scan.pattern) } ?? plainStringTokens
             walk(otherRoot, state, grammar, &bits)
-        } else {
-            walk(0, state, grammar, &bits)
+            return bits
+        }
+        var bits = [UInt64](repeating: 0, count: (size + 63) / 64)
+        walk(0, state, grammar, &bits)
+        return bits
+    }
+
+    /// The plain tokens whose characters `pattern` reads from `state` without leaving every match behind.
+    func plainTokens(_ pattern: GuidedPattern, from state: Int32) -> [UInt64] {
+        var bits = [UInt64](repeating: 0, count: (size + 63) / 64)
+        for k in plainIDs.indices {
+            var at = state
+            for i in Int(plainStart[k])..<Int(plainStart[k + 1]) {
+                at = pattern.advance(at, plainScalars[i])
+                if at < 0 { break }
+            }
+            if at >= 0 {
+                let id = Int(plainIDs[k])
+                bits[id >> 6] |= 1 << UInt64(id & 63)
+            }
         }
         return bits
     }
@@ -134,41 +169,50 @@ final class GuidedVocabulary: Sendable {
 
 /// Guided generation's `TokenConstraint`: a grammar's state, advanced by each chosen token, and
 /// the mask of the tokens that keep it completable, computed before every step.
-final class GuidedDecoding: TokenConstraint {
+package final class GuidedDecoding: TokenConstraint {
     let grammar: JSONGrammar
     let vocabulary: GuidedVocabulary
     let tokenizer: BytePairTokenizer
     private(set) var state: JSONGrammar.State
     /// Masks already computed, by state (a free string, an array's next element … recur).
+    package var cachesMasks = true
     private var masks: [JSONGrammar.State: [UInt64]] = [:]
+    /// Plain tokens a pattern allows, by string node and pattern state.
+    private var plainMasks: [Int64: [UInt64]] = [:]
     private static let maximumCachedMasks = 512
     /// Time spent masking, and the steps masked.
-    private(set) var maskSeconds = 0.0
-    private(set) var maskedSteps = 0
+    package private(set) var maskSeconds = 0.0
+    package private(set) var maskedSteps = 0
 
-    init(grammar: JSONGrammar, model: LlamaModel) {
+    package init(grammar: JSONGrammar, model: LlamaModel) {
         self.grammar = grammar
         vocabulary = GuidedVocabulary.of(model)
         tokenizer = model.tokenizer
         state = grammar.initialState
     }
 
-    var isFinished: Bool { grammar.isFinished(state) }
+    package var isFinished: Bool { grammar.isFinished(state) }
 
     /// Whether the text so far is a whole value.
-    var isComplete: Bool { grammar.accepts(state) }
+    package var isComplete: Bool { grammar.accepts(state) }
 
-    func mask(_ logits: UnsafeMutableBufferPointer<Float>) -> Bool {
+    package func mask(_ logits: UnsafeMutableBufferPointer<Float>) -> Bool {
         let started = DispatchTime.now().uptimeNanoseconds
         defer {
             maskSeconds += Double(DispatchTime.now().uptimeNanoseconds - started) * 1e-9
             maskedSteps += 1
         }
         let bits: [UInt64]
-        if let cached = masks[state] {
+        if cachesMasks, let cached = masks[state] {
             bits = cached
         } else {
-            bits = vocabulary.allowedTokens(state, grammar)
+            bits = vocabulary.allowedTokens(state, grammar) { node, pattern, at in
+                let key = Int64(node) << 32 | Int64(at)
+                if cachesMasks, let cached = plainMasks[key] { return cached }
+                let made = vocabulary.plainTokens(pattern, from: at)
+                plainMasks[key] = made
+                return made
+            }
             if masks.count >= Self.maximumCachedMasks { masks.removeAll(keepingCapacity: true) }
             masks[state] = bits
         }
@@ -189,7 +233,7 @@ final class GuidedDecoding: TokenConstraint {
         return any
     }
 
-    func accept(_ token: Int) {
+    package func accept(_ token: Int) {
         guard !vocabulary.stopTokenIDs.contains(token) else { return }
         state = grammar.advance(state, tokenizer.bytes(for: token))
     }

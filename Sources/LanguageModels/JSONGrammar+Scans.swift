@@ -16,8 +16,8 @@ struct StringScan: Hashable, Sendable {
         case utf8(remaining: UInt8, prefix: UInt32, length: UInt8)
     }
     var phase = Phase.start
-    /// The pattern's states after the characters so far (empty without a pattern).
-    var pattern: [Int32] = []
+    /// The pattern's state after the characters so far (0 without a pattern).
+    var pattern: Int32 = 0
 
     enum Outcome {
         case refused
@@ -32,7 +32,7 @@ struct StringScan: Hashable, Sendable {
         case .start:
             guard byte == UInt8(ascii: "\"") else { return .refused }
             next.phase = .body
-            next.pattern = guide?.start ?? []
+            next.pattern = guide?.start ?? 0
             return .open(next)
         case .body:
             switch byte {
@@ -109,7 +109,7 @@ struct StringScan: Hashable, Sendable {
         next.phase = .body
         if let guide {
             next.pattern = guide.advance(pattern, scalar)
-            if next.pattern.isEmpty { return .refused }
+            if next.pattern < 0 { return .refused }
         }
         return .open(next)
     }

@@ -9,7 +9,7 @@
 /// most 18 digits; numbers add an optional fraction of at most 8 digits (no exponents). Strings
 /// are any JSON string: every escape JSON allows (`\uXXXX` with surrogate pairs), never a raw
 /// control character or invalid UTF-8.
-final class JSONGrammar: Sendable {
+package final class JSONGrammar: Sendable {
     enum Node: Sendable {
         case string(GuidedPattern?)
         case integer(minimum: Double?, maximum: Double?)
@@ -40,7 +40,7 @@ final class JSONGrammar: Sendable {
     /// Compiles `schema`.
     /// - Throws: `.unsupportedGuide` for a guide that cannot be enforced (a pattern outside the
     ///   subset, bounds that exclude every value, a count below zero or above its maximum, …).
-    init(_ schema: GenerationSchema) throws(LanguageModelSession.GenerationError) {
+    package init(_ schema: GenerationSchema) throws(LanguageModelSession.GenerationError) {
         var compiler = Compiler(definitions: schema.definitions)
         do {
             root = try compiler.compile(schema.root)

@@ -1,7 +1,7 @@
 // Seed 000's FoundationModels patterns, as an app written for Apple's framework would use them,
 // with `import LanguageModels` instead of `import FoundationModels`: check availability, open a
-// session with instructions, respond, follow up in the same session, stream snapshots.
-// (Guided generation with `Generable` and tools come with the next steps of issue 27.)
+// session with instructions, respond, follow up in the same session, stream snapshots, generate a
+// `Generable` struct under its guides. (Tools come with the next step of issue 27.)
 import Foundation
 import LanguageModels
 
@@ -40,3 +40,27 @@ for try await snapshot in session.streamResponse(to: "Name one spice for it.", o
 }
 print("streamed: \(snapshots) snapshots, \(last.count) characters")
 precondition(!session.isResponding)
+
+// Guided generation: a `Generable` struct with guides; every guide holds, by construction.
+struct Recipe: Generable, Codable {
+    var name: String
+    var servings: Int
+    var ingredients: [String]
+    var spicy: Bool
+    static var generationSchema: GenerationSchema {
+        GenerationSchema(
+            type: Self.self, description: "A recipe suggestion",
+            properties: [
+                .init(name: "name", description: "The dish", type: String.self),
+                .init(name: "servings", type: Int.self, guides: [.range(1...8)]),
+                .init(name: "ingredients", type: [String].self, guides: [.count(2...5)]),
+                .init(name: "spicy", type: Bool.self),
+            ])
+    }
+}
+let recipe = try await session.respond(
+    to: "Suggest one recipe with chicken and rice.", generating: Recipe.self,
+    options: GenerationOptions(sampling: .greedy, maximumResponseTokens: 200)
+).content
+precondition((1...8).contains(recipe.servings) && (2...5).contains(recipe.ingredients.count))
+print("generated: \(recipe.name), serves \(recipe.servings), \(recipe.ingredients.count) ingredients")
