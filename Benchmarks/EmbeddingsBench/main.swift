@@ -120,7 +120,7 @@ enum Int8Command: CommandDescription {
 let subcommands: [any CommandDescription.Type] = [
     STSCommand.self, SweepCommand.self, MemoryCommand.self, TopKCommand.self, QuantizationCommand.self,
     ProbeCommand.self, StoresCommand.self, MultilingualCommand.self, JSONLinesCommand.self, ChunkingCommand.self,
-    ServeBenchCommand.self, Int8Command.self, PerplexityCommand.self, GenerateBenchCommand.self,
+    ServeBenchCommand.self, Int8Command.self, PerplexityCommand.self, GenerateBenchCommand.self, AskBenchCommand.self,
 ]
 
 let usage = """
@@ -166,7 +166,10 @@ perplexity [<file>] scores a text with the language model (default SmolLM2-135M-
 windows of 512 tokens without BOS: perplexity = exp(mean negative log-likelihood of every token but
 each window's first); --compare adds float32 and the top-1 agreement. generate times a 512-token
 prompt and 128 generated tokens (greedy, never stopping early) with --threads threads, and the peak
-RSS: the figures Benchmarks/peers puts beside llama.cpp's.
+RSS: the figures Benchmarks/peers puts beside llama.cpp's. ask indexes the built-in lessons, then
+answers --questions of their evaluation set (greedy, at most --tokens each, one session per
+question as 'embeddings ask' runs, after a warm-up answer) and reports per question and as
+medians the retrieval time, the time to first token (from the question) and the decode tokens/s.
 
 """
 
@@ -463,6 +466,7 @@ func runBench(_ arguments: [String]) async throws {
     case Int8Command.name: try runInt8(parsed)
     case PerplexityCommand.name: try runPerplexity(parsed)
     case GenerateBenchCommand.name: try runGenerateBench(parsed)
+    case AskBenchCommand.name: try await runAskBench(parsed)
     default: try runFull(parsed)
     }
 }
