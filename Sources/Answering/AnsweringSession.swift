@@ -149,7 +149,8 @@ public final class AnsweringSession: Sendable {
         let included = builder.select(hits)
         answer.grounding = included.isEmpty ? .generalKnowledge : .context
         let instructions = included.isEmpty ? configuration.generalKnowledgeInstructions : configuration.instructions
-        let prompt = builder.augmentedPrompt(question: question, included: included, history: history, instructions: nil)
+        let prompt = builder.augmentedPrompt(
+            question: question, included: included, history: history, instructions: nil)
         answer.instructions = instructions
         answer.prompt = prompt
 
@@ -164,7 +165,8 @@ public final class AnsweringSession: Sendable {
                 partial(answer)
             }
         } catch LanguageModelSession.GenerationError.assetsUnavailable(let context) {
-            return searchOnly("\(model.identifier) could not be loaded (\(context.debugDescription)): showing search results only")
+            return searchOnly(
+                "\(model.identifier) could not be loaded (\(context.debugDescription)): showing search results only")
         }
         try Task.checkCancellation()
         answer.metrics.totalSeconds = since(asked)
@@ -179,9 +181,13 @@ public final class AnsweringSession: Sendable {
     private func retrieve(_ question: String, previousQuestion: String?) async throws -> (
         hits: [RetrievalHit], searched: String
     ) {
-        let store = store, mode = configuration.mode, k = configuration.k, floor = configuration.minimumScore
+        let store = store
+        let mode = configuration.mode
+        let k = configuration.k
+        let floor = configuration.minimumScore
         return try await Engine.run { () throws -> ([RetrievalHit], String) in
-            try store.followUpSearch(question, previousQuestion: previousQuestion, mode: mode, k: k, minimumScore: floor)
+            try store.followUpSearch(
+                question, previousQuestion: previousQuestion, mode: mode, k: k, minimumScore: floor)
         }
     }
 

@@ -10,10 +10,14 @@ import Retrieval
 struct AskCommand: AsyncCommand {
     static let name = "ask"
     static let abstract = "Answer a question from an index with a local language model, then list the chunks it read."
-    static let arguments = [Argument("<question>", usage: "<question> ...", help: "The question (words are joined with spaces).")]
+    static let arguments = [
+        Argument("<question>", usage: "<question> ...", help: "The question (words are joined with spaces).")
+    ]
 
     static let json = SharedOptions.json.with(
-        help: "Print one JSON object (answer, grounding, sources with ids, titles and scores, token counts, timings) instead of streaming text.")
+        help:
+            "Print one JSON object (answer, grounding, sources with ids, titles and scores, token counts, timings) instead of streaming text."
+    )
 
     static var options: [any OptionDeclaration] { Asking.options + [json] }
 
@@ -24,7 +28,9 @@ struct AskCommand: AsyncCommand {
     init(parsed: ParsedArguments) throws {
         asking = try Asking(parsed: parsed)
         question = parsed.positionals.joined(separator: " ")
-        guard !question.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw CLIError.usage("expected a question") }
+        guard !question.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            throw CLIError.usage("expected a question")
+        }
         json = parsed[Self.json]
     }
 
@@ -53,7 +59,9 @@ struct ChatCommand: AsyncCommand {
     let asking: Asking
 
     init(parsed: ParsedArguments) throws {
-        guard parsed.positionals.isEmpty else { throw CLIError.usage("unexpected argument '\(parsed.positionals[0])' (questions come from standard input)") }
+        guard parsed.positionals.isEmpty else {
+            throw CLIError.usage("unexpected argument '\(parsed.positionals[0])' (questions come from standard input)")
+        }
         asking = try Asking(parsed: parsed)
     }
 
@@ -89,13 +97,19 @@ struct ChatCommand: AsyncCommand {
 /// answer.
 struct Asking: Sendable {
     static let model = LanguageModelOption.model.with(
-        help: "The language model: a GGUF file, or a known language model's identifier: \(DecoderCatalog.known.map(\.identifier).joined(separator: ", ")). When it is not installed ('embeddings assets install --model ...'), the answer is the search results alone.")
+        help:
+            "The language model: a GGUF file, or a known language model's identifier: \(DecoderCatalog.known.map(\.identifier).joined(separator: ", ")). When it is not installed ('embeddings assets install --model ...'), the answer is the search results alone."
+    )
     static let maxTokens = GenerateCommand.maxTokens.with(help: "The most tokens an answer may have.")
-    static let greedy = GenerateCommand.greedy.with(help: "Always take the most likely token (the same answer every time).")
+    static let greedy = GenerateCommand.greedy.with(
+        help: "Always take the most likely token (the same answer every time).")
 
     static var options: [any OptionDeclaration] {
-        [OneOf(SharedOptions.index, SharedOptions.store), model, SharedOptions.k, SharedOptions.mode, SearchCommand.budget, maxTokens, greedy,
-         SharedOptions.precision, SharedOptions.rescore, SharedOptions.efSearch, SharedOptions.tablePrefix]
+        [
+            OneOf(SharedOptions.index, SharedOptions.store), model, SharedOptions.k, SharedOptions.mode,
+            SearchCommand.budget, maxTokens, greedy,
+            SharedOptions.precision, SharedOptions.rescore, SharedOptions.efSearch, SharedOptions.tablePrefix,
+        ]
     }
 
     let parsed: ParsedArguments
@@ -110,7 +124,8 @@ struct Asking: Sendable {
         configuration.k = try parsed.value(SharedOptions.k)
         configuration.context.budget = try parsed.value(SearchCommand.budget)
         let maximumTokens = try parsed.value(Self.maxTokens)
-        configuration.options = GenerationOptions(sampling: parsed[Self.greedy] ? .greedy : nil, maximumResponseTokens: maximumTokens)
+        configuration.options = GenerationOptions(
+            sampling: parsed[Self.greedy] ? .greedy : nil, maximumResponseTokens: maximumTokens)
         configuration.context.answerTokens = maximumTokens
         self.configuration = configuration
         _ = try StoreOption.location(parsed, fileOption: SharedOptions.index)
@@ -125,7 +140,9 @@ struct Asking: Sendable {
         if let descriptor = DecoderCatalog.descriptor(for: value) {
             if descriptor == DecoderCatalog.defaultModel { return .default }
             guard let file = descriptor.installedFile else {
-                throw CLIError.noInput("\(descriptor.identifier) is not installed: embeddings assets install --model \(descriptor.identifier)")
+                throw CLIError.noInput(
+                    "\(descriptor.identifier) is not installed: embeddings assets install --model \(descriptor.identifier)"
+                )
             }
             return SystemLanguageModel(contentsOf: file)
         }
@@ -136,13 +153,17 @@ struct Asking: Sendable {
     /// The store (with its encoder, as `search` opens it; `--model` is the language model here)
     /// and a session over it, opened on a thread of their own.
     func open() async throws -> AnsweringSession {
-        let parsed = parsed, mode = mode, configuration = configuration
+        let parsed = parsed
+        let mode = mode
+        let configuration = configuration
         let model = try Self.languageModel(parsed)
         let store = try await Engine.run { () throws -> any ChunkStore in
             try StoreOption.openForSearch(parsed.removing(Self.model), mode: mode)
         }
         if case .unavailable = model.availability {
-            Console.note("note: \(model.identifier) is not installed ('embeddings assets install --model \(model.identifier)'): showing search results only")
+            Console.note(
+                "note: \(model.identifier) is not installed ('embeddings assets install --model \(model.identifier)'): showing search results only"
+            )
         }
         return AnsweringSession(store: store, model: model, configuration: configuration)
     }
@@ -183,15 +204,20 @@ struct Asking: Sendable {
         case .context:
             Output.standard.write("\n\nSources:\n")
             for (i, source) in last.sources.enumerated() {
-                Output.standard.write(String(format: "  %d. %@  (%.4f)  %@\n", i + 1, source.chunk.id, source.score, Self.title(of: source.chunk)))
+                Output.standard.write(
+                    String(
+                        format: "  %d. %@  (%.4f)  %@\n", i + 1, source.chunk.id, source.score,
+                        Self.title(of: source.chunk)))
             }
         case .generalKnowledge:
-            Output.standard.write("\n\n(No source: nothing in the index matches the question; answered from general knowledge.)\n")
+            Output.standard.write(
+                "\n\n(No source: nothing in the index matches the question; answered from general knowledge.)\n")
         case .searchOnly(let reason):
             Console.warning(reason)
             if last.hits.isEmpty { Output.standard.write("no results\n") }
             for (i, hit) in last.hits.enumerated() {
-                Output.standard.write(String(format: "%d. %@  (%.4f)  %@\n", i + 1, hit.chunk.id, hit.score, Self.title(of: hit.chunk)))
+                Output.standard.write(
+                    String(format: "%d. %@  (%.4f)  %@\n", i + 1, hit.chunk.id, hit.score, Self.title(of: hit.chunk)))
             }
         }
         Output.standard.flush()
@@ -215,18 +241,26 @@ struct Asking: Sendable {
             json.raw("[")
             for (i, hit) in hits.enumerated() {
                 if i > 0 { json.raw(",") }
-                json.raw("{\"id\":"); json.string(hit.chunk.id)
-                json.raw(",\"source\":"); json.string(hit.chunk.source)
-                json.raw(",\"title\":"); json.string(hit.chunk.title)
-                json.raw(",\"headings\":"); json.strings(hit.chunk.headings)
-                json.raw(",\"score\":"); number(hit.score)
+                json.raw("{\"id\":")
+                json.string(hit.chunk.id)
+                json.raw(",\"source\":")
+                json.string(hit.chunk.source)
+                json.raw(",\"title\":")
+                json.string(hit.chunk.title)
+                json.raw(",\"headings\":")
+                json.strings(hit.chunk.headings)
+                json.raw(",\"score\":")
+                number(hit.score)
                 json.raw("}")
             }
             json.raw("]")
         }
-        json.raw("{\"question\":"); json.string(answer.question)
-        json.raw(",\"searched\":"); json.string(answer.searchedText)
-        json.raw(",\"answer\":"); json.string(answer.text)
+        json.raw("{\"question\":")
+        json.string(answer.question)
+        json.raw(",\"searched\":")
+        json.string(answer.searchedText)
+        json.raw(",\"answer\":")
+        json.string(answer.text)
         switch answer.grounding {
         case .context: json.raw(",\"grounding\":\"context\",\"reason\":null")
         case .generalKnowledge: json.raw(",\"grounding\":\"general_knowledge\",\"reason\":null")
@@ -235,16 +269,25 @@ struct Asking: Sendable {
             json.string(reason)
         }
         json.raw(",\"used_context\":\(answer.usedContext)")
-        json.raw(",\"model\":"); json.string(model.identifier)
-        json.raw(",\"sources\":"); hits(answer.sources)
-        json.raw(",\"hits\":"); hits(answer.hits)
+        json.raw(",\"model\":")
+        json.string(model.identifier)
+        json.raw(",\"sources\":")
+        hits(answer.sources)
+        json.raw(",\"hits\":")
+        hits(answer.hits)
         let metrics = answer.metrics
-        json.raw(",\"tokens\":{\"prompt\":"); number(metrics.promptTokens)
-        json.raw(",\"answer\":"); number(metrics.answerTokens)
-        json.raw("},\"timings\":{\"retrieval_seconds\":"); number(metrics.retrievalSeconds)
-        json.raw(",\"first_token_seconds\":"); number(metrics.firstTokenSeconds)
-        json.raw(",\"total_seconds\":"); number(metrics.totalSeconds)
-        json.raw(",\"tokens_per_second\":"); number(metrics.tokensPerSecond)
+        json.raw(",\"tokens\":{\"prompt\":")
+        number(metrics.promptTokens)
+        json.raw(",\"answer\":")
+        number(metrics.answerTokens)
+        json.raw("},\"timings\":{\"retrieval_seconds\":")
+        number(metrics.retrievalSeconds)
+        json.raw(",\"first_token_seconds\":")
+        number(metrics.firstTokenSeconds)
+        json.raw(",\"total_seconds\":")
+        number(metrics.totalSeconds)
+        json.raw(",\"tokens_per_second\":")
+        number(metrics.tokensPerSecond)
         json.raw("}}")
         return json.text
     }

@@ -50,21 +50,27 @@ final class AnsweringSessionTests: XCTestCase {
         XCTAssertEqual(answer.grounding, .context)
         XCTAssertTrue(answer.usedContext)
         XCTAssertFalse(answer.text.isEmpty)
-        XCTAssertEqual(all.dropLast().filter { $0.isComplete || !$0.sources.isEmpty }.count, 0, "sources only once the answer ends")
+        XCTAssertEqual(
+            all.dropLast().filter { $0.isComplete || !$0.sources.isEmpty }.count, 0, "sources only once the answer ends"
+        )
         let prompt = try XCTUnwrap(answer.prompt)
         XCTAssertEqual(answer.sources, prompt.sources)
         XCTAssertFalse(answer.sources.isEmpty)
         XCTAssertEqual(answer.sources.first, answer.hits.first, "the top hit always gets in")
         XCTAssertTrue(answer.sources.allSatisfy(answer.hits.contains))
-        XCTAssertEqual(answer.sources.first?.chunk.id.hasPrefix("015-switch"), true, "\(answer.sources.map(\.chunk.id))")
+        XCTAssertEqual(
+            answer.sources.first?.chunk.id.hasPrefix("015-switch"), true, "\(answer.sources.map(\.chunk.id))")
         // Every source's text is in the prompt, and no other chunk of the store is.
         for source in answer.sources { XCTAssertTrue(prompt.text.contains(source.chunk.text), source.chunk.id) }
         let cited = Set(answer.sources.map(\.chunk.id))
         let leaked = try Self.corpus.get().chunks.filter { !cited.contains($0.id) && prompt.text.contains($0.text) }
         XCTAssertEqual(leaked.map(\.id), [])
-        XCTAssertTrue(prompt.text.contains("CONTEXT:\n") && prompt.text.hasSuffix("QUESTION: What is the fallthrough keyword for in a Swift switch?\nANSWER:"))
-        XCTAssertLessThanOrEqual(answer.sources.dropFirst().reduce(answer.sources[0].chunk.text.count + 4) { $0 + $1.chunk.text.count + 4 },
-                                 max(1_400, answer.sources[0].chunk.text.count + 4), "within the budget")
+        XCTAssertTrue(
+            prompt.text.contains("CONTEXT:\n")
+                && prompt.text.hasSuffix("QUESTION: What is the fallthrough keyword for in a Swift switch?\nANSWER:"))
+        XCTAssertLessThanOrEqual(
+            answer.sources.dropFirst().reduce(answer.sources[0].chunk.text.count + 4) { $0 + $1.chunk.text.count + 4 },
+            max(1_400, answer.sources[0].chunk.text.count + 4), "within the budget")
         XCTAssertEqual(answer.instructions, ContextBuilder.groundingInstructions)
         // Metrics: the first character came after retrieval, and the counts are the model's.
         let metrics = answer.metrics
@@ -97,7 +103,8 @@ final class AnsweringSessionTests: XCTestCase {
     func testMinimumScoreDecidesWhatCountsAsAHit() async throws {
         var configuration = Self.configuration(maximumTokens: 4)
         configuration.minimumScore = 2
-        let session = AnsweringSession(store: try Self.corpus.get().store, model: try Self.smol.get(), configuration: configuration)
+        let session = AnsweringSession(
+            store: try Self.corpus.get().store, model: try Self.smol.get(), configuration: configuration)
         let answer = try await session.answer(to: "What is the fallthrough keyword for in a Swift switch?")
         XCTAssertEqual(answer.grounding, .generalKnowledge)
         XCTAssertEqual(answer.sources, [])
@@ -126,7 +133,8 @@ final class AnsweringSessionTests: XCTestCase {
         let notAModel = FileManager.default.temporaryDirectory.appendingPathComponent("not-a-model-\(UUID()).gguf")
         try Data("GGUF but not really".utf8).write(to: notAModel)
         defer { try? FileManager.default.removeItem(at: notAModel) }
-        let broken = AnsweringSession(store: store, model: SystemLanguageModel(contentsOf: notAModel), configuration: Self.configuration())
+        let broken = AnsweringSession(
+            store: store, model: SystemLanguageModel(contentsOf: notAModel), configuration: Self.configuration())
         let fallback = try await broken.answer(to: question)
         guard case .searchOnly(let why) = fallback.grounding else { return XCTFail("\(fallback.grounding)") }
         XCTAssertTrue(why.contains(notAModel.lastPathComponent), why)
@@ -135,7 +143,8 @@ final class AnsweringSessionTests: XCTestCase {
 
     func testFollowUpThatFindsNothingIsRetriedWithThePreviousQuestion() async throws {
         let store = try Self.corpus.get().store
-        let first = "What is the fallthrough keyword for in a Swift switch?", followUp = "and the other way?"
+        let first = "What is the fallthrough keyword for in a Swift switch?"
+        let followUp = "and the other way?"
         XCTAssertEqual(try store.search(followUp, mode: .hybrid, k: 4), [], "the follow-up alone retrieves nothing")
         let session = try session()
         let answer = try await session.answer(to: first)
@@ -145,7 +154,9 @@ final class AnsweringSessionTests: XCTestCase {
         XCTAssertEqual(next.grounding, .context)
         XCTAssertEqual(next.hits, try store.search(first + " " + followUp, mode: .hybrid, k: 4))
         XCTAssertFalse(next.sources.isEmpty)
-        XCTAssertTrue(try XCTUnwrap(next.prompt).text.hasSuffix("QUESTION: \(followUp)\nANSWER:"), "the prompt asks the question as asked")
+        XCTAssertTrue(
+            try XCTUnwrap(next.prompt).text.hasSuffix("QUESTION: \(followUp)\nANSWER:"),
+            "the prompt asks the question as asked")
         // The first question of a session has nothing to retry with.
         let fresh = try await self.session().answer(to: followUp)
         XCTAssertEqual(fresh.searchedText, followUp)
@@ -170,7 +181,9 @@ final class AnsweringSessionTests: XCTestCase {
         let prompt = try XCTUnwrap(fourth.prompt)
         XCTAssertEqual(prompt.history, Array(exchanges[1...]), "only the last two exchanges")
         XCTAssertFalse(prompt.text.contains(questions[0]))
-        XCTAssertTrue(prompt.text.hasPrefix("Q: \(questions[1])\nA: \(answers[1].text)\n\nQ: \(questions[2])\nA: \(answers[2].text)\n\nCONTEXT:\n"))
+        XCTAssertTrue(
+            prompt.text.hasPrefix(
+                "Q: \(questions[1])\nA: \(answers[1].text)\n\nQ: \(questions[2])\nA: \(answers[2].text)\n\nCONTEXT:\n"))
         // A session continuing a saved history carries it the same way.
         let resumed = try self.session(history: exchanges)
         let again = try await resumed.answer(to: "What does isMultiple(of:) return when both numbers are zero?")

@@ -15,7 +15,8 @@ final class AskCommandTests: XCTestCase {
         try FileManager.default.createDirectory(at: docs, withIntermediateDirectories: true)
         let lessons = TestFixtures.folder.appendingPathComponent("corpus/swift-lessons")
         for name in ["010-sets.md", "015-switch.md", "022-returning-values.md"] {
-            try FileManager.default.copyItem(at: lessons.appendingPathComponent(name), to: docs.appendingPathComponent(name))
+            try FileManager.default.copyItem(
+                at: lessons.appendingPathComponent(name), to: docs.appendingPathComponent(name))
         }
         let index = folder.appendingPathComponent("lessons.index").path
         let run = try ChildProcess.run(CLITests.executable, ["index", docs.path, "--out", index, "--quiet"])
@@ -27,7 +28,9 @@ final class AskCommandTests: XCTestCase {
 
     func ask(_ arguments: [String], input: Data? = nil) throws -> ProcessResult {
         let model = try TestLanguageModel.file().path
-        return try embeddings(["ask", "--index", try Self.index.get(), "--model", model, "--greedy", "--max-tokens", "8"] + arguments, input: input)
+        return try embeddings(
+            ["ask", "--index", try Self.index.get(), "--model", model, "--greedy", "--max-tokens", "8"] + arguments,
+            input: input)
     }
 
     func object(_ run: ProcessResult) throws -> [String: Any] {
@@ -52,10 +55,12 @@ final class AskCommandTests: XCTestCase {
         XCTAssertGreaterThan(tokens["prompt"] as? Int ?? 0, 50)
         XCTAssertLessThanOrEqual(tokens["answer"] as? Int ?? 99, 9)
         let timings = try XCTUnwrap(object["timings"] as? [String: Any])
-        XCTAssertGreaterThan(timings["first_token_seconds"] as? Double ?? 0, timings["retrieval_seconds"] as? Double ?? 1)
+        XCTAssertGreaterThan(
+            timings["first_token_seconds"] as? Double ?? 0, timings["retrieval_seconds"] as? Double ?? 1)
         XCTAssertNotNil(timings["total_seconds"] as? Double)
         // The same greedy answer again.
-        XCTAssertEqual(try self.object(try ask(["--json", Self.question]))["answer"] as? String, object["answer"] as? String)
+        XCTAssertEqual(
+            try self.object(try ask(["--json", Self.question]))["answer"] as? String, object["answer"] as? String)
     }
 
     func testTextStreamsTheAnswerThenItsSources() throws {
@@ -75,7 +80,10 @@ final class AskCommandTests: XCTestCase {
         XCTAssertEqual(object["used_context"] as? Bool, false)
         XCTAssertEqual((object["sources"] as? [Any])?.count, 0)
         let text = try ask(["knitting wool scarves"])
-        XCTAssertTrue(text.stdout.hasSuffix("(No source: nothing in the index matches the question; answered from general knowledge.)\n"), text.stdout)
+        XCTAssertTrue(
+            text.stdout.hasSuffix(
+                "(No source: nothing in the index matches the question; answered from general knowledge.)\n"),
+            text.stdout)
     }
 
     /// A model file that does not load: the search results, a warning, exit 0.
@@ -100,8 +108,9 @@ final class AskCommandTests: XCTestCase {
     /// alone, is answered from the first question's chunks.
     func testChatAnswersEachLineWithHistory() throws {
         let model = try TestLanguageModel.file().path
-        let run = try embeddings(["chat", "--index", try Self.index.get(), "--model", model, "--greedy", "--max-tokens", "8"],
-                                 input: Data("\(Self.question)\n\nand the other way?\n".utf8))
+        let run = try embeddings(
+            ["chat", "--index", try Self.index.get(), "--model", model, "--greedy", "--max-tokens", "8"],
+            input: Data("\(Self.question)\n\nand the other way?\n".utf8))
         XCTAssertEqual(run.status, 0, run.stderr)
         let answers = run.stdout.components(separatedBy: "\n\nSources:\n")
         XCTAssertEqual(answers.count, 3, "two answers with sources: \(run.stdout)")
