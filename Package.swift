@@ -113,7 +113,7 @@ let package = Package(
         .testTarget(name: "LanguageModelsTests", dependencies: ["LanguageModels", "LlamaDecoder", "TestSupport", "ModelTestSupport"]),
         .testTarget(
             name: "AnsweringTests",
-            dependencies: ["Answering", "Retrieval", "LanguageModels", "Embeddings", "TestSupport", "ModelTestSupport"]
+            dependencies: ["Answering", "Retrieval", "LanguageModels", "TestSupport", "ModelTestSupport"]
         ),
         .testTarget(name: "LlamaDecoderTests", dependencies: ["LlamaDecoder", "GGUF", "BytePairEncoding", "LinearAlgebra", "TestSupport", "ModelTestSupport"]),
         .testTarget(name: "VectorIndexTests", dependencies: ["VectorIndex", "LinearAlgebra", "TestSupport"]),
