@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "Tokenizers", targets: ["Tokenization", "WordPiece", "SentencePiece"]),
         // Apple's FoundationModels API over the local language model: `import LanguageModels`.
         .library(name: "LanguageModels", targets: ["LanguageModels"]),
+        // The retrieval app's answer step (a `ChunkStore` and a language model): `import Answering`.
+        .library(name: "Answering", targets: ["Answering"]),
         .executable(name: "embeddings", targets: ["EmbeddingsCLI"]),
         .executable(name: "embeddings-bench", targets: ["EmbeddingsBench"]),
     ],
@@ -71,17 +73,18 @@ let package = Package(
         .target(name: "LlamaDecoder", dependencies: ["GGUF", "BytePairEncoding", "Tokenization", "LinearAlgebra", "ModelAssets"]),
         .target(name: "LanguageModels", dependencies: ["LlamaDecoder", "LinearAlgebra", "ModelAssets"]),
         .target(name: "Retrieval", dependencies: ["Embeddings", "VectorIndex", "LinearAlgebra", "Hashing"]),
+        .target(name: "Answering", dependencies: ["Retrieval", "LanguageModels", "LinearAlgebra"]),
         .target(name: "PostgresStorage", dependencies: ["CPostgres", "Retrieval", "Embeddings", "VectorIndex", "LinearAlgebra"]),
         // The option declarations, parser and help layout both executables share.
         .target(name: "CommandLineOptions"),
         .executableTarget(
             name: "EmbeddingsCLI",
-            dependencies: ["CommandLineOptions", "Embeddings", "ModelAssets", "VectorIndex", "Retrieval", "PostgresStorage", "LinearAlgebra", "Tokenization", "CMicroHTTPD", "LlamaDecoder"]
+            dependencies: ["CommandLineOptions", "Embeddings", "ModelAssets", "VectorIndex", "Retrieval", "PostgresStorage", "LinearAlgebra", "Tokenization", "CMicroHTTPD", "LlamaDecoder", "Answering", "LanguageModels"]
         ),
         .executableTarget(
             name: "EmbeddingsBench",
             dependencies: ["CommandLineOptions", "Embeddings", "ModelAssets", "VectorIndex", "LinearAlgebra", "Retrieval", "PostgresStorage",
-                           "LlamaDecoder", "LanguageModels", "LoopbackHTTP"],
+                           "LlamaDecoder", "LanguageModels", "Answering", "LoopbackHTTP"],
             path: "Benchmarks/EmbeddingsBench"
         ),
         // A plain HTTP/1.1 client over a loopback socket, for the server's tests and the bench's
@@ -108,6 +111,10 @@ let package = Package(
         .testTarget(name: "GGUFTests", dependencies: ["GGUF", "LinearAlgebra", "TestSupport", "ModelTestSupport"]),
         .testTarget(name: "BytePairEncodingTests", dependencies: ["BytePairEncoding", "Tokenization", "GGUF", "LlamaDecoder", "TestSupport", "ModelTestSupport"]),
         .testTarget(name: "LanguageModelsTests", dependencies: ["LanguageModels", "LlamaDecoder", "TestSupport", "ModelTestSupport"]),
+        .testTarget(
+            name: "AnsweringTests",
+            dependencies: ["Answering", "Retrieval", "LanguageModels", "TestSupport", "ModelTestSupport"]
+        ),
         .testTarget(name: "LlamaDecoderTests", dependencies: ["LlamaDecoder", "GGUF", "BytePairEncoding", "LinearAlgebra", "TestSupport", "ModelTestSupport"]),
         .testTarget(name: "VectorIndexTests", dependencies: ["VectorIndex", "LinearAlgebra", "TestSupport"]),
         .testTarget(

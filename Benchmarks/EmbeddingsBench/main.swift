@@ -120,7 +120,7 @@ enum Int8Command: CommandDescription {
 let subcommands: [any CommandDescription.Type] = [
     STSCommand.self, SweepCommand.self, MemoryCommand.self, TopKCommand.self, QuantizationCommand.self,
     ProbeCommand.self, StoresCommand.self, MultilingualCommand.self, JSONLinesCommand.self, ChunkingCommand.self,
-    ServeBenchCommand.self, Int8Command.self, PerplexityCommand.self, GenerateBenchCommand.self, GuidedBenchCommand.self,
+    ServeBenchCommand.self, Int8Command.self, PerplexityCommand.self, GenerateBenchCommand.self, GuidedBenchCommand.self, AskBenchCommand.self,
 ]
 
 let usage = """
@@ -169,7 +169,10 @@ prompt and 128 generated tokens (greedy, never stopping early) with --threads th
 RSS: the figures Benchmarks/peers puts beside llama.cpp's. guided generates three schemas' JSON
 (objects with strings, enums, bounded numbers and counted arrays; patterns) with and without the
 grammar from the same prompt, and reports the mask's cost per token (with its cache and without)
-and guided against free decoding tokens/s.
+and guided against free decoding tokens/s. ask indexes the built-in lessons, then answers
+--questions of their evaluation set (greedy, at most --tokens each, one session per question as
+'embeddings ask' runs, after a warm-up answer) and reports per question and as medians the
+retrieval time, the time to first token (from the question) and the decode tokens/s.
 
 """
 
@@ -467,6 +470,7 @@ func runBench(_ arguments: [String]) async throws {
     case PerplexityCommand.name: try runPerplexity(parsed)
     case GenerateBenchCommand.name: try runGenerateBench(parsed)
     case GuidedBenchCommand.name: try runGuidedBench(parsed)
+    case AskBenchCommand.name: try await runAskBench(parsed)
     default: try runFull(parsed)
     }
 }

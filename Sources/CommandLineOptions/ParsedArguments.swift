@@ -110,6 +110,16 @@ package struct ParsedArguments: Sendable {
         values[option.name, default: []].append(value)
     }
 
+    /// A copy in which `option` reads as not given: a command whose `--model` names another kind
+    /// of model (`ask`'s language model) hands its other options to a helper that reads `--model`
+    /// as the encoder.
+    package func removing<Value>(_ option: Option<Value>) -> ParsedArguments {
+        var copy = self
+        copy.texts[option.name] = nil
+        copy.values[option.name] = nil
+        return copy
+    }
+
     /// Options the command does not declare read as not given: helpers shared by several
     /// commands read what only some of them take.
     private func given<Value>(_ option: Option<Value>) -> [Value] {

@@ -14,7 +14,17 @@ protocol Command: CommandDescription {
     func run() throws
 }
 
-extension Command {
+/// A subcommand whose work awaits (a language model's streamed answer): validated in
+/// `init(parsed:)` on the command's thread like any other, then `run()` in the async entry point.
+/// Its blocking steps (opening a store, loading the encoder, reading standard input) run on
+/// threads of their own (`Engine`), never on the cooperative pool.
+protocol AsyncCommand: CommandDescription, Sendable {
+    /// Checks the parsed arguments, as `Command.init(parsed:)` does.
+    init(parsed: ParsedArguments) throws
+    func run() async throws
+}
+
+extension CommandDescription {
     /// `embeddings <name> --help`.
     static var help: String { help(program: "embeddings") }
 }

@@ -53,12 +53,16 @@ enum StoreOption {
     /// store) and the index's (another model's vectors, a bad file) as bad input, 65, except a
     /// failed file operation, 1.
     static func mapping<R>(_ body: () throws -> R) throws -> R {
-        do { return try body() } catch let error as PostgresStoreError {
-            throw cliError(error)
-        } catch let error as RetrievalError {
-            throw CLIError.data(error.description)
-        } catch let error as VectorIndexError {
-            throw cliError(error)
+        do { return try body() } catch { throw converted(error) }
+    }
+
+    /// A store's error as `mapping` reports it; any other error as it is.
+    static func converted(_ error: any Error) -> any Error {
+        switch error {
+        case let error as PostgresStoreError: return cliError(error)
+        case let error as RetrievalError: return CLIError.data(error.description)
+        case let error as VectorIndexError: return cliError(error)
+        default: return error
         }
     }
 

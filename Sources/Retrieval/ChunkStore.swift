@@ -123,9 +123,19 @@ extension ChunkStore {
     /// A conversation's follow-up: when `question` alone retrieves nothing ("and in Swift 6?"),
     /// it is retried together with the previous question.
     public func search(_ question: String, previousQuestion: String?, mode: RetrievalMode = .hybrid, k: Int = 4) throws -> [RetrievalHit] {
-        let hits = try search(question, mode: mode, k: k)
-        guard hits.isEmpty, let previousQuestion, !previousQuestion.isEmpty else { return hits }
-        return try search(previousQuestion + " " + question, mode: mode, k: k)
+        try followUpSearch(question, previousQuestion: previousQuestion, mode: mode, k: k).hits
+    }
+
+    /// `search(_:previousQuestion:mode:k:)` with the text that was searched (`question`, or the
+    /// previous question, a space and `question` on a retry), counting only hits scoring at least
+    /// `minimumScore`: a question whose hits are all below it retrieved nothing.
+    public func followUpSearch(
+        _ question: String, previousQuestion: String?, mode: RetrievalMode = .hybrid, k: Int = 4, minimumScore: Double = 0
+    ) throws -> (hits: [RetrievalHit], searched: String) {
+        let hits = try search(question, mode: mode, k: k).filter { $0.score >= minimumScore }
+        guard hits.isEmpty, let previousQuestion, !previousQuestion.isEmpty else { return (hits, question) }
+        let followUp = previousQuestion + " " + question
+        return (try search(followUp, mode: mode, k: k).filter { $0.score >= minimumScore }, followUp)
     }
 
     /// Recall at each of `ks` on `set` (see `EvaluationSet.recall`), searching with `mode` for

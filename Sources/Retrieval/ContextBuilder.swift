@@ -50,18 +50,47 @@ public struct ContextBuilder: Sendable {
         }
     }
 
+    /// The instruction line `prompt(question:included:history:countTokens:)` opens with.
+    public static let groundingInstructions =
+        "Answer the question using only the context. If the context does not answer it, say so."
+
+    /// An augmented prompt, with exactly what went into it.
+    public struct AugmentedPrompt: Sendable, Equatable {
+        /// The prompt's text.
+        public var text: String
+        /// The chunks whose text is in `text`, in order: an answer's sources are these, and only
+        /// these.
+        public var sources: [RetrievalHit]
+        /// The earlier exchanges in `text`, oldest first.
+        public var history: [Exchange]
+    }
+
     /// An augmented prompt: instructions, the last two exchanges, the context, the question.
     /// `countTokens` measures text in the model's tokens (default: characters ÷ 4, rounded up).
     /// Older history is dropped first, then the context is shortened, until the prompt and
     /// `answerTokens` fit `windowTokens`.
     public func prompt(question: String, included: [RetrievalHit], history: [Exchange],
                        countTokens: (String) -> Int = { ($0.count + 3) / 4 }) -> String {
+        augmentedPrompt(question: question, included: included, history: history, instructions: Self.groundingInstructions,
+                        countTokens: countTokens).text
+    }
+
+    /// The augmented prompt and what it holds: `instructions` (left out when nil, for a caller
+    /// that sends them as a system message), the last two exchanges (`Q:`/`A:` lines), the
+    /// `CONTEXT:` block (left out when `included` is empty: nothing was retrieved), then
+    /// `QUESTION:` and `ANSWER:`. Older history is dropped first, then the last chunks, until the
+    /// prompt and `answerTokens` fit `windowTokens` as `countTokens` measures them; the top hit
+    /// stays even when the prompt still does not fit.
+    /// - Complexity: O(p · r), p the prompt's length and r the exchanges and chunks dropped.
+    public func augmentedPrompt(question: String, included: [RetrievalHit], history: [Exchange], instructions: String?,
+                                countTokens: (String) -> Int = { ($0.count + 3) / 4 }) -> AugmentedPrompt {
         var exchanges = Array(history.suffix(2))
         var sources = included
         func render() -> String {
-            var text = "Answer the question using only the context. If the context does not answer it, say so.\n\n"
+            var text = instructions.map { $0 + "\n\n" } ?? ""
             for exchange in exchanges { text += "Q: \(exchange.question)\nA: \(exchange.answer)\n\n" }
-            text += "CONTEXT:\n\(context(for: sources))\n\nQUESTION: \(question)\nANSWER:"
+            if !sources.isEmpty { text += "CONTEXT:\n\(context(for: sources))\n\n" }
+            text += "QUESTION: \(question)\nANSWER:"
             return text
         }
         var prompt = render()
@@ -69,6 +98,6 @@ public struct ContextBuilder: Sendable {
             if !exchanges.isEmpty { exchanges.removeFirst() } else if sources.count > 1 { sources.removeLast() } else { break }
             prompt = render()
         }
-        return prompt
+        return AugmentedPrompt(text: prompt, sources: sources, history: exchanges)
     }
 }
