@@ -40,8 +40,9 @@ struct InfoCommand: Command {
     }
 
     struct Document: Encodable {
-        var cpu: CPU
-        var blas: BLASInfo
+        /// The CPU and the BLAS, as `BLAS.Report` describes them (the kernel-check tests' child prints the same).
+        var cpu: BLAS.Report.CPU
+        var blas: BLAS.Report.Library
         var model: Model
         var languageModel: LanguageModel
         var int8: Int8Products
@@ -53,29 +54,6 @@ struct InfoCommand: Command {
     struct Int8Products: Encodable {
         var path: String
         var paths: [String]
-    }
-
-    struct CPU: Encodable {
-        var modelName: String
-        var vendor: String
-        var architecture: String
-        var family: Int
-        var model: Int
-        var features: [String]
-        var cores: Int
-    }
-
-    struct BLASInfo: Encodable {
-        var library: String
-        var version: String?
-        var build: String
-        var coreAtLoad: String?
-        var coreInUse: String?
-        var corrected: Bool
-        var check: String
-        var canSwitchCores: Bool
-        var shippedCores: [String]
-        var threads: Int
     }
 
     let parsed: ParsedArguments
@@ -141,16 +119,9 @@ struct InfoCommand: Command {
                 throw CLIError.failure(error.description)
             }
         }
-        let configuration = BLAS.configuration
-        let cpu = configuration.cpu
-        let corrected = configuration.isCorrected
+        let report = BLAS.Report()
         let document = Document(
-            cpu: CPU(modelName: cpu.modelName, vendor: cpu.vendor, architecture: cpu.architecture, family: cpu.family, model: cpu.model,
-                     features: cpu.features.sorted().map(\.rawValue), cores: ProcessInfo.processInfo.activeProcessorCount),
-            blas: BLASInfo(library: configuration.library, version: configuration.version, build: configuration.build,
-                           coreAtLoad: configuration.coreAtLoad, coreInUse: configuration.coreInUse, corrected: corrected,
-                           check: configuration.check, canSwitchCores: configuration.canSwitchCores,
-                           shippedCores: configuration.shippedCores, threads: configuration.threads),
+            cpu: report.cpu, blas: report.blas,
             model: try model(), languageModel: Self.languageModel(), int8: Int8Products(path: Int8GEMM.defaultPath.description, paths: Int8GEMM.paths.map(\.description)),
             coreTrial: trial)
         if json {
@@ -159,14 +130,7 @@ struct InfoCommand: Command {
             encoder.keyEncodingStrategy = .convertToSnakeCase
             Output.standard.write(String(decoding: try encoder.encode(document), as: UTF8.self) + "\n")
         } else {
-            var lines = [String]()
-            lines.append("cpu:          \(cpu.modelName) (\(cpu.vendor.isEmpty ? cpu.architecture : "\(cpu.vendor) family \(cpu.family) model \(cpu.model)"), \(document.cpu.cores) cores)")
-            lines.append("features:     \(document.cpu.features.isEmpty ? "(none read)" : document.cpu.features.joined(separator: " "))")
-            lines.append("blas:         \(configuration.library)\(configuration.version.map { " " + $0 } ?? "") (\(configuration.build))")
-            lines.append("core:         \(configuration.coreInUse ?? "chosen by the library")\(corrected ? " (corrected from \(configuration.coreAtLoad!))" : "")")
-            lines.append("check:        \(configuration.check)")
-            if configuration.canSwitchCores { lines.append("cores:        \(configuration.shippedCores.joined(separator: " "))") }
-            lines.append("threads:      \(configuration.threads)")
+            var lines = report.lines
             lines.append("int8:         \(document.int8.path) (this CPU runs \(document.int8.paths.joined(separator: ", ")); for --quantize int8)")
             let m = document.model
             lines.append("model:        \(m.identifier)")

@@ -16,7 +16,7 @@ import CBLAS
 /// `gotoblas_dynamic_quit` / `gotoblas_dynamic_init`, looked up with `dlsym` (a static,
 /// single-architecture or Apple build simply has nothing to switch). A sgemm/sgemv/sdot self-check
 /// against plain loops follows every switch; on disagreement the original core comes back and one
-/// line says so on standard error. See Docs/Numerics.md.
+/// warning says so through `Diagnostics`. See Docs/Numerics.md.
 extension BLAS {
     /// What the kernel check found and did, once per process.
     package struct CoreCheck: Sendable, Equatable, Codable {
@@ -97,10 +97,30 @@ extension BLAS {
         }
     }
 
-    /// For tests only: start the kernel check from this core, as if OpenBLAS had chosen it.
-    static let simulatedCoreVariable = "CONTEXTUAL_EMBEDDINGS_TEST_CORE_AT_LOAD"
-    /// For tests only: `1` makes the self-check after a switch fail, to exercise the way back.
-    static let failSelfCheckVariable = "CONTEXTUAL_EMBEDDINGS_TEST_FAIL_SELF_CHECK"
+    /// How a test's process runs the kernel check (the tests' child `KernelCheckChild` sets them
+    /// from its arguments). A process no test changed has the defaults, which change nothing.
+    package struct TestSettings: Sendable, Equatable {
+        /// Start the check from this core, as if OpenBLAS had chosen it: a stand-in for a CPU
+        /// OpenBLAS does not know. Ignored when the user set `OPENBLAS_CORETYPE` or the CPU cannot run it.
+        package var coreAtLoad: String?
+        /// Make the self-check after a switch fail, to exercise the way back and its warning.
+        package var failsSelfCheck = false
+
+        /// The settings of a process no test changed.
+        package init(coreAtLoad: String? = nil, failsSelfCheck: Bool = false) {
+            self.coreAtLoad = coreAtLoad
+            self.failsSelfCheck = failsSelfCheck
+        }
+    }
+
+    private static let testSettingsStorage = Mutex(TestSettings())
+
+    /// This process's test settings. The check runs once, before the first BLAS call: set them
+    /// before anything calls BLAS (later changes have no effect).
+    package static var testSettings: TestSettings {
+        get { testSettingsStorage.withOrderedLock { $0 } }
+        set { testSettingsStorage.withOrderedLock { $0 = newValue } }
+    }
 
     /// Relative error above which a core's results count as wrong.
     package static let selfCheckTolerance = 1e-4
@@ -195,13 +215,14 @@ extension BLAS {
             return CoreCheck(coreAtLoad: chosen, summary: "kept \(chosen): this OpenBLAS cannot switch kernels at run time", switchedTo: nil, selfCheckError: nil)
         }
         let environment = ProcessInfo.processInfo.environment
+        let settings = testSettings
         // Tests (in child processes) stand in for a CPU OpenBLAS does not know: start from this core
         // as if OpenBLAS had chosen it. Ignored when the user set OPENBLAS_CORETYPE or the CPU cannot run it.
-        if let simulated = environment[simulatedCoreVariable], !simulated.isEmpty, (environment[coreTypeVariable] ?? "").isEmpty,
+        if let simulated = settings.coreAtLoad, !simulated.isEmpty, (environment[coreTypeVariable] ?? "").isEmpty,
            let name = hooks.shipped.first(where: { $0.lowercased() == simulated.lowercased() }), cpuCanRun(core: name) {
             chosen = CoreHooks.lock.withOrderedLock { _ in hooks.activate(name) }
         }
-        let failSelfCheck = environment[failSelfCheckVariable] == "1"
+        let failSelfCheck = settings.failsSelfCheck
         let target: String
         switch decideCore(cpu: .current, chosenCore: chosen, shipped: Set(hooks.shipped), environment: environment) {
         case let .keep(reason):

@@ -24,6 +24,16 @@ final class InfoCommandTests: XCTestCase {
         return try embeddings(["info"] + arguments, environment: environment)
     }
 
+    /// `KernelCheckChild arguments…` (the kernel check at load with `BLAS.testSettings` from its
+    /// arguments, printing the CPU and BLAS as `info` does), in the same environment as `info`.
+    func kernelCheck(_ arguments: [String], environment extra: [String: String] = [:]) throws -> ProcessResult {
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "CONTEXTUAL_EMBEDDINGS_KEEP_BLAS_CORE")
+        for (key, value) in extra { environment[key] = value }
+        let child = CLITests.executable.deletingLastPathComponent().appendingPathComponent("KernelCheckChild")
+        return try ChildProcess.run(child, arguments, environment: environment)
+    }
+
     func testInfoDescribesCPUBLASAndModel() throws {
         let r = try info(["--json"])
         XCTAssertEqual(r.status, 0, r.stderr)
@@ -100,8 +110,8 @@ final class InfoCommandTests: XCTestCase {
     /// A CPU that OpenBLAS does not know, stood in for by starting from its Prescott fallback:
     /// the check corrects it to the best core for this CPU, unless the user or the opt-out says no.
     func testTheCheckCorrectsAnOutclassedCoreAtLoad() throws {
-        let simulate = ["CONTEXTUAL_EMBEDDINGS_TEST_CORE_AT_LOAD": "Prescott"]
-        let r = try info(["--json"], environment: simulate)
+        let simulate = ["--core-at-load", "Prescott"]
+        let r = try kernelCheck(["--json"] + simulate)
         XCTAssertEqual(r.status, 0, r.stderr)
         let features = try XCTUnwrap((r.json["cpu"] as? [String: Any])?["features"] as? [String])
         let vendor = (r.json["cpu"] as? [String: Any])?["vendor"] as? String ?? ""
@@ -115,13 +125,13 @@ final class InfoCommandTests: XCTestCase {
             XCTAssertEqual(r.blas["core_in_use"] as? String, expected)
             XCTAssertEqual(r.blas["corrected"] as? Bool, true)
             XCTAssertEqual(r.stderr, "", "a successful switch is silent")
-            let text = try info([], environment: simulate)
+            let text = try kernelCheck(simulate)
             XCTAssertTrue(text.stdout.contains("core:         \(expected) (corrected from Prescott)"), text.stdout)
         } else {
             XCTAssertEqual(r.blas["core_in_use"] as? String, "Prescott", "no AVX2: nothing clearly better to switch to")
         }
         if userCore == nil {
-            let kept = try info(["--json"], environment: simulate.merging(["CONTEXTUAL_EMBEDDINGS_KEEP_BLAS_CORE": "1"]) { $1 })
+            let kept = try kernelCheck(["--json"] + simulate, environment: ["CONTEXTUAL_EMBEDDINGS_KEEP_BLAS_CORE": "1"])
             XCTAssertEqual(kept.blas["core_in_use"] as? String, "Prescott", "the opt-out keeps OpenBLAS's choice")
             XCTAssertEqual(kept.blas["check"] as? String, "kept Prescott: CONTEXTUAL_EMBEDDINGS_KEEP_BLAS_CORE is set")
         }
@@ -132,12 +142,11 @@ final class InfoCommandTests: XCTestCase {
     func testAFailedSelfCheckSwitchesBackAndSaysSoOnce() throws {
         guard userCore == nil else {
             // With the machine's own OPENBLAS_CORETYPE nothing is ever switched; that is asserted above.
-            let r = try info(["--json"], environment: ["CONTEXTUAL_EMBEDDINGS_TEST_FAIL_SELF_CHECK": "1"])
+            let r = try kernelCheck(["--json", "--fail-self-check"])
             XCTAssertEqual(r.blas["corrected"] as? Bool, false)
             return
         }
-        let r = try info(["--json"], environment: ["CONTEXTUAL_EMBEDDINGS_TEST_CORE_AT_LOAD": "Prescott",
-                                                          "CONTEXTUAL_EMBEDDINGS_TEST_FAIL_SELF_CHECK": "1"])
+        let r = try kernelCheck(["--json", "--core-at-load", "Prescott", "--fail-self-check"])
         XCTAssertEqual(r.status, 0, r.stderr)
         let features = (r.json["cpu"] as? [String: Any])?["features"] as? [String] ?? []
         XCTAssertEqual(r.blas["core_in_use"] as? String, "Prescott")

@@ -121,6 +121,14 @@ final class BLASCoreTests: XCTestCase {
         #endif
     }
 
+    /// A process no test changed runs the check with no stand-in core and a true self-check
+    /// (the settings' defaults change nothing; InfoCommandTests sets them in a child process).
+    func testTestSettingsDefaultToNothing() {
+        XCTAssertEqual(BLAS.testSettings, BLAS.TestSettings())
+        XCTAssertNil(BLAS.testSettings.coreAtLoad)
+        XCTAssertFalse(BLAS.testSettings.failsSelfCheck)
+    }
+
     /// The check ran before the first BLAS call, and whatever core it left computes right.
     func testTheCoreInUsePassesTheSelfCheck() {
         _ = VectorMath.dot([1, 2], [3, 4])
