@@ -106,7 +106,8 @@ extension ContextualEmbedding {
 
         /// Whether a model written in `scripts` covers this script (`han` counts as either Chinese).
         func isCovered(by scripts: [Script]) -> Bool {
-            self == .han ? scripts.contains(.simplifiedChinese) || scripts.contains(.traditionalChinese) : scripts.contains(self)
+            self == .han
+                ? scripts.contains(.simplifiedChinese) || scripts.contains(.traditionalChinese) : scripts.contains(self)
         }
     }
 
@@ -147,7 +148,9 @@ extension ContextualEmbedding {
     /// ```
     /// Their assets may still need installing.
     public static func contextualEmbeddings(forValues values: [Key: Any]) -> [ContextualEmbedding] {
-        var languages = [String](), scripts = [Script](), revision: Int?
+        var languages = [String]()
+        var scripts = [Script]()
+        var revision: Int?
         for (key, value) in values {
             switch key {
             case .languages:

@@ -4,22 +4,26 @@ import Foundation
 
 /// The `embeddings` command: dispatches to one subcommand, maps errors to exit codes, and prints
 /// every error as one `error: ` line on standard error.
-var commands: [any Command.Type] { [
-    EmbedCommand.self, TokenizeCommand.self, IndexCommand.self, SearchCommand.self, EvalCommand.self,
-    ExportCommand.self, AssetsCommand.self, InfoCommand.self, ServeCommand.self, GenerateCommand.self,
-] }
+var commands: [any Command.Type] {
+    [
+        EmbedCommand.self, TokenizeCommand.self, IndexCommand.self, SearchCommand.self, EvalCommand.self,
+        ExportCommand.self, AssetsCommand.self, InfoCommand.self, ServeCommand.self, GenerateCommand.self,
+    ]
+}
 
-var overview: String { """
-OVERVIEW: Contextual embeddings on Linux: token vectors tied to string ranges, pooling, vector search.
+var overview: String {
+    """
+    OVERVIEW: Contextual embeddings on Linux: token vectors tied to string ranges, pooling, vector search.
 
-USAGE: embeddings <subcommand> [options]
+    USAGE: embeddings <subcommand> [options]
 
-SUBCOMMANDS:
-\(commands.map { "  " + $0.name.padding(toLength: 10, withPad: " ", startingAt: 0) + $0.abstract }.joined(separator: "\n"))
+    SUBCOMMANDS:
+    \(commands.map { "  " + $0.name.padding(toLength: 10, withPad: " ", startingAt: 0) + $0.abstract }.joined(separator: "\n"))
 
-  See 'embeddings <subcommand> --help' for details.
+      See 'embeddings <subcommand> --help' for details.
 
-""" }
+    """
+}
 
 func runMain() -> Int32 {
     // The library never prints; its warnings (a kernel switch that failed) are printed here.

@@ -9,7 +9,8 @@ import ModelAssets
 struct InfoCommand: Command {
     static let name = "info"
     static let abstract = "Show the CPU, the BLAS kernels in use, and the model."
-    static let model = SharedOptions.model.with(help: "The sentence-transformers folder or known model to describe. Nothing is installed.")
+    static let model = SharedOptions.model.with(
+        help: "The sentence-transformers folder or known model to describe. Nothing is installed.")
     static let json = SharedOptions.json.with(help: "Write one JSON object instead of text.")
     static let tryCore = Option<String>(
         "--try-core", valueName: "name",
@@ -61,7 +62,9 @@ struct InfoCommand: Command {
 
     init(parsed: ParsedArguments) throws {
         guard parsed.positionals.isEmpty else { throw CLIError.usage("unexpected argument '\(parsed.positionals[0])'") }
-        if let core = parsed[Self.tryCore], core.isEmpty { throw CLIError.usage("\(Self.tryCore.name) needs a core name") }
+        if let core = parsed[Self.tryCore], core.isEmpty {
+            throw CLIError.usage("\(Self.tryCore.name) needs a core name")
+        }
         self.parsed = parsed
         json = parsed[Self.json]
     }
@@ -73,17 +76,20 @@ struct InfoCommand: Command {
         let status: String
         switch AssetCache.status(of: descriptor.assets) {
         case .installed: status = "installed"
-        case .notInstalled: status = "not installed (installs on first use, or: embeddings assets install --model \(descriptor.identifier))"
-        case let .corrupt(problem): status = "corrupt (\(problem))"
+        case .notInstalled:
+            status =
+                "not installed (installs on first use, or: embeddings assets install --model \(descriptor.identifier))"
+        case .corrupt(let problem): status = "corrupt (\(problem))"
         case .installerMissing: status = "not installed, and python3 is missing to install it"
         }
-        return LanguageModel(identifier: descriptor.identifier, requirement: descriptor.assets.requirement, file: descriptor.fileName,
-                             installed: file != nil, path: file?.path, status: status)
+        return LanguageModel(
+            identifier: descriptor.identifier, requirement: descriptor.assets.requirement, file: descriptor.fileName,
+            installed: file != nil, path: file?.path, status: status)
     }
 
     func model() throws -> Model {
         var descriptor = ModelCatalog.defaultModel
-        if parsed.contains(Self.model), case let .known(known) = try ModelOption.choice(parsed) {
+        if parsed.contains(Self.model), case .known(let known) = try ModelOption.choice(parsed) {
             descriptor = known
         } else if let path = parsed[Self.model] {
             let url = try ModelOption.folder(parsed)
@@ -91,22 +97,30 @@ struct InfoCommand: Command {
             do { embedding = try ContextualEmbedding(contentsOf: url) } catch let error as EmbeddingsError {
                 throw CLIError.data(error.description)
             }
-            return Model(identifier: embedding.modelIdentifier, dimension: embedding.dimension, maximumSequenceLength: embedding.maximumSequenceLength,
-                         pooling: embedding.poolingStrategy.rawValue, normalizes: embedding.normalizesSentenceVectors,
-                         languages: embedding.languages, installed: true, path: url.standardizedFileURL.path, status: "folder \(path)")
+            return Model(
+                identifier: embedding.modelIdentifier, dimension: embedding.dimension,
+                maximumSequenceLength: embedding.maximumSequenceLength,
+                pooling: embedding.poolingStrategy.rawValue, normalizes: embedding.normalizesSentenceVectors,
+                languages: embedding.languages, installed: true, path: url.standardizedFileURL.path,
+                status: "folder \(path)")
         }
-        guard let embedding = ContextualEmbedding(modelIdentifier: descriptor.identifier) else { throw CLIError.failure("\(descriptor.identifier) is unknown") }
+        guard let embedding = ContextualEmbedding(modelIdentifier: descriptor.identifier) else {
+            throw CLIError.failure("\(descriptor.identifier) is unknown")
+        }
         let status: String
         switch embedding.availability {
         case .available: status = "available"
-        case .unavailable(.assetsNotInstalled): status = "not installed (installed on first use, or by `embeddings assets install`)"
+        case .unavailable(.assetsNotInstalled):
+            status = "not installed (installed on first use, or by `embeddings assets install`)"
         case .unavailable(.installerMissing): status = "not installed, and python3 is missing to install it"
-        case let .unavailable(.assetsCorrupt(problem)): status = "corrupt (\(problem))"
+        case .unavailable(.assetsCorrupt(let problem)): status = "corrupt (\(problem))"
         }
         let path = AssetCache.locate(descriptor.assets)?.path
-        return Model(identifier: embedding.modelIdentifier, dimension: embedding.dimension, maximumSequenceLength: embedding.maximumSequenceLength,
-                     pooling: embedding.poolingStrategy.rawValue, normalizes: embedding.normalizesSentenceVectors,
-                     languages: embedding.languages, installed: path != nil, path: path, status: status)
+        return Model(
+            identifier: embedding.modelIdentifier, dimension: embedding.dimension,
+            maximumSequenceLength: embedding.maximumSequenceLength,
+            pooling: embedding.poolingStrategy.rawValue, normalizes: embedding.normalizesSentenceVectors,
+            languages: embedding.languages, installed: path != nil, path: path, status: status)
     }
 
     func run() throws {
@@ -122,7 +136,8 @@ struct InfoCommand: Command {
         let report = BLAS.Report()
         let document = Document(
             cpu: report.cpu, blas: report.blas,
-            model: try model(), languageModel: Self.languageModel(), int8: Int8Products(path: Int8GEMM.defaultPath.description, paths: Int8GEMM.paths.map(\.description)),
+            model: try model(), languageModel: Self.languageModel(),
+            int8: Int8Products(path: Int8GEMM.defaultPath.description, paths: Int8GEMM.paths.map(\.description)),
             coreTrial: trial)
         if json {
             let encoder = JSONEncoder()
@@ -131,7 +146,9 @@ struct InfoCommand: Command {
             Output.standard.write(String(decoding: try encoder.encode(document), as: UTF8.self) + "\n")
         } else {
             var lines = report.lines
-            lines.append("int8:         \(document.int8.path) (this CPU runs \(document.int8.paths.joined(separator: ", ")); for --quantize int8)")
+            lines.append(
+                "int8:         \(document.int8.path) (this CPU runs \(document.int8.paths.joined(separator: ", ")); for --quantize int8)"
+            )
             let m = document.model
             lines.append("model:        \(m.identifier)")
             lines.append("dimension:    \(m.dimension) (maximum \(m.maximumSequenceLength) tokens)")
@@ -140,15 +157,21 @@ struct InfoCommand: Command {
             lines.append("path:         \(m.path ?? "-")")
             lines.append("status:       \(m.status)")
             let lm = document.languageModel
-            lines.append("generation:   \(lm.identifier) (\(lm.requirement), \(lm.file)): \(lm.status)\(lm.path.map { " at " + $0 } ?? "")")
+            lines.append(
+                "generation:   \(lm.identifier) (\(lm.requirement), \(lm.file)): \(lm.status)\(lm.path.map { " at " + $0 } ?? "")"
+            )
             if let trial {
-                lines.append("core trial:   \(trial.requested): reported \(trial.reported), max relative error \(String(format: "%.1e", trial.maxRelativeError)), \(trial.agreed ? "agrees with the reference loops" : "DISAGREES with the reference loops"); back on \(trial.restored)")
+                lines.append(
+                    "core trial:   \(trial.requested): reported \(trial.reported), max relative error \(String(format: "%.1e", trial.maxRelativeError)), \(trial.agreed ? "agrees with the reference loops" : "DISAGREES with the reference loops"); back on \(trial.restored)"
+                )
             }
             Output.standard.write(lines.joined(separator: "\n") + "\n")
         }
         if let trial, !trial.agreed {
             Output.standard.flush()
-            throw CLIError.failure("OpenBLAS core \(trial.requested) gives wrong results on this CPU (relative error \(String(format: "%.1e", trial.maxRelativeError)))")
+            throw CLIError.failure(
+                "OpenBLAS core \(trial.requested) gives wrong results on this CPU (relative error \(String(format: "%.1e", trial.maxRelativeError)))"
+            )
         }
     }
 }

@@ -53,15 +53,19 @@ extension LlamaModel {
     ///     false to stop.
     /// - Throws: `LlamaDecoderError`: `.contextOverflow` when the prompt does not fit,
     ///   `.invalidArgument` for `maximumTokens < 1` or a bad id.
-    public func generate(prompt: [Int], in sequence: LlamaSequence, maximumTokens: Int, sampling: SamplingParameters,
-                         onText: (String) -> Bool = { _ in true }) throws(LlamaDecoderError) -> Generation {
+    public func generate(
+        prompt: [Int], in sequence: LlamaSequence, maximumTokens: Int, sampling: SamplingParameters,
+        onText: (String) -> Bool = { _ in true }
+    ) throws(LlamaDecoderError) -> Generation {
         guard maximumTokens >= 1 else { throw .invalidArgument("maximum tokens \(maximumTokens) must be at least 1") }
         guard sequence.model === self else { throw .invalidArgument("the sequence belongs to another model") }
         let clock = ContinuousClock()
         let started = clock.now
         var logits: [Float]
         if prompt.isEmpty {
-            guard let last = sequence.tokens.last else { throw .invalidArgument("an empty prompt in an empty sequence") }
+            guard let last = sequence.tokens.last else {
+                throw .invalidArgument("an empty prompt in an empty sequence")
+            }
             sequence.truncate(to: sequence.count - 1)
             logits = try sequence.append([last])
         } else {
@@ -101,9 +105,12 @@ extension LlamaModel {
             _ = onText(tail)
         }
         let finished = clock.now
-        func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18 }
-        return Generation(promptTokens: prompt, tokens: generated, text: text, stopReason: reason,
-                          promptSeconds: seconds(prefilled - started), generationSeconds: seconds(finished - prefilled),
-                          decodeSteps: steps)
+        func seconds(_ d: Duration) -> Double {
+            Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
+        }
+        return Generation(
+            promptTokens: prompt, tokens: generated, text: text, stopReason: reason,
+            promptSeconds: seconds(prefilled - started), generationSeconds: seconds(finished - prefilled),
+            decodeSteps: steps)
     }
 }

@@ -122,7 +122,9 @@ extension ChunkStore {
 
     /// A conversation's follow-up: when `question` alone retrieves nothing ("and in Swift 6?"),
     /// it is retried together with the previous question.
-    public func search(_ question: String, previousQuestion: String?, mode: RetrievalMode = .hybrid, k: Int = 4) throws -> [RetrievalHit] {
+    public func search(_ question: String, previousQuestion: String?, mode: RetrievalMode = .hybrid, k: Int = 4) throws
+        -> [RetrievalHit]
+    {
         let hits = try search(question, mode: mode, k: k)
         guard hits.isEmpty, let previousQuestion, !previousQuestion.isEmpty else { return hits }
         return try search(previousQuestion + " " + question, mode: mode, k: k)
@@ -130,7 +132,9 @@ extension ChunkStore {
 
     /// Recall at each of `ks` on `set` (see `EvaluationSet.recall`), searching with `mode` for
     /// the largest k.
-    public func evaluate(_ set: EvaluationSet, ks: [Int], mode: RetrievalMode = .hybrid) throws -> (recall: [Int: Double], failures: [EvaluationSet.Case]) {
+    public func evaluate(_ set: EvaluationSet, ks: [Int], mode: RetrievalMode = .hybrid) throws -> (
+        recall: [Int: Double], failures: [EvaluationSet.Case]
+    ) {
         let k = ks.max() ?? 0
         return try set.recall(ks: ks) { question in try search(question, mode: mode, k: k).map(\.chunk.id) }
     }

@@ -54,8 +54,10 @@ public struct ContextBuilder: Sendable {
     /// `countTokens` measures text in the model's tokens (default: characters ÷ 4, rounded up).
     /// Older history is dropped first, then the context is shortened, until the prompt and
     /// `answerTokens` fit `windowTokens`.
-    public func prompt(question: String, included: [RetrievalHit], history: [Exchange],
-                       countTokens: (String) -> Int = { ($0.count + 3) / 4 }) -> String {
+    public func prompt(
+        question: String, included: [RetrievalHit], history: [Exchange],
+        countTokens: (String) -> Int = { ($0.count + 3) / 4 }
+    ) -> String {
         var exchanges = Array(history.suffix(2))
         var sources = included
         func render() -> String {
@@ -66,7 +68,13 @@ public struct ContextBuilder: Sendable {
         }
         var prompt = render()
         while countTokens(prompt) + answerTokens > windowTokens {
-            if !exchanges.isEmpty { exchanges.removeFirst() } else if sources.count > 1 { sources.removeLast() } else { break }
+            if !exchanges.isEmpty {
+                exchanges.removeFirst()
+            } else if sources.count > 1 {
+                sources.removeLast()
+            } else {
+                break
+            }
             prompt = render()
         }
         return prompt

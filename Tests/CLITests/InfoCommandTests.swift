@@ -49,7 +49,9 @@ final class InfoCommandTests: XCTestCase {
         XCTAssertTrue(paths.contains("generic") && paths.contains(int8["path"] as? String ?? "?"), "\(int8)")
         if (cpu["features"] as? [String] ?? []).contains("avx2") { XCTAssertTrue(paths.contains("AVX2"), "\(paths)") }
         let procinfo = try String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)
-        if let name = procinfo.split(separator: "\n").first(where: { $0.hasPrefix("vendor_id") })?.split(separator: ":").last {
+        if let name = procinfo.split(separator: "\n").first(where: { $0.hasPrefix("vendor_id") })?.split(separator: ":")
+            .last
+        {
             XCTAssertEqual(cpu["vendor"] as? String, name.trimmingCharacters(in: .whitespaces))
         }
         XCTAssertEqual(r.blas["library"] as? String, "OpenBLAS")
@@ -71,7 +73,8 @@ final class InfoCommandTests: XCTestCase {
 
     /// The version that `dpkg` says is installed, e.g. "0.3.21".
     func debianOpenBLASVersion() throws -> String? {
-        let r = try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/dpkg-query"), ["-W", "-f", "${Version}", "libopenblas0-pthread"])
+        let r = try ChildProcess.run(
+            URL(fileURLWithPath: "/usr/bin/dpkg-query"), ["-W", "-f", "${Version}", "libopenblas0-pthread"])
         guard r.status == 0 else { return nil }
         // "0.3.21+ds-4" → "0.3.21"
         return r.stdout.split(whereSeparator: { $0 == "+" || $0 == "-" }).first.map(String.init)
@@ -83,7 +86,10 @@ final class InfoCommandTests: XCTestCase {
         let inUse = try XCTUnwrap(before.blas["core_in_use"] as? String)
         let features = try XCTUnwrap((before.json["cpu"] as? [String: Any])?["features"] as? [String])
         // Another core: a sibling of the same class where there is one, else an older class.
-        let candidates = features.contains("avx2") ? ["Haswell", "Zen", "Sandybridge"] : features.contains("avx") ? ["Sandybridge", "Nehalem"] : ["Nehalem", "Prescott"]
+        let candidates =
+            features.contains("avx2")
+            ? ["Haswell", "Zen", "Sandybridge"]
+            : features.contains("avx") ? ["Sandybridge", "Nehalem"] : ["Nehalem", "Prescott"]
         let target = userCore ?? candidates.first { $0.lowercased() != inUse.lowercased() }!
         let r = try info(["--json", "--try-core", target.uppercased()])
         XCTAssertEqual(r.status, 0, r.stderr)
@@ -119,8 +125,14 @@ final class InfoCommandTests: XCTestCase {
             // The machine's own choice stands: the stand-in is ignored and nothing is switched.
             XCTAssertEqual((r.blas["core_in_use"] as? String)?.lowercased(), userCore.lowercased())
             XCTAssertEqual(r.blas["corrected"] as? Bool, false)
-        } else if features.contains("avx2") && features.contains("fma") && ["GenuineIntel", "AuthenticAMD", "HygonGenuine"].contains(vendor) {
-            let expected = vendor != "GenuineIntel" ? "Zen" : features.contains("avx512_bf16") ? "Cooperlake" : features.contains("avx512f") ? "SkylakeX" : "Haswell"
+        } else if features.contains("avx2") && features.contains("fma")
+            && ["GenuineIntel", "AuthenticAMD", "HygonGenuine"].contains(vendor)
+        {
+            let expected =
+                vendor != "GenuineIntel"
+                ? "Zen"
+                : features.contains("avx512_bf16")
+                    ? "Cooperlake" : features.contains("avx512f") ? "SkylakeX" : "Haswell"
             XCTAssertEqual(r.blas["core_at_load"] as? String, "Prescott")
             XCTAssertEqual(r.blas["core_in_use"] as? String, expected)
             XCTAssertEqual(r.blas["corrected"] as? Bool, true)
@@ -131,7 +143,8 @@ final class InfoCommandTests: XCTestCase {
             XCTAssertEqual(r.blas["core_in_use"] as? String, "Prescott", "no AVX2: nothing clearly better to switch to")
         }
         if userCore == nil {
-            let kept = try kernelCheck(["--json"] + simulate, environment: ["CONTEXTUAL_EMBEDDINGS_KEEP_BLAS_CORE": "1"])
+            let kept = try kernelCheck(
+                ["--json"] + simulate, environment: ["CONTEXTUAL_EMBEDDINGS_KEEP_BLAS_CORE": "1"])
             XCTAssertEqual(kept.blas["core_in_use"] as? String, "Prescott", "the opt-out keeps OpenBLAS's choice")
             XCTAssertEqual(kept.blas["check"] as? String, "kept Prescott: CONTEXTUAL_EMBEDDINGS_KEEP_BLAS_CORE is set")
         }
