@@ -63,7 +63,8 @@ extension ContextualEmbedding {
                 let upper = isLast(v) ? available : min(available, start + stride / 2 + stride)
                 matrix.withUnsafeBufferPointer { m in
                     for t in lower..<upper {
-                        pooler.add(buffer[t - bufferStart].range, matrix: m, row: t - start + 1 + prefix.count)  // skips [CLS] and the prefix
+                        // The row skips [CLS] and the prefix.
+                        pooler.add(buffer[t - bufferStart].range, matrix: m, row: t - start + 1 + prefix.count)
                     }
                 }
             }
@@ -112,7 +113,8 @@ extension ContextualEmbedding {
             for (w, matrix) in zip(group, states) {
                 matrix.withUnsafeBufferPointer { m in
                     for t in owned(w) {
-                        pooler.add(tokens[t].range, matrix: m, row: t - starts[w] + 1 + prefix.count)  // skips [CLS] and the prefix
+                        // The row skips [CLS] and the prefix.
+                        pooler.add(tokens[t].range, matrix: m, row: t - starts[w] + 1 + prefix.count)
                     }
                 }
             }

@@ -11,7 +11,10 @@ package struct CPUInfo: Sendable, Equatable, Codable {
     package enum Feature: String, Sendable, Codable, CaseIterable, Comparable {
         /// The SSE generations from SSE3 to SSE4.2, and population count.
         case sse3, ssse3
+        // Named as Intel's manuals and /proc/cpuinfo write them (sse4_1), not camel case.
+        // swift-format-ignore: AlwaysUseLowerCamelCase
         case sse4_1 = "sse4.1"
+        // swift-format-ignore: AlwaysUseLowerCamelCase
         case sse4_2 = "sse4.2"
         case popcnt
         /// 256-bit AVX, FMA3, half-precision conversion and AVX2.

@@ -104,6 +104,8 @@ public final class LlamaModel: Sendable {
         let c = configuration
         let rows = ids.count
         let width = c.hiddenSize
+        // D as the shape comments write the head dimension.
+        // swift-format-ignore: AlwaysUseLowerCamelCase
         let D = c.headDimension
         let positions = start + rows
         let qkvWidth = c.queryWidth + 2 * c.keyValueWidth
@@ -190,6 +192,8 @@ public final class LlamaModel: Sendable {
     /// `scratch.context: [T, Hq·D]`.
     private func attention(layer l: Int, rows: Int, start: Int, cache: KeyValueCache, scratch: Scratch) {
         let c = configuration
+        // D as the shape comments write the head dimension.
+        // swift-format-ignore: AlwaysUseLowerCamelCase
         let D = c.headDimension
         let positions = start + rows
         let qkvWidth = c.queryWidth + 2 * c.keyValueWidth

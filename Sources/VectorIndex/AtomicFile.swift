@@ -41,7 +41,7 @@ package enum AtomicFile {
             guard var base = bytes.baseAddress else { return }
             var remaining = bytes.count
             while remaining > 0 {
-                let n = Glibc_write(fd, base, remaining)
+                let n = posixWrite(fd, base, remaining)
                 if n < 0 {
                     if errno == EINTR { continue }
                     throw VectorIndexError.io(path: path, operation: "write", message: MappedFile.lastError())
@@ -164,7 +164,7 @@ extension AtomicFile {
 }
 
 @inline(__always)
-private func Glibc_write(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+private func posixWrite(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
     #if canImport(Darwin)
         return Darwin.write(fd, buffer, count)
     #elseif canImport(Musl)

@@ -9,6 +9,8 @@ import XCTest
 /// The byte-level BPE tokenizer against Hugging Face `tokenizers` (Fixtures/generation/tokenizer.json,
 /// made by Fixtures/generation/generate.py from the default model's GGUF vocabulary and merges).
 final class BytePairTokenizerTests: XCTestCase {
+    // Fields named as the generator script writes the JSON keys (Decodable reads them by name).
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     struct Fixture: Decodable {
         struct Case: Decodable {
             let name: String, source: String, text: String

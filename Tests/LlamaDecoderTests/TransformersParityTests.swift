@@ -8,6 +8,8 @@ import XCTest
 /// The decoder against transformers running the same GGUF dequantized to float32
 /// (Fixtures/generation/logits.json and logits.bin, made by Fixtures/generation/generate.py).
 final class TransformersParityTests: XCTestCase {
+    // Fields named as the generator script writes the JSON keys (Decodable reads them by name).
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     struct LogitsFixture: Decodable {
         struct Case: Decodable {
             let index: Int, name: String, prompt: String

@@ -108,7 +108,9 @@ public enum LoopbackHTTP {
         headers: [String: String] = [:]
     ) throws -> [HTTPReply] {
         var sockets = [Int32]()
-        defer { sockets.forEach { close($0) } }
+        defer {
+            for socket in sockets { close(socket) }
+        }
         for _ in 0..<count {
             let fd = try connect(port: port)
             sockets.append(fd)

@@ -9,6 +9,8 @@ import XCTest
 /// Parity with Hugging Face `tokenizers` (Fixtures/golden/xlmr/tokens.json, from
 /// Fixtures/golden/xlmr/generate.py): ids, offsets and token texts on texts written for the project.
 final class GoldenTokenizerTests: XCTestCase {
+    // Fields named as the generator script writes the JSON keys (Decodable reads them by name).
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     struct Golden: Decodable {
         struct Case: Decodable {
             var name: String
