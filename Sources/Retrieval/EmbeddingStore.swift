@@ -211,7 +211,7 @@ public final class EmbeddingStore: ChunkStore {
                 modelIdentifier: Self.lexicalOnlyIdentifier, dimension: 1, pooling: "none", normalized: false,
                 tokenizerHash: "none")
         let vectors = contents.index ?? FlatIndex(dimension: max(1, fingerprint.dimension))
-        let data = try JSONEncoder().encode(metadata)
+        let data = try IndexFile.jsonEncoder.encode(metadata)
         let toWrite: FlatIndex
         if vectors.count == contents.chunks.count {
             toWrite = vectors

@@ -118,12 +118,20 @@ public enum IndexFile {
         return layout
     }
 
+    /// The encoder for the JSON an index file holds: keys sorted, so that the same index gives the
+    /// same bytes in every process (a dictionary's order otherwise follows the process's hash seed).
+    package static var jsonEncoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }
+
     /// Writes `stored` to `url` atomically: readers see the old file or the new one, never a mix.
     /// The index's int8 and binary codes, when it keeps them, are written too.
     /// - Throws: `VectorIndexError.io` (the previous file, if any, is left untouched).
     public static func write(_ stored: StoredIndex, to url: URL) throws {
         let index = stored.index
-        let fingerprintJSON = try JSONEncoder().encode(stored.fingerprint)
+        let fingerprintJSON = try IndexFile.jsonEncoder.encode(stored.fingerprint)
         var ids = [UInt8]()
         for id in index.ids {
             let utf8 = Array(id.utf8)

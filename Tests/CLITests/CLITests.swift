@@ -149,6 +149,25 @@ final class CLITests: XCTestCase {
         for j in 0..<384 { XCTAssertEqual(vector[j], matrix.map { $0[j] }.max()!, accuracy: 0) }
     }
 
+    /// The same folder indexed by two processes gives byte-identical files (the JSON inside is
+    /// written with sorted keys; BM25's postings are a dictionary, whose order follows each
+    /// process's hash seed).
+    func testIndexFilesAreByteIdenticalAcrossProcesses() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let corpus = TestFixtures.folder.appendingPathComponent("corpus/swift-lessons").path
+        var files = [Data]()
+        for name in ["first.index", "second.index"] {
+            let out = folder.appendingPathComponent(name)
+            let r = try embeddings(["index", corpus, "--out", out.path, "--lexical-only"])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            files.append(try Data(contentsOf: out))
+        }
+        XCTAssertGreaterThan(files[0].count, 10_000)
+        XCTAssertEqual(files[0], files[1], "the two index files differ")
+    }
+
     func testIndexSearchEvalExportRoundTrip() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID())")
         let docs = folder.appendingPathComponent("docs/guide")
