@@ -130,7 +130,9 @@ extension ContextualEmbedding {
     /// The default model for a script, as `NLContextualEmbedding(script:)`: all-MiniLM-L6-v2
     /// for Latin, multilingual-e5-small for every other script it covers; `nil` when no model
     /// the library knows covers it. Its assets may still need installing.
-    /// - Parameter quantization: how the encoder multiplies (default `.float32`).
+    /// - Parameters:
+    ///   - script: the writing system of the texts to embed.
+    ///   - quantization: how the encoder multiplies (default `.float32`).
     public convenience init?(script: Script, quantization: Quantization = .float32) {
         guard let descriptor = ModelCatalog.descriptor(forScript: script) else { return nil }
         self.init(descriptor: descriptor, parallelism: nil, quantization: quantization)

