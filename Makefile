@@ -3,7 +3,7 @@
 
 SWIFT ?= swift
 
-.PHONY: deps build test bench bench-quick release peers clean
+.PHONY: deps build test bench bench-quick release peers lint format docs clean
 
 deps:
 	@./scripts/install-deps.sh
@@ -34,6 +34,18 @@ bench-quick: release
 peers: release
 	./Benchmarks/peers/setup.sh && ./Benchmarks/peers/.venv/bin/python Benchmarks/peers/peers.py
 	./Benchmarks/peers/llama-setup.sh && ./Benchmarks/peers/.venv-llama/bin/python Benchmarks/peers/llama_peer.py
+
+# The formatter's check, as CI runs it: swift format lint --strict with .swift-format; any finding fails.
+lint:
+	./scripts/format-lint.sh
+
+# Formats every Swift file in place (then `make lint` passes).
+format:
+	./scripts/format-lint.sh --fix
+
+# The DocC catalog (Sources/Embeddings/Embeddings.docc) with --warnings-as-errors, as CI builds it.
+docs: release
+	./scripts/docs.sh
 
 clean:
 	rm -rf .build

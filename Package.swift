@@ -127,11 +127,14 @@ let package = Package(
         // inside the save, the stale age) from its arguments, so that no shipping code reads test
         // hooks from the environment.
         .executableTarget(name: "CrashSafetyChild", dependencies: ["Retrieval", "VectorIndex"], path: "Tests/CrashSafetyChild"),
+        // InfoCommandTests' child process: the kernel check at load with BLAS's test settings (a
+        // stand-in core at load, a failing self-check) from its arguments, printing what `info` does.
+        .executableTarget(name: "KernelCheckChild", dependencies: ["LinearAlgebra"], path: "Tests/KernelCheckChild"),
         // EmbeddingsCLI: the tests run the built `embeddings` executable in child processes
-        // (CrashSafetyChild is listed so that it is built, not imported).
+        // (CrashSafetyChild and KernelCheckChild are listed so that they are built, not imported).
         .testTarget(
             name: "CLITests",
-            dependencies: ["EmbeddingsCLI", "CrashSafetyChild", "CommandLineOptions", "Embeddings", "Retrieval", "PostgresStorage", "VectorIndex", "LinearAlgebra", "TestSupport", "ModelTestSupport"]
+            dependencies: ["EmbeddingsCLI", "CrashSafetyChild", "KernelCheckChild", "CommandLineOptions", "Embeddings", "Retrieval", "PostgresStorage", "VectorIndex", "LinearAlgebra", "TestSupport", "ModelTestSupport"]
         ),
     ]
 )

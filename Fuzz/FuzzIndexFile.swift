@@ -13,8 +13,11 @@ public func fuzzIndexFileInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CIn
         var index = FlatIndex(dimension: 3)
         try? index.add(contentsOf: [("a", [1, 2, 3]), ("b", [0, 1, 0]), ("c", [-1, 0.5, 0])])
         // Codes too, so that the fuzzer reaches their sections (both int8 schemes).
-        if data[0] & 2 != 0 { index.buildCodes([.int8, .binary], int8Scheme: data[0] & 4 != 0 ? .perVector : .perDimension) }
-        let fingerprint = IndexFingerprint(modelIdentifier: "m", dimension: 3, pooling: "mean", normalized: true, tokenizerHash: "t")
+        if data[0] & 2 != 0 {
+            index.buildCodes([.int8, .binary], int8Scheme: data[0] & 4 != 0 ? .perVector : .perDimension)
+        }
+        let fingerprint = IndexFingerprint(
+            modelIdentifier: "m", dimension: 3, pooling: "mean", normalized: true, tokenizerHash: "t")
         try? IndexFile.write(StoredIndex(index: index, fingerprint: fingerprint), to: fuzzIndexPath)
         var valid = (try? Data(contentsOf: fuzzIndexPath)) ?? Data()
         for i in stride(from: 1, to: size - 1, by: 2) where !valid.isEmpty {

@@ -12,15 +12,20 @@ let fuzzSentencePiece: XLMRobertaTokenizer = {
         pieces.append(("▁" + String(c), -4))
     }
     pieces += [("▁the", -3), ("ing", -3.5), ("▁query", -3), ("ry", -4), ("東京", -4), ("<mask>", 0)]
-    var bytes = [UInt8](), offsets: [Int32] = [0]
+    var bytes = [UInt8]()
+    var offsets: [Int32] = [0]
     for (piece, _) in pieces {
         bytes += Array(piece.utf8)
         offsets.append(Int32(bytes.count))
     }
     let model = try! UnigramModel(bytes: bytes, offsets: offsets, scores: pieces.map(\.1), unknownID: 3)
-    let normalizer = try! XLMRobertaNormalizer(table: [0x09: [0x20], 0x0A: [0x20], 0x01: [], 0x200D: [0x20], 0xFB01: [0x66, 0x69], 0xA0: [0x20], 0xFF21: [0x41]])
+    let normalizer = try! XLMRobertaNormalizer(table: [
+        0x09: [0x20], 0x0A: [0x20], 0x01: [], 0x200D: [0x20], 0xFB01: [0x66, 0x69], 0xA0: [0x20], 0xFF21: [0x41],
+    ])
     let specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"].map { (text: $0, id: model.id(of: $0)!) }
-    return try! XLMRobertaTokenizer(model: model, normalizer: normalizer, maximumLength: 64, beginTokenID: 0, endTokenID: 2, specialTokens: specials)
+    return try! XLMRobertaTokenizer(
+        model: model, normalizer: normalizer, maximumLength: 64, beginTokenID: 0, endTokenID: 2, specialTokens: specials
+    )
 }()
 
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -5,8 +5,10 @@ import Foundation
 // and the block-wise token stream (tiny blocks, so every whitespace is a cut) equal to the
 // whole-text reference.
 let fuzzTokenizer: BertTokenizer = {
-    if let path = ProcessInfo.processInfo.environment["FUZZ_VOCAB"], let vocabulary = try? Vocabulary(contentsOf: URL(fileURLWithPath: path)),
-       let tokenizer = try? BertTokenizer(vocabulary: vocabulary, maximumLength: 64) {
+    if let path = ProcessInfo.processInfo.environment["FUZZ_VOCAB"],
+        let vocabulary = try? Vocabulary(contentsOf: URL(fileURLWithPath: path)),
+        let tokenizer = try? BertTokenizer(vocabulary: vocabulary, maximumLength: 64)
+    {
         return tokenizer
     }
     let tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "##a", "b", "##b", "é", "σ", "東", ".", "!", "##s"]

@@ -3,9 +3,12 @@
 # repository's .swift-format (4-space indentation, lines of 120 columns at most, the toolchain's
 # default rules otherwise), over Sources, Tests, Benchmarks, Fuzz and Examples.
 #
-#   scripts/format-lint.sh           lint, strict: exit 1 on any finding (what CI is to run)
+#   scripts/format-lint.sh           lint, strict: exit 1 on any finding (`make lint`; .ci/run runs it)
 #   scripts/format-lint.sh --count   the number of findings per rule, and exit 0
-#   scripts/format-lint.sh --fix     format the files in place (once, when the tree is reformatted)
+#   scripts/format-lint.sh --fix     format the files in place (`make format`)
+#
+# A rule is set aside only where a name must be written as its source writes it, on that
+# declaration, with the reason above it: `// swift-format-ignore: AlwaysUseLowerCamelCase`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 paths=(Sources Tests Benchmarks Fuzz Examples)

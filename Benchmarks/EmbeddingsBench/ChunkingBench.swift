@@ -21,13 +21,16 @@ enum ChunkingBench {
             let page = longParagraphPage(bytes: size * 1_000_000)
             let (chunks, chunking) = timed { MarkdownChunker().chunks(of: page, source: "long.md") }
             guard chunks.count > size * 1_000_000 / 1_000, chunks.allSatisfy({ $0.span != nil }),
-                  chunks.last?.span?.upperBound == page.utf8.count - 1 else {
-                throw BenchFailure(message: "chunking \(size) MB: \(chunks.count) chunks, spans missing or short of the page's end")
+                chunks.last?.span?.upperBound == page.utf8.count - 1
+            else {
+                throw BenchFailure(
+                    message: "chunking \(size) MB: \(chunks.count) chunks, spans missing or short of the page's end")
             }
             let store = EmbeddingStore(embedding: nil)
             let (statistics, indexing) = try timed { try store.replace(with: [Page(source: "long.md", text: page)]) }
             guard statistics.chunks == chunks.count else {
-                throw BenchFailure(message: "indexing \(size) MB gave \(statistics.chunks) chunks, chunking \(chunks.count)")
+                throw BenchFailure(
+                    message: "indexing \(size) MB gave \(statistics.chunks) chunks, chunking \(chunks.count)")
             }
             return Result(megabytes: size, chunks: chunks.count, chunkingSeconds: chunking, indexingSeconds: indexing)
         }
@@ -36,8 +39,11 @@ enum ChunkingBench {
     /// `# Long`, then one paragraph of about `bytes` UTF-8 bytes: sentences of a few lengths, some
     /// with non-ASCII letters, each followed by a space (so the page ends in one).
     static func longParagraphPage(bytes: Int) -> String {
-        let sentences = ["Café owners grind their beans before dawn.", "Closures capture the values they use, even after the scope ends!",
-                         "Is naïve Bayes still useful?", "A section this long is cut at sentence ends, never inside a word."]
+        let sentences = [
+            "Café owners grind their beans before dawn.",
+            "Closures capture the values they use, even after the scope ends!",
+            "Is naïve Bayes still useful?", "A section this long is cut at sentence ends, never inside a word.",
+        ]
         var page = "# Long\n\n"
         page.reserveCapacity(bytes + 128)
         var next = 0

@@ -24,18 +24,26 @@ enum PerplexityCommand: CommandDescription {
     static let name = "perplexity"
     static let abstract = "The language model's perplexity of a text (windows of 512 tokens, no BOS)."
     static var options: [any OptionDeclaration] {
-        [GenerationBenchOptions.model, GenerationBenchOptions.quantize, GenerationBenchOptions.window, GenerationBenchOptions.compare,
-         BenchOptions.json]
+        [
+            GenerationBenchOptions.model, GenerationBenchOptions.quantize, GenerationBenchOptions.window,
+            GenerationBenchOptions.compare,
+            BenchOptions.json,
+        ]
     }
-    static let arguments = [Argument("<file>", usage: "[<file>]", help: "A UTF-8 text file (default: the built-in lessons, concatenated).")]
+    static let arguments = [
+        Argument("<file>", usage: "[<file>]", help: "A UTF-8 text file (default: the built-in lessons, concatenated).")
+    ]
 }
 
 enum GenerateBenchCommand: CommandDescription {
     static let name = "generate"
     static let abstract = "The language model's prompt processing and generation speed, and peak memory."
     static var options: [any OptionDeclaration] {
-        [GenerationBenchOptions.model, GenerationBenchOptions.quantize, GenerationBenchOptions.threads, GenerationBenchOptions.promptTokens,
-         GenerationBenchOptions.tokens, BenchOptions.json]
+        [
+            GenerationBenchOptions.model, GenerationBenchOptions.quantize, GenerationBenchOptions.threads,
+            GenerationBenchOptions.promptTokens,
+            GenerationBenchOptions.tokens, BenchOptions.json,
+        ]
     }
 }
 
@@ -45,7 +53,9 @@ func languageModelFile(_ parsed: ParsedArguments) throws -> URL {
     if let descriptor = DecoderCatalog.descriptor(for: value) {
         return try reporting { try descriptor.install { FileHandle.standardError.write(Data(($0 + "\n").utf8)) } }
     }
-    guard FileManager.default.fileExists(atPath: value) else { throw CLIError.noInput("\(value): no such GGUF file or known model") }
+    guard FileManager.default.fileExists(atPath: value) else {
+        throw CLIError.noInput("\(value): no such GGUF file or known model")
+    }
     return URL(fileURLWithPath: value)
 }
 
@@ -53,7 +63,8 @@ func languageModelFile(_ parsed: ParsedArguments) throws -> URL {
 /// (the same text Fixtures/generation/generate.py scores with transformers).
 func lessonsText() throws -> String {
     let folder = defaultCorpus()
-    let files = (FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? [])
+    let files =
+        (FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? [])
         .filter { $0.pathExtension == "md" }
         .map { $0.path }
         .sorted()
@@ -62,10 +73,13 @@ func lessonsText() throws -> String {
 }
 
 func runPerplexity(_ parsed: ParsedArguments) throws {
-    guard parsed.positionals.count <= 1 else { throw CLIError.usage("usage: \(PerplexityCommand.usage(program: "embeddings-bench"))") }
-    let text = try parsed.positionals.first.map { path in
-        try reporting(as: CLIError.noInput) { try String(contentsOfFile: path, encoding: .utf8) }
-    } ?? lessonsText()
+    guard parsed.positionals.count <= 1 else {
+        throw CLIError.usage("usage: \(PerplexityCommand.usage(program: "embeddings-bench"))")
+    }
+    let text =
+        try parsed.positionals.first.map { path in
+            try reporting(as: CLIError.noInput) { try String(contentsOfFile: path, encoding: .utf8) }
+        } ?? lessonsText()
     let url = try languageModelFile(parsed)
     let precision = try parsed.value(GenerationBenchOptions.quantize)
     let window = try parsed.value(GenerationBenchOptions.window)
@@ -78,14 +92,26 @@ func runPerplexity(_ parsed: ParsedArguments) throws {
         return (scores, Date().timeIntervalSince(started))
     }
     let (scores, seconds) = try measure(precision)
-    var rows = [[precision.rawValue, "\(scores.tokens.count)", "\(scores.scoredCount)", String(format: "%.4f", scores.perplexity),
-                 String(format: "%.4f", scores.accuracy), String(format: "%.1f", Double(scores.tokens.count) / seconds)]]
-    var figures: [String: Double] = ["perplexity": scores.perplexity, "tokens": Double(scores.tokens.count), "seconds": seconds]
+    var rows = [
+        [
+            precision.rawValue, "\(scores.tokens.count)", "\(scores.scoredCount)",
+            String(format: "%.4f", scores.perplexity),
+            String(format: "%.4f", scores.accuracy), String(format: "%.1f", Double(scores.tokens.count) / seconds),
+        ]
+    ]
+    var figures: [String: Double] = [
+        "perplexity": scores.perplexity, "tokens": Double(scores.tokens.count), "seconds": seconds,
+    ]
     if parsed[GenerationBenchOptions.compare], precision != .float32 {
         let (reference, referenceSeconds) = try measure(.float32)
-        rows.append(["float32", "\(reference.tokens.count)", "\(reference.scoredCount)", String(format: "%.4f", reference.perplexity),
-                     String(format: "%.4f", reference.accuracy), String(format: "%.1f", Double(reference.tokens.count) / referenceSeconds)])
-        var agree = 0, scored = 0
+        rows.append([
+            "float32", "\(reference.tokens.count)", "\(reference.scoredCount)",
+            String(format: "%.4f", reference.perplexity),
+            String(format: "%.4f", reference.accuracy),
+            String(format: "%.1f", Double(reference.tokens.count) / referenceSeconds),
+        ])
+        var agree = 0
+        var scored = 0
         for (a, b) in zip(scores.predictions, reference.predictions) {
             guard let a, let b else { continue }
             scored += 1
@@ -94,8 +120,11 @@ func runPerplexity(_ parsed: ParsedArguments) throws {
         let agreement = Double(agree) / Double(max(1, scored))
         figures["top1_agreement_with_float32"] = agreement
         figures["perplexity_ratio_to_float32"] = scores.perplexity / reference.perplexity
-        print(String(format: "%@ against float32: top-1 agreement %.4f, perplexity ratio %.4f\n", precision.rawValue, agreement,
-                     scores.perplexity / reference.perplexity))
+        print(
+            String(
+                format: "%@ against float32: top-1 agreement %.4f, perplexity ratio %.4f\n", precision.rawValue,
+                agreement,
+                scores.perplexity / reference.perplexity))
     }
     print(table(["Precision", "Tokens", "Scored", "Perplexity", "Top-1 = text", "Tokens/s"], rows))
     if let path = parsed[BenchOptions.json] { try writeFigures(figures, to: path) }
@@ -109,12 +138,16 @@ func runGenerateBench(_ parsed: ParsedArguments) throws {
     let promptLength = try parsed.value(GenerationBenchOptions.promptTokens)
     let generated = try parsed.value(GenerationBenchOptions.tokens)
     let loadStart = Date()
-    let model = try reporting(as: CLIError.data) { try LlamaModel(contentsOf: url, precision: precision, threadCount: threads) }
+    let model = try reporting(as: CLIError.data) {
+        try LlamaModel(contentsOf: url, precision: precision, threadCount: threads)
+    }
     let loadSeconds = Date().timeIntervalSince(loadStart)
     // The prompt: the lessons' first tokens, so that the text is real and the same for every run.
     let ids = Array(model.tokenizer.tokenizeWithoutSpecialTokens(try lessonsText()).map(\.id).prefix(promptLength))
     guard ids.count == promptLength else { throw CLIError.data("the lessons have only \(ids.count) tokens") }
-    let sequence = try reporting { try model.makeSequence(contextSize: min(model.configuration.contextLength, promptLength + generated)) }
+    let sequence = try reporting {
+        try model.makeSequence(contextSize: min(model.configuration.contextLength, promptLength + generated))
+    }
     let promptStart = Date()
     var logits = try reporting { try sequence.append(ids) }
     let promptSeconds = Date().timeIntervalSince(promptStart)
@@ -128,17 +161,31 @@ func runGenerateBench(_ parsed: ParsedArguments) throws {
     let decodeSeconds = Date().timeIntervalSince(decodeStart)
     let peak = peakResidentBytes()
     print("## embeddings-bench generate\n\n\(Machine.current().markdown)\n")
-    print("\(model.name), \(precision.rawValue), \(threads) threads; weights \(model.weightByteCount >> 20) MiB; loaded in \(String(format: "%.2f", loadSeconds)) s\n")
-    print(table(["Test", "Tokens", "Seconds", "Tokens/s"], [
-        ["prompt (pp\(promptLength))", "\(promptLength)", String(format: "%.3f", promptSeconds), String(format: "%.1f", Double(promptLength) / promptSeconds)],
-        ["generation (tg\(generated))", "\(generated)", String(format: "%.3f", decodeSeconds), String(format: "%.1f", Double(generated) / decodeSeconds)],
-    ]))
+    print(
+        "\(model.name), \(precision.rawValue), \(threads) threads; weights \(model.weightByteCount >> 20) MiB; loaded in \(String(format: "%.2f", loadSeconds)) s\n"
+    )
+    print(
+        table(
+            ["Test", "Tokens", "Seconds", "Tokens/s"],
+            [
+                [
+                    "prompt (pp\(promptLength))", "\(promptLength)", String(format: "%.3f", promptSeconds),
+                    String(format: "%.1f", Double(promptLength) / promptSeconds),
+                ],
+                [
+                    "generation (tg\(generated))", "\(generated)", String(format: "%.3f", decodeSeconds),
+                    String(format: "%.1f", Double(generated) / decodeSeconds),
+                ],
+            ]))
     print("peak RSS: \(peak >> 20) MiB")
     if let path = parsed[BenchOptions.json] {
-        try writeFigures(["prompt_tokens_per_second": Double(promptLength) / promptSeconds,
-                          "generation_tokens_per_second": Double(generated) / decodeSeconds,
-                          "peak_rss_bytes": Double(peak), "load_seconds": loadSeconds, "threads": Double(threads),
-                          "weight_bytes": Double(model.weightByteCount)], to: path)
+        try writeFigures(
+            [
+                "prompt_tokens_per_second": Double(promptLength) / promptSeconds,
+                "generation_tokens_per_second": Double(generated) / decodeSeconds,
+                "peak_rss_bytes": Double(peak), "load_seconds": loadSeconds, "threads": Double(threads),
+                "weight_bytes": Double(model.weightByteCount),
+            ], to: path)
     }
 }
 

@@ -56,7 +56,8 @@ enum Int8GEMMProbe {
         let repeats = quick ? 3 : 10
         var rng = SystemRandomNumberGenerator()
         func gaussian() -> Float {
-            let u1 = Double.random(in: Double.ulpOfOne..<1, using: &rng), u2 = Double.random(in: 0..<1, using: &rng)
+            let u1 = Double.random(in: Double.ulpOfOne..<1, using: &rng)
+            let u2 = Double.random(in: 0..<1, using: &rng)
             return Float((-2 * log(u1)).squareRoot() * cos(2 * Double.pi * u2))
         }
         var figures = [ShapeFigure]()
@@ -79,24 +80,35 @@ enum Int8GEMMProbe {
 
             var buffer = QuantizedRows()
             var generic = [Float](repeating: 0, count: m * n)
-            Int8GEMM.matmul(activations: x, rows: m, weights: matrix, bias: bias, into: &generic, buffer: &buffer, path: .generic)
+            Int8GEMM.matmul(
+                activations: x, rows: m, weights: matrix, bias: bias, into: &generic, buffer: &buffer, path: .generic)
             var paths = [PathFigure]()
             for path in Int8GEMM.paths {
-                Int8GEMM.matmul(activations: x, rows: m, weights: matrix, bias: bias, into: &y, buffer: &buffer, path: path)
+                Int8GEMM.matmul(
+                    activations: x, rows: m, weights: matrix, bias: bias, into: &y, buffer: &buffer, path: path)
                 let agrees = y.map(\.bitPattern) == generic.map(\.bitPattern)
                 let pathRepeats = path == .generic ? min(repeats, 3) : repeats
                 let total = best(pathRepeats) {
-                    Int8GEMM.matmul(activations: x, rows: m, weights: matrix, bias: bias, into: &y, buffer: &buffer, path: path)
+                    Int8GEMM.matmul(
+                        activations: x, rows: m, weights: matrix, bias: bias, into: &y, buffer: &buffer, path: path)
                 }
                 let multiply = best(pathRepeats) {
                     Int8GEMM.multiply(buffer, matrix, bias: bias, into: &y, path: path)
                 }
                 consume(y)
-                paths.append(PathFigure(path: path.description, gops: operations / total / 1e9, multiplyGOPs: operations / multiply / 1e9,
-                                        speedup: sgemmSeconds / total, agrees: agrees))
+                paths.append(
+                    PathFigure(
+                        path: path.description, gops: operations / total / 1e9,
+                        multiplyGOPs: operations / multiply / 1e9,
+                        speedup: sgemmSeconds / total, agrees: agrees))
             }
-            figures.append(ShapeFigure(name: shape.name, rows: m, inputs: k, outputs: n, sgemmGFLOPs: operations / sgemmSeconds / 1e9, paths: paths))
+            figures.append(
+                ShapeFigure(
+                    name: shape.name, rows: m, inputs: k, outputs: n, sgemmGFLOPs: operations / sgemmSeconds / 1e9,
+                    paths: paths))
         }
-        return Result(cpu: CPUInfo.current.modelName, blas: BLAS.libraryDescription, defaultPath: Int8GEMM.defaultPath.description, shapes: figures)
+        return Result(
+            cpu: CPUInfo.current.modelName, blas: BLAS.libraryDescription,
+            defaultPath: Int8GEMM.defaultPath.description, shapes: figures)
     }
 }

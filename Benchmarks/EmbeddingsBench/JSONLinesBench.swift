@@ -31,7 +31,8 @@ func jsonLinesReadingBench(embeddings executable: URL, megabytes: [Int]) throws 
         let seconds = now() - start
         guard process.terminationReason == .exit, process.terminationStatus == 0 else {
             let message = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
-            throw BenchFailure(message: "embeddings embed on \(size) MB failed (\(process.terminationStatus)): \(message)")
+            throw BenchFailure(
+                message: "embeddings embed on \(size) MB failed (\(process.terminationStatus)): \(message)")
         }
         results.append((size, seconds))
     }

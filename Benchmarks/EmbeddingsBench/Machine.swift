@@ -13,13 +13,14 @@ struct Machine {
     static func current() -> Machine {
         let cpu = CPUInfo.current.modelName
         #if DEBUG
-        let build = "debug (numbers are not representative: use -c release)"
+            let build = "debug (numbers are not representative: use -c release)"
         #else
-        let build = "release"
+            let build = "release"
         #endif
         let formatter = ISO8601DateFormatter()
-        return Machine(cpu: cpu, cores: ProcessInfo.processInfo.activeProcessorCount, blas: BLAS.libraryDescription,
-                       blasThreads: BLAS.threadCount, build: build, date: formatter.string(from: Date()))
+        return Machine(
+            cpu: cpu, cores: ProcessInfo.processInfo.activeProcessorCount, blas: BLAS.libraryDescription,
+            blasThreads: BLAS.threadCount, build: build, date: formatter.string(from: Date()))
     }
 
     var markdown: String {
@@ -29,7 +30,11 @@ struct Machine {
     }
 
     var dictionary: [String: String] {
-        ["cpu": cpu, "cores": "\(cores)", "blas": blas, "blas_core": BLAS.coreInUse ?? "", "blas_core_at_load": BLAS.coreCheck.coreAtLoad ?? "",
-         "blas_check": BLAS.coreCheck.summary, "cpu_summary": CPUInfo.current.summary, "blas_threads": "\(blasThreads)", "build": build, "date": date]
+        [
+            "cpu": cpu, "cores": "\(cores)", "blas": blas, "blas_core": BLAS.coreInUse ?? "",
+            "blas_core_at_load": BLAS.coreCheck.coreAtLoad ?? "",
+            "blas_check": BLAS.coreCheck.summary, "cpu_summary": CPUInfo.current.summary,
+            "blas_threads": "\(blasThreads)", "build": build, "date": date,
+        ]
     }
 }

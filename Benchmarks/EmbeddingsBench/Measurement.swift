@@ -58,7 +58,15 @@ final class Report {
 /// Formats a duration the way the seed's tables do: seconds above 1 s, milliseconds, microseconds.
 func duration(_ seconds: Double, estimated: Bool = false) -> String {
     let text: String
-    if seconds >= 100 { text = String(format: "%.0f s", seconds) } else if seconds >= 1 { text = String(format: "%.2f s", seconds) } else if seconds >= 1e-3 { text = String(format: "%.2f ms", seconds * 1e3) } else { text = String(format: "%.1f µs", seconds * 1e6) }
+    if seconds >= 100 {
+        text = String(format: "%.0f s", seconds)
+    } else if seconds >= 1 {
+        text = String(format: "%.2f s", seconds)
+    } else if seconds >= 1e-3 {
+        text = String(format: "%.2f ms", seconds * 1e3)
+    } else {
+        text = String(format: "%.1f µs", seconds * 1e6)
+    }
     return estimated ? text + " (est.)" : text
 }
 

@@ -24,8 +24,10 @@ enum MemoryBench {
         guard vectors.count == spans.count, vectors.allSatisfy({ !$0.allSatisfy { $0 == 0 } }) else {
             throw BenchFailure(message: "late chunking left spans without vectors")
         }
-        return String(format: "Document of %.1f MB (%d characters, %d spans): %.1f s, peak resident memory %.0f MiB (before: %.0f MiB, model loaded).",
-                      Double(text.utf8.count) / 1_048_576, text.count, spans.count, seconds,
-                      Double(peak) / 1_048_576, Double(before) / 1_048_576)
+        return String(
+            format:
+                "Document of %.1f MB (%d characters, %d spans): %.1f s, peak resident memory %.0f MiB (before: %.0f MiB, model loaded).",
+            Double(text.utf8.count) / 1_048_576, text.count, spans.count, seconds,
+            Double(peak) / 1_048_576, Double(before) / 1_048_576)
     }
 }

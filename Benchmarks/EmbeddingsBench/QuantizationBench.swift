@@ -19,7 +19,9 @@ enum QuantizationBench {
             texts += chunks.map(\.text)
             sources.append("\(corpus.lastPathComponent) (\(chunks.count) chunks)")
         }
-        guard texts.count > 1_000 else { throw BenchFailure(message: "need more than 1,000 chunks, found \(texts.count)") }
+        guard texts.count > 1_000 else {
+            throw BenchFailure(message: "need more than 1,000 chunks, found \(texts.count)")
+        }
         // Every (n / 500)-th chunk is a query, not in the index.
         let stride = texts.count / 500
         let heldOut = Set((0..<500).map { $0 * stride })
@@ -30,14 +32,18 @@ enum QuantizationBench {
         let questionVectors = try embedding.sentenceVectors(for: questions, batchSize: 16)
         let indexed = texts.indices.filter { !heldOut.contains($0) }
         let d = embedding.dimension
-        var index = try FlatIndex(dimension: d, ids: indexed.map { "c\($0)" }, rowMajorVectors: indexed.flatMap { vectors[$0] })
+        var index = try FlatIndex(
+            dimension: d, ids: indexed.map { "c\($0)" }, rowMajorVectors: indexed.flatMap { vectors[$0] })
         let queries = heldOut.sorted().map { vectors[$0] } + questionVectors
         let exact = try queries.map { Set(try index.search($0, k: 10).map(\.row)) }
         func recall(_ precision: SearchPrecision, rescore: Int, in searched: FlatIndex) throws -> Double {
-            var found = 0, wanted = 0
+            var found = 0
+            var wanted = 0
             for (q, truth) in zip(queries, exact) {
                 wanted += truth.count
-                found += try searched.search(q, k: 10, precision: precision, rescore: rescore).filter { truth.contains($0.row) }.count
+                found += try searched.search(q, k: 10, precision: precision, rescore: rescore).filter {
+                    truth.contains($0.row)
+                }.count
             }
             return Double(found) / Double(wanted)
         }
@@ -46,9 +52,11 @@ enum QuantizationBench {
         index.buildCodes([.int8, .binary])
         let factors = [1, 2, 4, 10, 20]
         var rows = [[String]]()
-        for (name, precision, searched) in [("int8, range per dimension (default)", SearchPrecision.int8, index),
-                                            ("int8, symmetric scale per vector", .int8, perVector),
-                                            ("binary (sign bits)", .binary, index)] {
+        for (name, precision, searched) in [
+            ("int8, range per dimension (default)", SearchPrecision.int8, index),
+            ("int8, symmetric scale per vector", .int8, perVector),
+            ("binary (sign bits)", .binary, index),
+        ] {
             var row = [name]
             for factor in factors {
                 let r = try recall(precision, rescore: factor, in: searched)
@@ -57,8 +65,10 @@ enum QuantizationBench {
             }
             rows.append(row)
         }
-        var out = "### Recall@10 of codes with rescoring, against exact search — real embeddings on \(CPUInfo.current.modelName)\n\n"
-        out += "Index: \(indexed.count) chunks of \(sources.joined(separator: " + ")), embedded by \(embedding.modelIdentifier) in \(String(format: "%.0f", seconds)) s; queries: \(heldOut.count) held-out chunks + \(questions.count) evaluation questions. Bold: the default rescore factor.\n\n"
+        var out =
+            "### Recall@10 of codes with rescoring, against exact search — real embeddings on \(CPUInfo.current.modelName)\n\n"
+        out +=
+            "Index: \(indexed.count) chunks of \(sources.joined(separator: " + ")), embedded by \(embedding.modelIdentifier) in \(String(format: "%.0f", seconds)) s; queries: \(heldOut.count) held-out chunks + \(questions.count) evaluation questions. Bold: the default rescore factor.\n\n"
         out += table(["Codes"] + factors.map { "rescore ×\($0)" }, rows)
         return out
     }

@@ -14,7 +14,8 @@ enum RetrievalSweep {
 
     static func run(corpus: URL, cases: URL, embedding: ContextualEmbedding) throws -> String {
         let set = try EvaluationSet(contentsOf: cases)
-        var out = "### Retrieval — \(corpus.lastPathComponent), \(set.cases.count) questions, on \(CPUInfo.current.modelName)\n\n"
+        var out =
+            "### Retrieval — \(corpus.lastPathComponent), \(set.cases.count) questions, on \(CPUInfo.current.modelName)\n\n"
         var rows = [[String]]()
         var best: (Double, Double, String) = (0, 0, "")
         for late in [false, true] {
@@ -26,18 +27,31 @@ enum RetrievalSweep {
             func recall(_ mode: RetrievalMode, _ settings: RetrievalSettings) -> (Double, Double) {
                 var hits = [[String]]()
                 for (c, semantic) in zip(set.cases, candidates) {
-                    hits.append(store.search(c.question, semantic: semantic, mode: mode, k: 4, settings: settings).map(\.chunk.id))
+                    hits.append(
+                        store.search(c.question, semantic: semantic, mode: mode, k: 4, settings: settings).map(
+                            \.chunk.id))
                 }
                 var i = 0
-                let r = set.recall(ks: [2, 4]) { _ in defer { i += 1 }; return hits[i] }.recall
+                let r = set.recall(ks: [2, 4]) { _ in
+                    defer { i += 1 }
+                    return hits[i]
+                }.recall
                 return (r[2] ?? 0, r[4] ?? 0)
             }
             let name = late ? "late chunking" : "chunk embeddings"
-            rows.append(["indexing (\(name))", String(format: "%d chunks in %.1f s (%.0f chunks/s)", stats.chunks, seconds, Double(stats.chunks) / seconds), "", ""])
+            rows.append([
+                "indexing (\(name))",
+                String(
+                    format: "%d chunks in %.1f s (%.0f chunks/s)", stats.chunks, seconds, Double(stats.chunks) / seconds
+                ), "", "",
+            ])
             let reindexStart = now()
             let (again, _) = try store.index(folder: corpus)
             let reindex = now() - reindexStart
-            rows.append(["re-indexing, unchanged (\(name))", String(format: "%.2f s, %d embedded, %.0f× faster", reindex, again.embedded, seconds / reindex), "", ""])
+            rows.append([
+                "re-indexing, unchanged (\(name))",
+                String(format: "%.2f s, %d embedded, %.0f× faster", reindex, again.embedded, seconds / reindex), "", "",
+            ])
             var latencies = [Double]()
             for c in set.cases {
                 let t = now()
@@ -45,8 +59,12 @@ enum RetrievalSweep {
                 latencies.append(now() - t)
             }
             latencies.sort()
-            rows.append(["question → hits, hybrid, embedding included (\(name))",
-                         String(format: "p50 %.1f ms, p90 %.1f ms", latencies[latencies.count / 2] * 1000, latencies[latencies.count * 9 / 10] * 1000), "", ""])
+            rows.append([
+                "question → hits, hybrid, embedding included (\(name))",
+                String(
+                    format: "p50 %.1f ms, p90 %.1f ms", latencies[latencies.count / 2] * 1000,
+                    latencies[latencies.count * 9 / 10] * 1000), "", "",
+            ])
             for mode in [RetrievalMode.lexical, .semantic] {
                 let (r2, r4) = recall(mode, RetrievalSettings())
                 rows.append([mode.rawValue, name, String(format: "%.3f", r2), String(format: "%.3f", r4)])
@@ -59,7 +77,8 @@ enum RetrievalSweep {
                     settings.semanticWeight = 1 - lexicalWeight
                     settings.rrfK = k
                     let (r2, r4) = recall(.hybrid, settings)
-                    let label = fusion == .reciprocalRank
+                    let label =
+                        fusion == .reciprocalRank
                         ? String(format: "hybrid RRF %.1f/%.1f, k %.0f", lexicalWeight, 1 - lexicalWeight, k)
                         : String(format: "hybrid relative score %.1f/%.1f", lexicalWeight, 1 - lexicalWeight)
                     rows.append([label, name, String(format: "%.3f", r2), String(format: "%.3f", r4)])
@@ -68,7 +87,8 @@ enum RetrievalSweep {
             }
         }
         out += table(["Setting", "Vectors", "recall@2", "recall@4"], rows)
-        out += "\nBest hybrid setting here: \(best.2) (recall@4 \(String(format: "%.3f", best.0)), recall@2 \(String(format: "%.3f", best.1))).\n"
+        out +=
+            "\nBest hybrid setting here: \(best.2) (recall@4 \(String(format: "%.3f", best.0)), recall@2 \(String(format: "%.3f", best.1))).\n"
         return out
     }
 }

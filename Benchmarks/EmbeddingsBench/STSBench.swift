@@ -22,9 +22,13 @@ enum STSBench {
             }
             return r
         }
-        let rx = ranks(x), ry = ranks(y)
-        let mx = rx.reduce(0, +) / Double(rx.count), my = ry.reduce(0, +) / Double(ry.count)
-        var num = 0.0, dx = 0.0, dy = 0.0
+        let rx = ranks(x)
+        let ry = ranks(y)
+        let mx = rx.reduce(0, +) / Double(rx.count)
+        let my = ry.reduce(0, +) / Double(ry.count)
+        var num = 0.0
+        var dx = 0.0
+        var dy = 0.0
         for i in rx.indices {
             num += (rx[i] - mx) * (ry[i] - my)
             dx += (rx[i] - mx) * (rx[i] - mx)
@@ -37,11 +41,14 @@ enum STSBench {
         guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
             throw BenchFailure(message: "cannot read \(file)")
         }
-        var gold = [Double](), first = [String](), second = [String]()
+        var gold = [Double]()
+        var first = [String]()
+        var second = [String]()
         for (n, line) in text.split(separator: "\n").enumerated() {
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
             guard fields.count >= 7, let score = Double(fields[4]) else {
-                throw BenchFailure(message: "\(file):\(n + 1): expected a score in column 5 and sentences in columns 6 and 7")
+                throw BenchFailure(
+                    message: "\(file):\(n + 1): expected a score in column 5 and sentences in columns 6 and 7")
             }
             gold.append(score)
             first.append(String(fields[5]))

@@ -33,7 +33,8 @@ struct ServeBench {
     }
 
     private func timeEmbed(_ texts: [String]) throws -> Double {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("serve-bench-\(UUID().uuidString).jsonl")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "serve-bench-\(UUID().uuidString).jsonl")
         defer { try? FileManager.default.removeItem(at: file) }
         let lines = try texts.enumerated().map { i, text in
             String(decoding: try JSONSerialization.data(withJSONObject: ["id": "\(i)", "text": text]), as: UTF8.self)
@@ -47,7 +48,9 @@ struct ServeBench {
         let start = now()
         try process.run()
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw BenchFailure(message: "embeddings embed failed (\(process.terminationStatus))") }
+        guard process.terminationStatus == 0 else {
+            throw BenchFailure(message: "embeddings embed failed (\(process.terminationStatus))")
+        }
         return now() - start
     }
 
@@ -62,11 +65,14 @@ struct ServeBench {
         process.standardOutput = FileHandle.nullDevice
         try process.run()
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-        guard let port = readyPort(errors.fileHandleForReading) else { throw BenchFailure(message: "embeddings serve did not start") }
+        guard let port = readyPort(errors.fileHandleForReading) else {
+            throw BenchFailure(message: "embeddings serve did not start")
+        }
         DispatchQueue.global().async { _ = errors.fileHandleForReading.readDataToEndOfFile() }
         let bodies = (0..<max(1, texts.count / inputsPerRequest)).map { r -> [UInt8] in
             let chunk = (0..<inputsPerRequest).map { texts[(r * inputsPerRequest + $0) % texts.count] }
-            return Array((try? JSONSerialization.data(withJSONObject: ["input": chunk, "model": "all-MiniLM-L6-v2"])) ?? Data())
+            return Array(
+                (try? JSONSerialization.data(withJSONObject: ["input": chunk, "model": "all-MiniLM-L6-v2"])) ?? Data())
         }
         _ = try Self.post(port: port, body: bodies[0])
         var rows = [Row]()
@@ -92,7 +98,10 @@ struct ServeBench {
             }
             let seconds = now() - start
             let outcome = tally.results.withOrderedLock { $0 }
-            rows.append(Row(clients: count, requests: requests, seconds: seconds, latencies: outcome.latencies, errors: outcome.errors, refused: outcome.refused))
+            rows.append(
+                Row(
+                    clients: count, requests: requests, seconds: seconds, latencies: outcome.latencies,
+                    errors: outcome.errors, refused: outcome.refused))
         }
         let peak = Self.peakResident(of: process.processIdentifier)
         process.terminate()
@@ -110,7 +119,8 @@ struct ServeBench {
                 let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
                 pending.removeSubrange(pending.startIndex...newline)
                 if line.hasPrefix("listening on http://") {
-                    return line.dropFirst("listening on http://".count).prefix { $0 != " " }.split(separator: ":").last.flatMap { Int($0) }
+                    return line.dropFirst("listening on http://".count).prefix { $0 != " " }.split(separator: ":").last
+                        .flatMap { Int($0) }
                 }
             }
         }
@@ -139,7 +149,8 @@ struct ServeBench {
     /// One `POST /v1/embeddings` through TestSupport's loopback client (`Connection: close`, the
     /// response read to the end): its status and how many `"object":"embedding"` items it holds.
     static func post(port: Int, body: [UInt8]) throws -> (status: Int, embeddings: Int) {
-        let reply = try LoopbackHTTP.request(port: port, "POST", "/v1/embeddings", body: body, headers: ["Content-Type": "application/json"])
+        let reply = try LoopbackHTTP.request(
+            port: port, "POST", "/v1/embeddings", body: body, headers: ["Content-Type": "application/json"])
         return (reply.status, reply.text.components(separatedBy: "\"object\":\"embedding\"").count - 1)
     }
 

@@ -39,7 +39,9 @@ enum StoreBench {
     static func nearDuplicate(_ vector: [Float], seed: UInt64) -> [Float] {
         var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1
         func uniform() -> Double {
-            state ^= state << 13; state ^= state >> 7; state ^= state << 17
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
             return (Double(state >> 11) + 0.5) / Double(1 << 53)
         }
         var out = vector.map { x -> Float in
@@ -62,7 +64,8 @@ enum StoreBench {
     /// HNSW recall@10 against exact, ties counted: a result counts when it scores at least the
     /// exact 10th best (the copied corpus holds every vector many times, so ids alone cannot tell).
     static func hnswRecall(_ store: PostgresStore, _ questions: [String], efSearch: Int) throws -> Double {
-        var found = 0, wanted = 0
+        var found = 0
+        var wanted = 0
         for q in questions {
             try store.setVectorSearch(.exact)
             let exact = try store.semanticCandidates(q, count: 10)
@@ -77,7 +80,9 @@ enum StoreBench {
     }
 
     /// An indexing run of `store` over `pages` and what makes it last (the file store's save), timed.
-    static func indexing(_ store: any ChunkStore, _ pages: [Page], finish: () throws -> Void = {}) throws -> (IndexingStatistics, Double) {
+    static func indexing(_ store: any ChunkStore, _ pages: [Page], finish: () throws -> Void = {}) throws -> (
+        IndexingStatistics, Double
+    ) {
         let start = Date()
         let statistics = try store.replace(with: pages)
         try finish()
@@ -91,9 +96,12 @@ enum StoreBench {
         return (hybrid50, hybrid90, semantic50)
     }
 
-    static func run(url: String, copies: Int, embedding: ContextualEmbedding, corpus: URL, evaluation: EvaluationSet?) throws -> String {
+    static func run(url: String, copies: Int, embedding: ContextualEmbedding, corpus: URL, evaluation: EvaluationSet?)
+        throws -> String
+    {
         let questions = evaluation?.cases.map(\.question) ?? []
-        var lexicalComparison = "| Mode | recall@4, BM25 from stored term counts | recall@4, PostgreSQL full-text search (ts_rank_cd, english) |\n|---|---|---|\n"
+        var lexicalComparison =
+            "| Mode | recall@4, BM25 from stored term counts | recall@4, PostgreSQL full-text search (ts_rank_cd, english) |\n|---|---|---|\n"
         var rows = [Row]()
         var recallSweep = ""
         var byText = [String: [Float]]()
@@ -128,8 +136,10 @@ enum StoreBench {
                 }
             }
             let (fp50, fp90, fs50) = try searching(file, questions)
-            rows.append(Row(corpus: label, store: "index file", chunks: fileStats.chunks, indexSeconds: fileSeconds,
-                            embedded: fileStats.embedded, p50: fp50, p90: fp90, semanticP50: fs50, recall: nil))
+            rows.append(
+                Row(
+                    corpus: label, store: "index file", chunks: fileStats.chunks, indexSeconds: fileSeconds,
+                    embedded: fileStats.embedded, p50: fp50, p90: fp90, semanticP50: fs50, recall: nil))
             // PostgreSQL, exact then HNSW.
             let postgres = try PostgresStore(connection: url, embedding: embedding, tablePrefix: "bench")
             try postgres.drop()
@@ -137,13 +147,20 @@ enum StoreBench {
             let (stats, postgresSeconds) = try indexing(postgres, pages)
             try postgres.setVectorSearch(.exact)
             let (ep50, ep90, es50) = try searching(postgres, questions)
-            rows.append(Row(corpus: label, store: "PostgreSQL, exact", chunks: stats.chunks, indexSeconds: postgresSeconds,
-                            embedded: stats.embedded, p50: ep50, p90: ep90, semanticP50: es50, recall: 1))
+            rows.append(
+                Row(
+                    corpus: label, store: "PostgreSQL, exact", chunks: stats.chunks, indexSeconds: postgresSeconds,
+                    embedded: stats.embedded, p50: ep50, p90: ep90, semanticP50: es50, recall: 1))
             if n == 1, let set = evaluation {
                 // Which lexical engine keeps recall: the stored BM25 against PostgreSQL's full-text search.
                 for mode in [RetrievalMode.lexical, .hybrid] {
-                    let bm25 = try set.recall(ks: [4]) { try postgres.search($0, mode: mode, k: 4).map(\.chunk.id) }.recall[4] ?? 0
-                    let fullText = try set.recall(ks: [4]) { try postgres.searchWithFullText($0, mode: mode, k: 4).map(\.chunk.id) }.recall[4] ?? 0
+                    let bm25 =
+                        try set.recall(ks: [4]) { try postgres.search($0, mode: mode, k: 4).map(\.chunk.id) }.recall[4]
+                        ?? 0
+                    let fullText =
+                        try set.recall(ks: [4]) {
+                            try postgres.searchWithFullText($0, mode: mode, k: 4).map(\.chunk.id)
+                        }.recall[4] ?? 0
                     lexicalComparison += String(format: "| %@ | %.3f | %.3f |\n", mode.rawValue, bm25, fullText)
                 }
             }
@@ -153,21 +170,31 @@ enum StoreBench {
             try postgres.setVectorSearch(.hnsw(efSearch: 40))
             let (hp50, hp90, hs50) = try searching(postgres, questions)
             let recall = try hnswRecall(postgres, questions, efSearch: 40)
-            rows.append(Row(corpus: label, store: "PostgreSQL, HNSW (ef_search 40)", chunks: stats.chunks, indexSeconds: hnswSeconds,
-                            embedded: 0, p50: hp50, p90: hp90, semanticP50: hs50, recall: recall))
+            rows.append(
+                Row(
+                    corpus: label, store: "PostgreSQL, HNSW (ef_search 40)", chunks: stats.chunks,
+                    indexSeconds: hnswSeconds,
+                    embedded: 0, p50: hp50, p90: hp90, semanticP50: hs50, recall: recall))
             var sweep = [String]()
             for ef in [100, 400] {
-                sweep.append(String(format: "ef_search %d: %.3f", ef, try hnswRecall(postgres, questions, efSearch: ef)))
+                sweep.append(
+                    String(format: "ef_search %d: %.3f", ef, try hnswRecall(postgres, questions, efSearch: ef)))
             }
             recallSweep += "- \(label): " + sweep.joined(separator: ", ") + "\n"
             try postgres.setVectorSearch(.exact)
             try postgres.drop()
         }
-        var out = "| Corpus | Store | Chunks | Index (s) | Chunks/s | Hybrid query p50 (ms) | p90 (ms) | Semantic-only p50 (ms) | Semantic recall@10 vs exact |\n|---|---|---|---|---|---|---|---|---|\n"
+        var out =
+            "| Corpus | Store | Chunks | Index (s) | Chunks/s | Hybrid query p50 (ms) | p90 (ms) | Semantic-only p50 (ms) | Semantic recall@10 vs exact |\n|---|---|---|---|---|---|---|---|---|\n"
         for r in rows {
-            let rate = r.store.contains("HNSW") ? "(index build)" : String(format: "%.0f", Double(r.chunks) / max(r.indexSeconds, 1e-9))
-            out += String(format: "| %@ | %@ | %d | %.1f | %@ | %.1f | %.1f | %.1f | %@ |\n", r.corpus, r.store, r.chunks, r.indexSeconds, rate,
-                          r.p50 * 1000, r.p90 * 1000, r.semanticP50 * 1000, r.recall.map { String(format: "%.3f", $0) } ?? "exact")
+            let rate =
+                r.store.contains("HNSW")
+                ? "(index build)" : String(format: "%.0f", Double(r.chunks) / max(r.indexSeconds, 1e-9))
+            out += String(
+                format: "| %@ | %@ | %d | %.1f | %@ | %.1f | %.1f | %.1f | %@ |\n", r.corpus, r.store, r.chunks,
+                r.indexSeconds, rate,
+                r.p50 * 1000, r.p90 * 1000, r.semanticP50 * 1000, r.recall.map { String(format: "%.3f", $0) } ?? "exact"
+            )
         }
         out += "\nHNSW recall@10 against exact at other ef_search values:\n\n" + recallSweep
         return out + "\nLexical engine in the database, built-in corpus and its evaluation set:\n\n" + lexicalComparison

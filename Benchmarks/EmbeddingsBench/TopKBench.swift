@@ -20,7 +20,10 @@ struct TopKBench {
         let bytes = 256 << 20
         let source = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
         let target = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
-        defer { source.deallocate(); target.deallocate() }
+        defer {
+            source.deallocate()
+            target.deallocate()
+        }
         memset(source, 1, bytes)
         memset(target, 0, bytes)
         var sink: UInt8 = 0
@@ -38,7 +41,8 @@ struct TopKBench {
     /// The same bytes, the same split: the fastest a one-query scan could go. For matrices that
     /// fit in cache it measures the cache, as the scan then runs from it too.
     static func readBandwidth(of index: FlatIndex, repeats: Int) -> Double {
-        let n = index.count, d = index.dimension
+        let n = index.count
+        let d = index.dimension
         let parts = RowSplit.parts(rows: n, dimension: d)
         var checksum: UInt64 = 0
         let seconds = best(repeats) {
@@ -77,7 +81,9 @@ struct TopKBench {
         var state = seed | 1
         values.withUnsafeMutableBufferPointer { buffer in
             for i in 0..<buffer.count {
-                state ^= state << 13; state ^= state >> 7; state ^= state << 17
+                state ^= state << 13
+                state ^= state >> 7
+                state ^= state << 17
                 buffer[i] = Float(Int32(truncatingIfNeeded: state >> 16)) * (1 / 2_147_483_648)
             }
         }
@@ -100,7 +106,9 @@ struct TopKBench {
     /// `queries` × the top-10 of each, gemm only (no heaps), over the matrix split like the batch
     /// search: the arithmetic the batch search cannot go below.
     static func gemmOnlySeconds(_ index: FlatIndex, queries: [[Float]]) -> Double {
-        let n = index.count, d = index.dimension, q = queries.count
+        let n = index.count
+        let d = index.dimension
+        let q = queries.count
         let packed = queries.flatMap { $0 }
         let parts = RowSplit.blasParts(rows: n, dimension: d)
         let blockRows = max(1, (1 << 18) / q)
@@ -115,8 +123,9 @@ struct TopKBench {
                         scores.withUnsafeMutableBufferPointer { s in
                             while start < end {
                                 let m = min(blockRows, end - start)
-                                BLAS.gemm(.none, .transposed, m: q, n: m, k: d, a: shared.value.queries, lda: d,
-                                          b: shared.value.matrix + start * d, ldb: d, c: s.baseAddress!, ldc: m)
+                                BLAS.gemm(
+                                    .none, .transposed, m: q, n: m, k: d, a: shared.value.queries, lda: d,
+                                    b: shared.value.matrix + start * d, ldb: d, c: s.baseAddress!, ldc: m)
                                 start += m
                             }
                         }
@@ -172,21 +181,28 @@ struct TopKBench {
             let single = best(repeats) { hits = (try? index.search(query, k: 10)) ?? [] }
             let int8 = best(repeats) { consume(try? index.search(query, k: 10, precision: .int8)) }
             let binary = best(repeats) { consume(try? index.search(query, k: 10, precision: .binary)) }
-            let batched = best(max(1, repeats / 2)) { consume(try? index.search(batch: queries, k: 10)) } / Double(batch)
+            let batched =
+                best(max(1, repeats / 2)) { consume(try? index.search(batch: queries, k: 10)) } / Double(batch)
             let searchPeak = peakResidentBytes()
             let gemmOnly = Self.gemmOnlySeconds(index, queries: queries) / Double(batch)
             // Recall@10 of the codes (with their default rescoring) against exact, over the batch's queries.
-            var found = [SearchPrecision: Int](), wanted = 0
+            var found = [SearchPrecision: Int]()
+            var wanted = 0
             for q in queries {
                 let exact = Set(try index.search(q, k: 10).map(\.row))
                 wanted += exact.count
                 for precision in [SearchPrecision.int8, .binary] {
-                    found[precision, default: 0] += try index.search(q, k: 10, precision: precision).filter { exact.contains($0.row) }.count
+                    found[precision, default: 0] += try index.search(q, k: 10, precision: precision).filter {
+                        exact.contains($0.row)
+                    }.count
                 }
             }
-            let recall8 = Double(found[.int8] ?? 0) / Double(max(1, wanted)), recallBinary = Double(found[.binary] ?? 0) / Double(max(1, wanted))
+            let recall8 = Double(found[.int8] ?? 0) / Double(max(1, wanted))
+            let recallBinary = Double(found[.binary] ?? 0) / Double(max(1, wanted))
             let overlap = Set(hits.map(\.row)).intersection(naiveTop).count
-            guard overlap >= 9 else { throw BenchFailure(message: "top-k at \(n): BLAS+heap and naive agree on only \(overlap) of 10") }
+            guard overlap >= 9 else {
+                throw BenchFailure(message: "top-k at \(n): BLAS+heap and naive agree on only \(overlap) of 10")
+            }
             let bandwidth = Self.readBandwidth(of: index, repeats: max(repeats, 5))
             let floor = Double(n * dimension * 4) / bandwidth
             let name = "\(n)"
@@ -209,22 +225,36 @@ struct TopKBench {
                 Figure(vectors: n, method: "batch32", msPerQuery: batched * 1000, recallAt10: 1),
             ]
             let ratio = { (s: Double) in String(format: "%.2f×", s / floor) }
-            rows.append([n.formatted(), duration(naive) + " (" + ratio(naive) + ")", duration(single) + " (" + ratio(single) + ")",
-                         duration(int8) + String(format: " (%.2f× exact, r@10 %.3f)", int8 / single, recall8),
-                         duration(binary) + String(format: " (%.2f× exact, r@10 %.3f)", binary / single, recallBinary),
-                         duration(batched) + " (" + ratio(batched) + ")", duration(floor)])
+            rows.append([
+                n.formatted(), duration(naive) + " (" + ratio(naive) + ")",
+                duration(single) + " (" + ratio(single) + ")",
+                duration(int8) + String(format: " (%.2f× exact, r@10 %.3f)", int8 / single, recall8),
+                duration(binary) + String(format: " (%.2f× exact, r@10 %.3f)", binary / single, recallBinary),
+                duration(batched) + " (" + ratio(batched) + ")", duration(floor),
+            ])
             if n >= 100_000 {
                 let bound = max(gemmOnly, floor / Double(batch))
-                notes.append("\(n.formatted()): batch of \(batch) \(duration(batched)) per query, gemm alone \(duration(gemmOnly)), matrix bytes ÷ bandwidth ÷ \(batch) \(duration(floor / Double(batch))): \(String(format: "%.2f", batched / bound))× the larger; codes built in \(duration(codeSeconds))")
+                notes.append(
+                    "\(n.formatted()): batch of \(batch) \(duration(batched)) per query, gemm alone \(duration(gemmOnly)), matrix bytes ÷ bandwidth ÷ \(batch) \(duration(floor / Double(batch))): \(String(format: "%.2f", batched / bound))× the larger; codes built in \(duration(codeSeconds))"
+                )
                 report.add("table3", "\(name) batch / max(gemm, floor/\(batch))", batched / bound, "×")
-                report.add("table3", "\(name) peak resident memory while searching", Double(searchPeak) / 1_048_576, "MiB")
-                notes.append("peak resident memory while searching (naive, exact, int8, binary, batch) \(String(format: "%.0f", Double(searchPeak) / 1_048_576)) MiB")
+                report.add(
+                    "table3", "\(name) peak resident memory while searching", Double(searchPeak) / 1_048_576, "MiB")
+                notes.append(
+                    "peak resident memory while searching (naive, exact, int8, binary, batch) \(String(format: "%.0f", Double(searchPeak) / 1_048_576)) MiB"
+                )
             }
         }
-        var out = "### Table 3 — top-10 over random 384-d unit vectors on \(CPUInfo.current.modelName), OpenBLAS core \(BLAS.coreInUse ?? "?") (time, and ratio to the floor)\n\n"
-        out += table(["Vectors", "Naive loop + sort", "Vectorized scan + heap, 1 query", "int8 codes + rescore ×4, 1 query", "binary codes + rescore ×10, 1 query",
-                      "Batch of \(batch), per query", "Bandwidth floor"], rows)
-        out += "\nFloor = matrix bytes ÷ read bandwidth: a read-only pass over the same matrix, split over the cores as the exact scan is, measured in this run (GB/s: \(readBandwidths.joined(separator: ", ")); memcpy, one thread, bytes read + written: \(String(format: "%.1f", copyBandwidth / 1e9))). Small matrices sit in cache, and so does their pass. int8 and binary scan codes of a quarter and a thirty-second of the floats' bytes, then rescore the best k × 4 (int8) or k × 10 (binary) with the floats; recall@10 is against exact search over the \(batch) queries (random vectors are the hard case for codes: their neighbours are barely nearer than anything else — real embeddings: `embeddings-bench quantization`).\n"
+        var out =
+            "### Table 3 — top-10 over random 384-d unit vectors on \(CPUInfo.current.modelName), OpenBLAS core \(BLAS.coreInUse ?? "?") (time, and ratio to the floor)\n\n"
+        out += table(
+            [
+                "Vectors", "Naive loop + sort", "Vectorized scan + heap, 1 query", "int8 codes + rescore ×4, 1 query",
+                "binary codes + rescore ×10, 1 query",
+                "Batch of \(batch), per query", "Bandwidth floor",
+            ], rows)
+        out +=
+            "\nFloor = matrix bytes ÷ read bandwidth: a read-only pass over the same matrix, split over the cores as the exact scan is, measured in this run (GB/s: \(readBandwidths.joined(separator: ", ")); memcpy, one thread, bytes read + written: \(String(format: "%.1f", copyBandwidth / 1e9))). Small matrices sit in cache, and so does their pass. int8 and binary scan codes of a quarter and a thirty-second of the floats' bytes, then rescore the best k × 4 (int8) or k × 10 (binary) with the floats; recall@10 is against exact search over the \(batch) queries (random vectors are the hard case for codes: their neighbours are barely nearer than anything else — real embeddings: `embeddings-bench quantization`).\n"
         if !notes.isEmpty { out += "\nBatches at GEMM speed — " + notes.joined(separator: "; ") + ".\n" }
         return (out, figures)
     }

@@ -12,9 +12,11 @@ import Retrieval
 /// The options several subcommands take.
 enum BenchOptions {
     static let quick = Flag("--quick", help: "A reduced run (about a minute) that checks fast and naive results agree.")
-    static let json = Option<String>("--json", valueName: "file", help: "Also write every figure as JSON (name, value, unit, estimated).")
+    static let json = Option<String>(
+        "--json", valueName: "file", help: "Also write every figure as JSON (name, value, unit, estimated).")
     static let corpus = Option<String>(
-        "--corpus", valueName: "dir", help: "Any folder of Markdown files.", defaultDescription: "the built-in Swift lessons")
+        "--corpus", valueName: "dir", help: "Any folder of Markdown files.",
+        defaultDescription: "the built-in Swift lessons")
     static let quantize = Option<Quantization>(
         "--quantize", valueName: "q", help: "How the encoder multiplies: float32 or int8.", default: .float32)
 }
@@ -25,8 +27,12 @@ enum FullRun: CommandDescription {
     static let abstract = "Reproduce the naive-versus-optimized timing tables with real measurements."
     static let chunksOut = Option<String>(
         "--chunks-out", valueName: "file",
-        help: "Write the corpus's chunks as JSON Lines {\"id\", \"source\", \"headings\", \"text\"} and stop (Benchmarks/peers uses this to run the very same texts).")
-    static var options: [any OptionDeclaration] { [BenchOptions.quick, BenchOptions.json, BenchOptions.corpus, chunksOut] }
+        help:
+            "Write the corpus's chunks as JSON Lines {\"id\", \"source\", \"headings\", \"text\"} and stop (Benchmarks/peers uses this to run the very same texts)."
+    )
+    static var options: [any OptionDeclaration] {
+        [BenchOptions.quick, BenchOptions.json, BenchOptions.corpus, chunksOut]
+    }
 }
 
 enum STSCommand: CommandDescription {
@@ -40,7 +46,10 @@ enum SweepCommand: CommandDescription {
     static let name = "sweep"
     static let abstract = "Retrieval settings swept over a corpus and its evaluation cases."
     static let options: [any OptionDeclaration] = []
-    static let arguments = [Argument("<corpus-dir>", help: "A folder of Markdown files."), Argument("<cases.json>", help: "Its evaluation cases.")]
+    static let arguments = [
+        Argument("<corpus-dir>", help: "A folder of Markdown files."),
+        Argument("<cases.json>", help: "Its evaluation cases."),
+    ]
 }
 
 enum MemoryCommand: CommandDescription {
@@ -53,7 +62,8 @@ enum MemoryCommand: CommandDescription {
 enum TopKCommand: CommandDescription {
     static let name = "topk"
     static let abstract = "Table 3 alone."
-    static let vectors = Option<Int>("--vectors", valueName: "n", help: "With topk: vectors searched.", default: 1_000_000, range: 1...50_000_000)
+    static let vectors = Option<Int>(
+        "--vectors", valueName: "n", help: "With topk: vectors searched.", default: 1_000_000, range: 1...50_000_000)
     static var options: [any OptionDeclaration] {
         [vectors, BenchOptions.json.with(help: "With topk: write the rows as JSON.")]
     }
@@ -68,16 +78,26 @@ enum QuantizationCommand: CommandDescription {
 enum ProbeCommand: CommandDescription {
     static let name = "probe"
     static let abstract = "One measurement, printed as one JSON line."
-    static var options: [any OptionDeclaration] { [BenchOptions.quick, BenchOptions.corpus, BenchOptions.quantize.with(help: "With probe encoder: how the encoder multiplies.")] }
-    static let arguments = [Argument("sgemm|topk [vectors]|encoder [chunks]|int8gemm [rows]|blockgemm", help: "The measurement.")]
+    static var options: [any OptionDeclaration] {
+        [
+            BenchOptions.quick, BenchOptions.corpus,
+            BenchOptions.quantize.with(help: "With probe encoder: how the encoder multiplies."),
+        ]
+    }
+    static let arguments = [
+        Argument("sgemm|topk [vectors]|encoder [chunks]|int8gemm [rows]|blockgemm", help: "The measurement.")
+    ]
 }
 
 enum StoresCommand: CommandDescription {
     static let name = "stores"
     static let abstract = "The index file beside PostgreSQL + pgvector."
     static let store = Option<String>(
-        "--store", valueName: "url", help: "With stores: the PostgreSQL database (scripts/postgres.sh start prints one).")
-    static let copies = Option<Int>("--copies", valueName: "n", help: "With stores: copies of the built-in corpus.", default: 112, range: 1...10_000)
+        "--store", valueName: "url",
+        help: "With stores: the PostgreSQL database (scripts/postgres.sh start prints one).")
+    static let copies = Option<Int>(
+        "--copies", valueName: "n", help: "With stores: copies of the built-in corpus.", default: 112, range: 1...10_000
+    )
     static var options: [any OptionDeclaration] { [store.required, copies] }
 }
 
@@ -97,7 +117,8 @@ enum JSONLinesCommand: CommandDescription {
 
 enum ChunkingCommand: CommandDescription {
     static let name = "chunking"
-    static let abstract = "Seconds per MB of chunking, and of indexing lexical-only, one page that is a single paragraph."
+    static let abstract =
+        "Seconds per MB of chunking, and of indexing lexical-only, one page that is a single paragraph."
     static var options: [any OptionDeclaration] { [] }
     static let arguments = [Argument("<megabytes>", usage: "[<megabytes>]...", help: "Page sizes (default 1 5).")]
 }
@@ -105,15 +126,21 @@ enum ChunkingCommand: CommandDescription {
 enum ServeBenchCommand: CommandDescription {
     static let name = "serve"
     static let abstract = "'embeddings serve' under 1, 8 and 64 concurrent loopback clients, beside 'embeddings embed'."
-    static let clients = Option<String>("--clients", valueName: "list", help: "Concurrent clients per run, comma-separated.", default: "1,8,64")
-    static let requests = Option<Int>("--requests", valueName: "n", help: "Requests answered per run.", default: 192, range: 1...1_000_000)
-    static let inputs = Option<Int>("--inputs", valueName: "n", help: "Texts (corpus chunks) per request.", default: 4, range: 1...2048)
-    static var options: [any OptionDeclaration] { [BenchOptions.quick, BenchOptions.corpus, clients, requests, inputs] }
+    static let clients = Option<String>(
+        "--clients", valueName: "list", help: "Concurrent clients per run, comma-separated.", default: "1,8,64")
+    static let requests = Option<Int>(
+        "--requests", valueName: "n", help: "Requests answered per run.", default: 192, range: 1...1_000_000)
+    static let inputs = Option<Int>(
+        "--inputs", valueName: "n", help: "Texts (corpus chunks) per request.", default: 4, range: 1...2048)
+    static var options: [any OptionDeclaration] {
+        [BenchOptions.quick, BenchOptions.corpus, clients, requests, inputs]
+    }
 }
 
 enum Int8Command: CommandDescription {
     static let name = "int8"
-    static let abstract = "The int8 encoder beside float32: 'embeddings embed' time, memory, cosine, recall, top-10 overlap."
+    static let abstract =
+        "The int8 encoder beside float32: 'embeddings embed' time, memory, cosine, recall, top-10 overlap."
     static var options: [any OptionDeclaration] { [BenchOptions.quick, BenchOptions.corpus, BenchOptions.json] }
 }
 
@@ -124,7 +151,7 @@ let subcommands: [any CommandDescription.Type] = [
 ]
 
 let usage = """
-OVERVIEW: \(FullRun.abstract)
+    OVERVIEW: \(FullRun.abstract)
 
 USAGE: \(([FullRun.self] + subcommands).map { $0.usage(program: "embeddings-bench") }.joined(separator: "\n       "))
 \(FullRun.argumentAndOptionSections)\(HelpFormatter.section("SUBCOMMAND OPTIONS", ([TopKCommand.vectors, StoresCommand.store, StoresCommand.copies] as [any OptionDeclaration]).flatMap(\.members).map { ($0.label, $0.help) }))
@@ -174,10 +201,11 @@ and guided against free decoding tokens/s. ask indexes the built-in lessons, the
 'embeddings ask' runs, after a warm-up answer) and reports per question and as medians the
 retrieval time, the time to first token (from the question) and the decode tokens/s.
 
-"""
+    """
 
 /// The repository this executable was built from (for Fixtures and Benchmarks/peers).
-let repositoryFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+let repositoryFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
 
 func defaultCorpus() -> URL {
     let fromSource = repositoryFolder.appendingPathComponent("Fixtures/corpus/swift-lessons")
@@ -188,7 +216,8 @@ func defaultCorpus() -> URL {
 /// The `embeddings` executable beside this one.
 /// - Throws: `CLIError.noInput` when it is not built.
 func embeddingsExecutable() throws -> URL {
-    let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("embeddings")
+    let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        .appendingPathComponent("embeddings")
     guard FileManager.default.isExecutableFile(atPath: executable.path) else {
         throw CLIError.noInput("\(executable.path) not found: build the embeddings product first")
     }
@@ -196,7 +225,9 @@ func embeddingsExecutable() throws -> URL {
 }
 
 /// A known model (default: the default model), installed when missing and loaded.
-func loadModel(_ descriptor: ModelCatalog.Descriptor = ModelCatalog.defaultModel, quantization: Quantization = .float32) throws -> ContextualEmbedding {
+func loadModel(_ descriptor: ModelCatalog.Descriptor = ModelCatalog.defaultModel, quantization: Quantization = .float32)
+    throws -> ContextualEmbedding
+{
     guard let embedding = ContextualEmbedding(modelIdentifier: descriptor.identifier, quantization: quantization) else {
         throw CLIError.failure("\(descriptor.identifier) unknown")
     }
@@ -224,28 +255,43 @@ func corpus(_ parsed: ParsedArguments) -> URL {
 }
 
 func runSTS(_ parsed: ParsedArguments) throws {
-    guard parsed.positionals.count == 1 else { throw CLIError.usage("usage: \(STSCommand.usage(program: "embeddings-bench"))") }
+    guard parsed.positionals.count == 1 else {
+        throw CLIError.usage("usage: \(STSCommand.usage(program: "embeddings-bench"))")
+    }
     let quantization = try parsed.value(BenchOptions.quantize)
     let embedding = try loadModel(quantization: quantization)
-    let (spearman, pairs) = try reporting(as: CLIError.data) { try STSBench.run(file: parsed.positionals[0], embedding: embedding) }
+    let (spearman, pairs) = try reporting(as: CLIError.data) {
+        try STSBench.run(file: parsed.positionals[0], embedding: embedding)
+    }
     let difference = spearman - STSBench.published
-    print(String(format: "STS Benchmark (%@ encoder): %d pairs, Spearman × 100 = %.2f (published all-MiniLM-L6-v2: %.2f, difference %+.2f)",
-                 quantization.rawValue, pairs, spearman, STSBench.published, difference))
+    print(
+        String(
+            format:
+                "STS Benchmark (%@ encoder): %d pairs, Spearman × 100 = %.2f (published all-MiniLM-L6-v2: %.2f, difference %+.2f)",
+            quantization.rawValue, pairs, spearman, STSBench.published, difference))
     // float32 must reproduce the published figure; int8 must stay within the issue's bound of it.
     switch quantization {
     case .float32:
-        if abs(difference) > 0.05 { throw CLIError.failure("Spearman differs from the published value by more than 0.05") }
+        if abs(difference) > 0.05 {
+            throw CLIError.failure("Spearman differs from the published value by more than 0.05")
+        }
     case .int8:
-        if spearman < STSBench.int8Floor { throw CLIError.failure(String(format: "int8 Spearman is below %.1f", STSBench.int8Floor)) }
+        if spearman < STSBench.int8Floor {
+            throw CLIError.failure(String(format: "int8 Spearman is below %.1f", STSBench.int8Floor))
+        }
     }
 }
 
 /// The whole megabyte sizes given as arguments (1 to 1000), else `defaults`.
 func megabyteSizes(_ parsed: ParsedArguments, default defaults: [Int]) throws -> [Int] {
-    try parsed.positionals.isEmpty ? defaults : parsed.positionals.map { text in
-        guard let size = Int(text), (1...1000).contains(size) else { throw CLIError.usage("sizes are whole megabytes from 1 to 1000, got '\(text)'") }
-        return size
-    }
+    try parsed.positionals.isEmpty
+        ? defaults
+        : parsed.positionals.map { text in
+            guard let size = Int(text), (1...1000).contains(size) else {
+                throw CLIError.usage("sizes are whole megabytes from 1 to 1000, got '\(text)'")
+            }
+            return size
+        }
 }
 
 func runJSONLines(_ parsed: ParsedArguments) throws {
@@ -253,26 +299,41 @@ func runJSONLines(_ parsed: ParsedArguments) throws {
     let executable = try embeddingsExecutable()
     print("## embeddings-bench jsonl\n\n\(Machine.current().markdown)\n")
     let results = try reporting { try jsonLinesReadingBench(embeddings: executable, megabytes: sizes) }
-    print(table(["Record", "embed, launch to exit", "per MB"], results.map { r in
-        ["\(r.megabytes) MB", String(format: "%.2f s", r.seconds), String(format: "%.3f s", r.seconds / Double(r.megabytes))]
-    }))
+    print(
+        table(
+            ["Record", "embed, launch to exit", "per MB"],
+            results.map { r in
+                [
+                    "\(r.megabytes) MB", String(format: "%.2f s", r.seconds),
+                    String(format: "%.3f s", r.seconds / Double(r.megabytes)),
+                ]
+            }))
 }
 
 func runChunking(_ parsed: ParsedArguments) throws {
     let sizes = try megabyteSizes(parsed, default: [1, 5])
     print("## embeddings-bench chunking\n\n\(Machine.current().markdown)\n")
     let results = try reporting { try ChunkingBench.run(megabytes: sizes) }
-    print(table(["Page (one paragraph)", "chunks", "chunking", "per MB", "indexing lexical-only", "per MB"], results.map { r in
-        let megabytes = Double(r.megabytes)
-        return ["\(r.megabytes) MB", "\(r.chunks)", String(format: "%.2f s", r.chunkingSeconds), String(format: "%.3f s", r.chunkingSeconds / megabytes),
-                String(format: "%.2f s", r.indexingSeconds), String(format: "%.3f s", r.indexingSeconds / megabytes)]
-    }))
+    print(
+        table(
+            ["Page (one paragraph)", "chunks", "chunking", "per MB", "indexing lexical-only", "per MB"],
+            results.map { r in
+                let megabytes = Double(r.megabytes)
+                return [
+                    "\(r.megabytes) MB", "\(r.chunks)", String(format: "%.2f s", r.chunkingSeconds),
+                    String(format: "%.3f s", r.chunkingSeconds / megabytes),
+                    String(format: "%.2f s", r.indexingSeconds),
+                    String(format: "%.3f s", r.indexingSeconds / megabytes),
+                ]
+            }))
 }
 
 func runServe(_ parsed: ParsedArguments) throws {
     try expectNoArguments(parsed)
     let clients = try (parsed[ServeBenchCommand.clients] ?? "1,8,64").split(separator: ",").map { text in
-        guard let count = Int(text), (1...1024).contains(count) else { throw CLIError.usage("--clients takes counts from 1 to 1024, got '\(text)'") }
+        guard let count = Int(text), (1...1024).contains(count) else {
+            throw CLIError.usage("--clients takes counts from 1 to 1024, got '\(text)'")
+        }
         return count
     }
     let executable = try embeddingsExecutable()
@@ -287,16 +348,28 @@ func runServe(_ parsed: ParsedArguments) throws {
     let bench = ServeBench(embeddings: executable, texts: texts, inputsPerRequest: inputs, requests: requests)
     let embed = try reporting { try bench.embedThroughput() }
     let (rows, peak, exitStatus) = try reporting { try bench.run(clients: clients) }
-    print("\(texts.count) corpus chunks; \(inputs) per request; \(requests) requests per run. embeddings embed: \(String(format: "%.1f", embed)) inputs/s (model load subtracted).\n")
-    print(table(["Clients", "requests/s", "inputs/s", "vs embed", "p50", "p99", "errors", "503s"], rows.map { row in
-        let answered = Double(row.latencies.count)
-        let inputsPerSecond = answered * Double(inputs) / row.seconds
-        return ["\(row.clients)", String(format: "%.1f", answered / row.seconds), String(format: "%.1f", inputsPerSecond),
-                String(format: "%.2f×", inputsPerSecond / embed), String(format: "%.1f ms", percentile(row.latencies, 0.5) * 1000),
-                String(format: "%.1f ms", percentile(row.latencies, 0.99) * 1000), "\(row.errors)", "\(row.refused)"]
-    }))
+    print(
+        "\(texts.count) corpus chunks; \(inputs) per request; \(requests) requests per run. embeddings embed: \(String(format: "%.1f", embed)) inputs/s (model load subtracted).\n"
+    )
+    print(
+        table(
+            ["Clients", "requests/s", "inputs/s", "vs embed", "p50", "p99", "errors", "503s"],
+            rows.map { row in
+                let answered = Double(row.latencies.count)
+                let inputsPerSecond = answered * Double(inputs) / row.seconds
+                return [
+                    "\(row.clients)", String(format: "%.1f", answered / row.seconds),
+                    String(format: "%.1f", inputsPerSecond),
+                    String(format: "%.2f×", inputsPerSecond / embed),
+                    String(format: "%.1f ms", percentile(row.latencies, 0.5) * 1000),
+                    String(format: "%.1f ms", percentile(row.latencies, 0.99) * 1000), "\(row.errors)",
+                    "\(row.refused)",
+                ]
+            }))
     print(String(format: "Server peak RSS: %.1f MiB; SIGTERM exit status %d.", Double(peak) / 1_048_576, exitStatus))
-    if rows.contains(where: { $0.errors > 0 }) { throw CLIError.failure("the server answered with errors (other than 503)") }
+    if rows.contains(where: { $0.errors > 0 }) {
+        throw CLIError.failure("the server answered with errors (other than 503)")
+    }
 }
 
 func runMemory(_ parsed: ParsedArguments) throws {
@@ -307,8 +380,11 @@ func runMemory(_ parsed: ParsedArguments) throws {
 }
 
 func runProbe(_ parsed: ParsedArguments) throws {
-    let result = try reporting(as: CLIError.usage) { try Probe.main(parsed.positionals, quick: parsed[BenchOptions.quick], corpus: corpus(parsed),
-                                                                    quantization: try parsed.value(BenchOptions.quantize)) }
+    let result = try reporting(as: CLIError.usage) {
+        try Probe.main(
+            parsed.positionals, quick: parsed[BenchOptions.quick], corpus: corpus(parsed),
+            quantization: try parsed.value(BenchOptions.quantize))
+    }
     print(String(decoding: try JSONEncoder().encode(result), as: UTF8.self))
 }
 
@@ -319,22 +395,28 @@ func runStores(_ parsed: ParsedArguments) throws {
     }
     let copies = try parsed.value(StoresCommand.copies)
     let embedding = try loadModel()
-    let evalFile = defaultCorpus().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("eval/swift-lessons.json")
+    let evalFile = defaultCorpus().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(
+        "eval/swift-lessons.json")
     try reporting {
         let evaluation = try EvaluationSet(contentsOf: evalFile)
         print("## embeddings-bench stores\n\n\(Machine.current().markdown)\n")
-        print(try StoreBench.run(url: url, copies: copies, embedding: embedding, corpus: defaultCorpus(), evaluation: evaluation))
+        print(
+            try StoreBench.run(
+                url: url, copies: copies, embedding: embedding, corpus: defaultCorpus(), evaluation: evaluation))
     }
 }
 
 func runMultilingual(_ parsed: ParsedArguments) throws {
     var sets = parsed.positionals.map { URL(fileURLWithPath: $0) }
     if sets.isEmpty {
-        let evalFolder = defaultCorpus().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("eval")
+        let evalFolder = defaultCorpus().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(
+            "eval")
         sets = ["crosslingual.json", "crosslingual-heldout.json"].map { evalFolder.appendingPathComponent($0) }
     }
     print("## embeddings-bench multilingual\n\n\(Machine.current().markdown)\n")
-    try reporting { print(try MultilingualBench.run(sets: sets, corpus: corpus(parsed), quick: parsed[BenchOptions.quick])) }
+    try reporting {
+        print(try MultilingualBench.run(sets: sets, corpus: corpus(parsed), quick: parsed[BenchOptions.quick]))
+    }
 }
 
 func runTopK(_ parsed: ParsedArguments) throws {
@@ -346,7 +428,9 @@ func runTopK(_ parsed: ParsedArguments) throws {
     try reporting {
         let (text, figures) = try TopKBench(report: Report(), sizes: [vectors]).run()
         print(text)
-        print("Peak resident memory: \(String(format: "%.0f", Double(peakResidentBytes()) / 1_048_576)) MiB (floats \(String(format: "%.0f", Double(vectors * 384 * 4) / 1_048_576)) MiB, int8 codes \(String(format: "%.0f", Double(vectors * 384) / 1_048_576)) MiB, binary codes \(String(format: "%.0f", Double(vectors * 48) / 1_048_576)) MiB).")
+        print(
+            "Peak resident memory: \(String(format: "%.0f", Double(peakResidentBytes()) / 1_048_576)) MiB (floats \(String(format: "%.0f", Double(vectors * 384 * 4) / 1_048_576)) MiB, int8 codes \(String(format: "%.0f", Double(vectors * 384) / 1_048_576)) MiB, binary codes \(String(format: "%.0f", Double(vectors * 48) / 1_048_576)) MiB)."
+        )
         if let topkJSON {
             struct Document: Encodable {
                 var machine: [String: String]
@@ -354,7 +438,8 @@ func runTopK(_ parsed: ParsedArguments) throws {
             }
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            try encoder.encode(Document(machine: machine.dictionary, rows: figures)).write(to: URL(fileURLWithPath: topkJSON))
+            try encoder.encode(Document(machine: machine.dictionary, rows: figures)).write(
+                to: URL(fileURLWithPath: topkJSON))
         }
     }
 }
@@ -365,14 +450,19 @@ func runQuantization(_ parsed: ParsedArguments) throws {
     var evalSets = [URL]()
     if corpora.isEmpty {
         corpora = [defaultCorpus()]
-        if FileManager.default.fileExists(atPath: QuantizationBench.nodeDocs.path) { corpora.append(QuantizationBench.nodeDocs) }
-        let evalFolder = defaultCorpus().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("eval")
+        if FileManager.default.fileExists(atPath: QuantizationBench.nodeDocs.path) {
+            corpora.append(QuantizationBench.nodeDocs)
+        }
+        let evalFolder = defaultCorpus().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(
+            "eval")
         evalSets = ["swift-lessons.json", "swift-docs.json"].map { evalFolder.appendingPathComponent($0) }
             .filter { FileManager.default.fileExists(atPath: $0.path) }
     }
     let embedding = try loadModel()
     print("## embeddings-bench quantization\n\n\(Machine.current().markdown)\n")
-    try reporting { print(try QuantizationBench.run(corpora: corpora, evalSets: evalSets, embedding: embedding, report: Report())) }
+    try reporting {
+        print(try QuantizationBench.run(corpora: corpora, evalSets: evalSets, embedding: embedding, report: Report()))
+    }
 }
 
 func runInt8(_ parsed: ParsedArguments) throws {
@@ -381,14 +471,19 @@ func runInt8(_ parsed: ParsedArguments) throws {
     let machine = Machine.current()
     report.machine = machine.dictionary
     print("## embeddings-bench int8\(parsed[BenchOptions.quick] ? " --quick" : "")\n\n\(machine.markdown)\n")
-    try reporting { print(try Int8EncoderBench.run(quick: parsed[BenchOptions.quick], corpus: corpus(parsed), report: report)) }
+    try reporting {
+        print(try Int8EncoderBench.run(quick: parsed[BenchOptions.quick], corpus: corpus(parsed), report: report))
+    }
     if let path = parsed[BenchOptions.json] { try reporting { try report.write(to: path) } }
 }
 
 func runSweep(_ parsed: ParsedArguments) async throws {
-    guard parsed.positionals.count == 2 else { throw CLIError.usage("usage: \(SweepCommand.usage(program: "embeddings-bench"))") }
+    guard parsed.positionals.count == 2 else {
+        throw CLIError.usage("usage: \(SweepCommand.usage(program: "embeddings-bench"))")
+    }
     let embedding = try loadModel()
-    let corpusURL = URL(fileURLWithPath: parsed.positionals[0]), casesURL = URL(fileURLWithPath: parsed.positionals[1])
+    let corpusURL = URL(fileURLWithPath: parsed.positionals[0])
+    let casesURL = URL(fileURLWithPath: parsed.positionals[1])
     do { print(try RetrievalSweep.run(corpus: corpusURL, cases: casesURL, embedding: embedding)) } catch {
         throw CLIError.failure("\(error)")
     }
@@ -426,12 +521,15 @@ func runFull(_ parsed: ParsedArguments) throws {
     try reporting {
         let meanLength = Double(chunks.map(\.text.count).reduce(0, +)) / Double(chunks.count)
         let pages = Set(chunks.map(\.source)).count
-        print("Corpus: \(corpus.lastPathComponent), \(pages) pages, \(chunks.count) chunks, mean \(String(format: "%.0f", meanLength)) characters.\n")
+        print(
+            "Corpus: \(corpus.lastPathComponent), \(pages) pages, \(chunks.count) chunks, mean \(String(format: "%.0f", meanLength)) characters.\n"
+        )
         report.add("corpus", "chunks", Double(chunks.count), "")
         report.add("corpus", "mean chunk length", meanLength, "characters")
         let embedding = try loadModel()
         let count = quick ? min(60, chunks.count) : min(722, chunks.count)
-        let bench = CorpusBench(embedding: embedding, texts: chunks.prefix(count).map(\.text), report: report, quick: quick)
+        let bench = CorpusBench(
+            embedding: embedding, texts: chunks.prefix(count).map(\.text), report: report, quick: quick)
         let (figures, table1) = try bench.run()
         print(table1)
         let kernels = KernelBench(report: report, quick: quick, corpus: corpus)

@@ -37,8 +37,10 @@ package struct BertConfiguration: Codable, Equatable, Sendable {
     }
 
     /// A configuration from its fields, unchecked (`validate(path:)` checks it).
-    package init(vocabularySize: Int, hiddenSize: Int, layerCount: Int, headCount: Int, intermediateSize: Int,
-                maximumPositions: Int, typeVocabularySize: Int, layerNormEpsilon: Float, hiddenActivation: String = "gelu") {
+    package init(
+        vocabularySize: Int, hiddenSize: Int, layerCount: Int, headCount: Int, intermediateSize: Int,
+        maximumPositions: Int, typeVocabularySize: Int, layerNormEpsilon: Float, hiddenActivation: String = "gelu"
+    ) {
         self.vocabularySize = vocabularySize
         self.hiddenSize = hiddenSize
         self.layerCount = layerCount
@@ -62,7 +64,8 @@ package struct BertConfiguration: Codable, Equatable, Sendable {
     package init(contentsOf url: URL) throws {
         let data: Data
         do { data = try Data(contentsOf: url) } catch {
-            throw EncoderError.invalidConfiguration(path: url.path, reason: "cannot read: \(error.localizedDescription)")
+            throw EncoderError.invalidConfiguration(
+                path: url.path, reason: "cannot read: \(error.localizedDescription)")
         }
         do {
             self = try JSONDecoder().decode(BertConfiguration.self, from: data)
@@ -76,14 +79,24 @@ package struct BertConfiguration: Codable, Equatable, Sendable {
     /// - Throws: `invalidConfiguration` naming `path` and the offending field.
     package func validate(path: String) throws {
         func fail(_ reason: String) -> EncoderError { .invalidConfiguration(path: path, reason: reason) }
-        for (name, value) in [("vocab_size", vocabularySize), ("hidden_size", hiddenSize), ("num_hidden_layers", layerCount),
-                              ("num_attention_heads", headCount), ("intermediate_size", intermediateSize),
-                              ("max_position_embeddings", maximumPositions), ("type_vocab_size", typeVocabularySize)] {
+        for (name, value) in [
+            ("vocab_size", vocabularySize), ("hidden_size", hiddenSize), ("num_hidden_layers", layerCount),
+            ("num_attention_heads", headCount), ("intermediate_size", intermediateSize),
+            ("max_position_embeddings", maximumPositions), ("type_vocab_size", typeVocabularySize),
+        ] {
             guard value > 0, value <= 1 << 24 else { throw fail("\(name) is \(value)") }
         }
-        guard positionOffset >= 0, positionOffset < maximumPositions else { throw fail("position offset \(positionOffset) leaves no positions of \(maximumPositions)") }
-        guard hiddenSize % headCount == 0 else { throw fail("hidden_size \(hiddenSize) is not a multiple of num_attention_heads \(headCount)") }
-        guard layerNormEpsilon.isFinite, layerNormEpsilon >= 0 else { throw fail("layer_norm_eps is \(layerNormEpsilon)") }
-        guard hiddenActivation == "gelu" else { throw fail("hidden_act '\(hiddenActivation)' is not supported (only 'gelu')") }
+        guard positionOffset >= 0, positionOffset < maximumPositions else {
+            throw fail("position offset \(positionOffset) leaves no positions of \(maximumPositions)")
+        }
+        guard hiddenSize % headCount == 0 else {
+            throw fail("hidden_size \(hiddenSize) is not a multiple of num_attention_heads \(headCount)")
+        }
+        guard layerNormEpsilon.isFinite, layerNormEpsilon >= 0 else {
+            throw fail("layer_norm_eps is \(layerNormEpsilon)")
+        }
+        guard hiddenActivation == "gelu" else {
+            throw fail("hidden_act '\(hiddenActivation)' is not supported (only 'gelu')")
+        }
     }
 }

@@ -13,13 +13,15 @@ struct BertLayer {
         BertSelfAttention(configuration: configuration)
             .apply(layer, hidden: x, rows: rows, segments: segments, workspace: workspace)
         // BertSelfOutput — x = LayerNorm(x + context · Woᵀ + b), the residual summed in the product
-        layer.attentionOutput.apply(workspace.context, rows: rows, into: x, accumulate: true, buffer: &workspace.quantizedRows)
+        layer.attentionOutput.apply(
+            workspace.context, rows: rows, into: x, accumulate: true, buffer: &workspace.quantizedRows)
         layer.attentionLayerNorm.apply(x, rows: rows, epsilon: eps)
         // BertIntermediate — intermediate: [R, I] = GELU(x · Wiᵀ + b)
         layer.intermediate.apply(x, rows: rows, into: workspace.intermediate, buffer: &workspace.quantizedRows)
         Kernels.gelu(workspace.intermediate, count: rows * i)
         // BertOutput — x = LayerNorm(x + intermediate · Wo2ᵀ + b)
-        layer.output.apply(workspace.intermediate, rows: rows, into: x, accumulate: true, buffer: &workspace.quantizedRows)
+        layer.output.apply(
+            workspace.intermediate, rows: rows, into: x, accumulate: true, buffer: &workspace.quantizedRows)
         layer.outputLayerNorm.apply(x, rows: rows, epsilon: eps)
     }
 }

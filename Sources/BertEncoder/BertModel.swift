@@ -30,30 +30,44 @@ package final class BertModel: Sendable {
     ///   the number of active cores.
     /// - Throws: `EncoderError` naming the file: `invalidConfiguration`, `io`, `invalidSafetensors`,
     ///   `missingTensor` or `shapeMismatch`.
-    package convenience init(folder: URL, parallelism: Int = ProcessInfo.processInfo.activeProcessorCount, quantization: Quantization = .float32) throws {
+    package convenience init(
+        folder: URL, parallelism: Int = ProcessInfo.processInfo.activeProcessorCount,
+        quantization: Quantization = .float32
+    ) throws {
         let configuration = try BertConfiguration(contentsOf: folder.appendingPathComponent("config.json"))
         let file = try SafetensorsFile(contentsOf: folder.appendingPathComponent("model.safetensors"))
-        try self.init(configuration: configuration, weights: BertWeights(file: file, configuration: configuration, quantization: quantization),
-                      parallelism: parallelism, quantization: quantization)
+        try self.init(
+            configuration: configuration,
+            weights: BertWeights(file: file, configuration: configuration, quantization: quantization),
+            parallelism: parallelism, quantization: quantization)
     }
 
     /// An XLM-RoBERTa encoder from a packed 4-bit model file (multilingual-e5-small): the
     /// projections dequantized once to `Float`, the word table kept in 4-bit blocks.
     /// - Throws: `EncoderError.invalidConfiguration` for a malformed file.
-    package convenience init(packed file: PackedModelFile, parallelism: Int = ProcessInfo.processInfo.activeProcessorCount,
-                             quantization: Quantization = .float32) throws {
-        try self.init(configuration: file.configuration, weights: file.bertWeights(quantization: quantization),
-                      parallelism: parallelism, quantization: quantization)
+    package convenience init(
+        packed file: PackedModelFile, parallelism: Int = ProcessInfo.processInfo.activeProcessorCount,
+        quantization: Quantization = .float32
+    ) throws {
+        try self.init(
+            configuration: file.configuration, weights: file.bertWeights(quantization: quantization),
+            parallelism: parallelism, quantization: quantization)
     }
 
     /// The bytes the weights take in memory (the word table as stored: 4-bit or `Float`; the
     /// projections in `Float` or int8).
     package var weightBytes: Int {
         let w = weights
-        var bytes = (w.positionEmbeddings.count + w.tokenTypeEmbeddings.count + 2 * w.embeddingsLayerNorm.gamma.count) * MemoryLayout<Float>.size
+        var bytes =
+            (w.positionEmbeddings.count + w.tokenTypeEmbeddings.count + 2 * w.embeddingsLayerNorm.gamma.count)
+            * MemoryLayout<Float>.size
         for layer in w.layers {
-            for linear in [layer.queryKeyValue, layer.attentionOutput, layer.intermediate, layer.output] { bytes += linear.byteCount }
-            bytes += 2 * (layer.attentionLayerNorm.gamma.count + layer.outputLayerNorm.gamma.count) * MemoryLayout<Float>.size
+            for linear in [layer.queryKeyValue, layer.attentionOutput, layer.intermediate, layer.output] {
+                bytes += linear.byteCount
+            }
+            bytes +=
+                2 * (layer.attentionLayerNorm.gamma.count + layer.outputLayerNorm.gamma.count)
+                * MemoryLayout<Float>.size
         }
         return bytes + w.wordEmbeddings.byteCount
     }
@@ -65,12 +79,17 @@ package final class BertModel: Sendable {
     /// `Float` are quantized here and their `Float` copies dropped (the readers quantize as they
     /// read, which keeps the peak memory of loading lower).
     /// - Throws: `invalidConfiguration` for a bad configuration or a weight that cannot be quantized.
-    package init(configuration: BertConfiguration, weights: BertWeights, parallelism: Int = ProcessInfo.processInfo.activeProcessorCount,
-                 quantization: Quantization = .float32) throws {
+    package init(
+        configuration: BertConfiguration, weights: BertWeights,
+        parallelism: Int = ProcessInfo.processInfo.activeProcessorCount,
+        quantization: Quantization = .float32
+    ) throws {
         try configuration.validate(path: "configuration")
         self.configuration = configuration
         var weights = weights
-        weights.layers = try weights.layers.enumerated().map { i, layer in try layer.with(quantization, path: "layer \(i)") }
+        weights.layers = try weights.layers.enumerated().map { i, layer in
+            try layer.with(quantization, path: "layer \(i)")
+        }
         self.weights = weights
         self.quantization = quantization
         self.parallelism = max(1, parallelism)
@@ -90,7 +109,8 @@ package final class BertModel: Sendable {
         // Contiguous groups with about the same number of tokens each.
         let total = batch.reduce(0) { $0 + $1.count }
         var groups = [Range<Int>]()
-        var start = 0, tokens = 0
+        var start = 0
+        var tokens = 0
         for (i, ids) in batch.enumerated() {
             tokens += ids.count
             if tokens * workers >= total * (groups.count + 1), groups.count < workers - 1 {
@@ -102,7 +122,8 @@ package final class BertModel: Sendable {
         let ranges = groups
         // One scope around all the threads, so BLAS's thread count is not switched between groups.
         return try withEncoderBLASThreads {
-            try ParallelGroups.map(count: ranges.count, threads: workers) { g in forwardChecked(Array(batch[ranges[g]])) }.flatMap { $0 }
+            try ParallelGroups.map(count: ranges.count, threads: workers) { g in forwardChecked(Array(batch[ranges[g]]))
+            }.flatMap { $0 }
         }
     }
 
@@ -118,7 +139,9 @@ package final class BertModel: Sendable {
     private func check(_ batch: [[Int]]) throws {
         let c = configuration
         for ids in batch {
-            guard ids.count <= c.maximumSequenceLength else { throw EncoderError.sequenceTooLong(length: ids.count, maximum: c.maximumSequenceLength) }
+            guard ids.count <= c.maximumSequenceLength else {
+                throw EncoderError.sequenceTooLong(length: ids.count, maximum: c.maximumSequenceLength)
+            }
             if let bad = ids.first(where: { $0 < 0 || $0 >= c.vocabularySize }) {
                 throw EncoderError.tokenOutOfRange(id: bad, vocabularySize: c.vocabularySize)
             }
@@ -158,8 +181,9 @@ package final class BertModel: Sendable {
             }
             return segments.map { segment in
                 let start = workspace.hidden + segment.lowerBound * c.hiddenSize
-                return Matrix(rows: segment.count, columns: c.hiddenSize,
-                              values: Array(UnsafeBufferPointer(start: start, count: segment.count * c.hiddenSize)))
+                return Matrix(
+                    rows: segment.count, columns: c.hiddenSize,
+                    values: Array(UnsafeBufferPointer(start: start, count: segment.count * c.hiddenSize)))
             }
         }
     }

@@ -39,8 +39,10 @@ package struct BertWeights: Sendable {
     package var layers: [BertLayerWeights]
 
     /// Weights from their parts (shapes are the caller's to get right).
-    package init(wordEmbeddings: EmbeddingTable, positionEmbeddings: [Float], tokenTypeEmbeddings: [Float],
-                 embeddingsLayerNorm: LayerNormWeights, layers: [BertLayerWeights]) {
+    package init(
+        wordEmbeddings: EmbeddingTable, positionEmbeddings: [Float], tokenTypeEmbeddings: [Float],
+        embeddingsLayerNorm: LayerNormWeights, layers: [BertLayerWeights]
+    ) {
         self.wordEmbeddings = wordEmbeddings
         self.positionEmbeddings = positionEmbeddings
         self.tokenTypeEmbeddings = tokenTypeEmbeddings
@@ -54,20 +56,28 @@ package struct BertWeights: Sendable {
     /// `Float` copies of only one layer exist at a time.
     /// - Throws: `missingTensor`, `shapeMismatch`, or `invalidSafetensors` for a non-float tensor
     ///   or one holding NaN or infinity.
-    package init(file: SafetensorsFile, configuration c: BertConfiguration, quantization: Quantization = .float32) throws {
-        let prefix = file.tensors["embeddings.word_embeddings.weight"] == nil && file.tensors["bert.embeddings.word_embeddings.weight"] != nil ? "bert." : ""
+    package init(file: SafetensorsFile, configuration c: BertConfiguration, quantization: Quantization = .float32)
+        throws
+    {
+        let prefix =
+            file.tensors["embeddings.word_embeddings.weight"] == nil
+                && file.tensors["bert.embeddings.word_embeddings.weight"] != nil ? "bert." : ""
         func tensor(_ name: String, _ shape: [Int]) throws -> [Float] {
             let values = try file.floats(prefix + name, shape: shape)
             if values.contains(where: { !$0.isFinite }) {
-                throw EncoderError.invalidSafetensors(path: file.path, reason: "tensor '\(prefix + name)' has non-finite values")
+                throw EncoderError.invalidSafetensors(
+                    path: file.path, reason: "tensor '\(prefix + name)' has non-finite values")
             }
             return values
         }
         func linear(_ name: String, out: Int, in inputs: Int) throws -> LinearWeights {
-            LinearWeights(weight: try tensor(name + ".weight", [out, inputs]), bias: try tensor(name + ".bias", [out]), inputSize: inputs, outputSize: out)
+            LinearWeights(
+                weight: try tensor(name + ".weight", [out, inputs]), bias: try tensor(name + ".bias", [out]),
+                inputSize: inputs, outputSize: out)
         }
         func layerNorm(_ name: String) throws -> LayerNormWeights {
-            LayerNormWeights(gamma: try tensor(name + ".weight", [c.hiddenSize]), beta: try tensor(name + ".bias", [c.hiddenSize]))
+            LayerNormWeights(
+                gamma: try tensor(name + ".weight", [c.hiddenSize]), beta: try tensor(name + ".bias", [c.hiddenSize]))
         }
         let h = c.hiddenSize
         wordEmbeddings = .dense(try tensor("embeddings.word_embeddings.weight", [c.vocabularySize, h]), columns: h)
@@ -75,8 +85,11 @@ package struct BertWeights: Sendable {
         tokenTypeEmbeddings = try tensor("embeddings.token_type_embeddings.weight", [c.typeVocabularySize, h])
         embeddingsLayerNorm = try layerNorm("embeddings.LayerNorm")
         layers = try (0..<c.layerCount).map { i in
-            try BertLayerWeights(configuration: c, prefix: "encoder.layer.\(i).", names: .huggingFace, linear: linear, layerNorm: layerNorm)
-                .with(quantization, path: file.path + " layer \(i)")
+            try BertLayerWeights(
+                configuration: c, prefix: "encoder.layer.\(i).", names: .huggingFace, linear: linear,
+                layerNorm: layerNorm
+            )
+            .with(quantization, path: file.path + " layer \(i)")
         }
     }
 }
@@ -84,7 +97,8 @@ package struct BertWeights: Sendable {
 extension BertLayerWeights {
     /// The names of one layer's tensors after the layer's prefix.
     package struct TensorNames: Sendable {
-        package var query, key, value, attentionOutput, attentionLayerNorm, intermediate, output, outputLayerNorm: String
+        package var query, key, value, attentionOutput, attentionLayerNorm, intermediate, output,
+            outputLayerNorm: String
 
         /// Hugging Face's `BertLayer` names (`attention.self.query`, …).
         package static let huggingFace = TensorNames(
@@ -95,12 +109,17 @@ extension BertLayerWeights {
 
     /// One layer read through `linear(name, out, in)` and `layerNorm(name)`, whatever the file
     /// format; the query, key and value projections are fused into one `[3H, H]` matrix.
-    package init(configuration c: BertConfiguration, prefix p: String, names: TensorNames,
-                 linear: (String, Int, Int) throws -> LinearWeights, layerNorm: (String) throws -> LayerNormWeights) throws {
+    package init(
+        configuration c: BertConfiguration, prefix p: String, names: TensorNames,
+        linear: (String, Int, Int) throws -> LinearWeights, layerNorm: (String) throws -> LayerNormWeights
+    ) throws {
         let h = c.hiddenSize
-        let q = try linear(p + names.query, h, h), k = try linear(p + names.key, h, h), v = try linear(p + names.value, h, h)
+        let q = try linear(p + names.query, h, h)
+        let k = try linear(p + names.key, h, h)
+        let v = try linear(p + names.value, h, h)
         self.init(
-            queryKeyValue: LinearWeights(weight: q.weight + k.weight + v.weight, bias: q.bias + k.bias + v.bias, inputSize: h, outputSize: 3 * h),
+            queryKeyValue: LinearWeights(
+                weight: q.weight + k.weight + v.weight, bias: q.bias + k.bias + v.bias, inputSize: h, outputSize: 3 * h),
             attentionOutput: try linear(p + names.attentionOutput, h, h),
             attentionLayerNorm: try layerNorm(p + names.attentionLayerNorm),
             intermediate: try linear(p + names.intermediate, c.intermediateSize, h),
@@ -116,13 +135,15 @@ extension BertLayerWeights {
     package func with(_ quantization: Quantization, path: String) throws -> BertLayerWeights {
         var layer = self
         let projections: [(WritableKeyPath<BertLayerWeights, LinearWeights>, String)] = [
-            (\.queryKeyValue, "query/key/value"), (\.attentionOutput, "attention output"), (\.intermediate, "intermediate"), (\.output, "output"),
+            (\.queryKeyValue, "query/key/value"), (\.attentionOutput, "attention output"),
+            (\.intermediate, "intermediate"), (\.output, "output"),
         ]
         for (projection, name) in projections {
             switch quantization {
             case .float32:
                 guard self[keyPath: projection].int8Weight == nil else {
-                    throw EncoderError.invalidConfiguration(path: path, reason: "\(name): int8 weights cannot be used as float32")
+                    throw EncoderError.invalidConfiguration(
+                        path: path, reason: "\(name): int8 weights cannot be used as float32")
                 }
             case .int8:
                 do { layer[keyPath: projection] = try self[keyPath: projection].quantizedToInt8() } catch {

@@ -19,14 +19,14 @@ package enum EncoderError: Error, Equatable, CustomStringConvertible {
 
     package var description: String {
         switch self {
-        case let .invalidSafetensors(path, reason): return "\(path): invalid safetensors file: \(reason)"
-        case let .missingTensor(path, name): return "\(path): missing tensor '\(name)'"
-        case let .shapeMismatch(path, name, expected, actual):
+        case .invalidSafetensors(let path, let reason): return "\(path): invalid safetensors file: \(reason)"
+        case .missingTensor(let path, let name): return "\(path): missing tensor '\(name)'"
+        case .shapeMismatch(let path, let name, let expected, let actual):
             return "\(path): tensor '\(name)' has shape \(actual), expected \(expected)"
-        case let .invalidConfiguration(path, reason): return "\(path): invalid model configuration: \(reason)"
-        case let .tokenOutOfRange(id, size): return "token id \(id) is outside the vocabulary of \(size)"
-        case let .sequenceTooLong(length, maximum): return "\(length) tokens, the model takes at most \(maximum)"
-        case let .io(path, reason): return "\(path): \(reason)"
+        case .invalidConfiguration(let path, let reason): return "\(path): invalid model configuration: \(reason)"
+        case .tokenOutOfRange(let id, let size): return "token id \(id) is outside the vocabulary of \(size)"
+        case .sequenceTooLong(let length, let maximum): return "\(length) tokens, the model takes at most \(maximum)"
+        case .io(let path, let reason): return "\(path): \(reason)"
         }
     }
 }

@@ -5,7 +5,8 @@ extension LayerNormWeights {
     func apply(_ x: UnsafeMutablePointer<Float>, rows: Int, epsilon: Float) {
         gamma.withUnsafeBufferPointer { g in
             beta.withUnsafeBufferPointer { b in
-                Kernels.layerNorm(x, rows: rows, columns: g.count, gamma: g.baseAddress!, beta: b.baseAddress!, epsilon: epsilon)
+                Kernels.layerNorm(
+                    x, rows: rows, columns: g.count, gamma: g.baseAddress!, beta: b.baseAddress!, epsilon: epsilon)
             }
         }
     }

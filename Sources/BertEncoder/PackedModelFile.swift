@@ -37,7 +37,11 @@ package struct PackedModelFile: Sendable {
     /// The normalization table: scalar → replacement (empty to remove).
     package let normalization: [UInt32: [UInt32]]
 
-    private struct Tensor { var dtype: UInt8; var count: Int; var range: Range<Int> }
+    private struct Tensor {
+        var dtype: UInt8
+        var count: Int
+        var range: Range<Int>
+    }
     private let tensors: [String: Tensor]
     private let data: Data
 
@@ -52,21 +56,30 @@ package struct PackedModelFile: Sendable {
             throw EncoderError.io(path: url.path, reason: "cannot read: \(error.localizedDescription)")
         }
         var reader = Reader(data: data, path: path)
-        guard try reader.bytes(4) == Array("E5S1".utf8) else { throw reader.fail("not a packed e5 model (magic is not E5S1)") }
+        guard try reader.bytes(4) == Array("E5S1".utf8) else {
+            throw reader.fail("not a packed e5 model (magic is not E5S1)")
+        }
         let version = try reader.u32()
         guard version == 1 else { throw reader.fail("format version \(version), only 1 is known") }
-        let hidden = try reader.count("hidden size"), layers = try reader.count("layer count"), heads = try reader.count("head count")
-        let feedForward = try reader.count("feed-forward size"), vocabulary = try reader.count("vocabulary size")
-        let positions = try reader.count("position count"), types = try reader.count("token type count")
+        let hidden = try reader.count("hidden size")
+        let layers = try reader.count("layer count")
+        let heads = try reader.count("head count")
+        let feedForward = try reader.count("feed-forward size")
+        let vocabulary = try reader.count("vocabulary size")
+        let positions = try reader.count("position count")
+        let types = try reader.count("token type count")
         let epsilon = try reader.f32()
         let block = try reader.count("block size")
         guard block == Q4Matrix.blockValues else { throw reader.fail("block size \(block), expected 32") }
         var configuration = BertConfiguration(
-            vocabularySize: vocabulary, hiddenSize: hidden, layerCount: layers, headCount: heads, intermediateSize: feedForward,
+            vocabularySize: vocabulary, hiddenSize: hidden, layerCount: layers, headCount: heads,
+            intermediateSize: feedForward,
             maximumPositions: positions + Self.paddingIndex + 1, typeVocabularySize: types, layerNormEpsilon: epsilon)
         configuration.positionOffset = Self.paddingIndex + 1
         try configuration.validate(path: path)
-        guard hidden % 32 == 0, feedForward % 32 == 0 else { throw reader.fail("hidden and feed-forward sizes must be multiples of 32") }
+        guard hidden % 32 == 0, feedForward % 32 == 0 else {
+            throw reader.fail("hidden and feed-forward sizes must be multiples of 32")
+        }
         self.configuration = configuration
 
         let pieces = try reader.count("piece count")
@@ -85,7 +98,9 @@ package struct PackedModelFile: Sendable {
         let entries = try reader.count("normalization entry count", allowZero: true)
         let tableBytes = Int(try reader.u32())
         // Each entry takes at least 5 bytes: a count the bytes cannot hold is a lie.
-        guard entries <= tableBytes / 5 else { throw reader.fail("\(entries) normalization entries in \(tableBytes) bytes") }
+        guard entries <= tableBytes / 5 else {
+            throw reader.fail("\(entries) normalization entries in \(tableBytes) bytes")
+        }
         var table = try Reader(data: data, path: path, range: reader.position..<(reader.position + tableBytes))
         var normalization = [UInt32: [UInt32]](minimumCapacity: entries)
         for _ in 0..<entries {
@@ -104,7 +119,8 @@ package struct PackedModelFile: Sendable {
             let name = String(decoding: try reader.bytes(nameLength), as: UTF8.self)
             let dtype = try reader.bytes(1)[0]
             let count = Int(try reader.u32())
-            let offset = try reader.u64(), length = try reader.u64()
+            let offset = try reader.u64()
+            let length = try reader.u64()
             guard offset <= UInt64(data.count), length <= UInt64(data.count) - offset else {
                 throw reader.fail("tensor '\(name)' lies outside the file")
             }
@@ -125,12 +141,17 @@ package struct PackedModelFile: Sendable {
     /// a layer at a time), and the position table gets its two leading rows back.
     /// - Throws: `invalidConfiguration` for a missing tensor, a wrong size or dtype, or a non-finite value.
     package func bertWeights(quantization: Quantization = .float32) throws -> BertWeights {
-        let c = configuration, h = c.hiddenSize
+        let c = configuration
+        let h = c.hiddenSize
         func floats(_ name: String, _ count: Int) throws -> [Float] {
             let t = try tensor(name, dtype: 0, count: count)
-            guard t.range.count == count * 4 else { throw fail("tensor '\(name)': \(t.range.count) bytes for \(count) floats") }
+            guard t.range.count == count * 4 else {
+                throw fail("tensor '\(name)': \(t.range.count) bytes for \(count) floats")
+            }
             let values = data[t.range].withUnsafeBytes { raw in
-                (0..<count).map { Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self))) }
+                (0..<count).map {
+                    Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self)))
+                }
             }
             guard values.allSatisfy(\.isFinite) else { throw fail("tensor '\(name)' has non-finite values") }
             return values
@@ -140,8 +161,9 @@ package struct PackedModelFile: Sendable {
             return try Q4Matrix(rows: rows, columns: columns, blocks: [UInt8](data[t.range]), path: path, name: name)
         }
         func linear(_ name: String, out: Int, in inputs: Int) throws -> LinearWeights {
-            LinearWeights(weight: try quantized(name + ".w", rows: out, columns: inputs).dequantized(),
-                          bias: try floats(name + ".b", out), inputSize: inputs, outputSize: out)
+            LinearWeights(
+                weight: try quantized(name + ".w", rows: out, columns: inputs).dequantized(),
+                bias: try floats(name + ".b", out), inputSize: inputs, outputSize: out)
         }
         func layerNorm(_ name: String) throws -> LayerNormWeights {
             LayerNormWeights(gamma: try floats(name + ".w", h), beta: try floats(name + ".b", h))
@@ -187,7 +209,9 @@ package struct PackedModelFile: Sendable {
         }
 
         init(data: Data, path: String, range: Range<Int>) throws {
-            guard range.lowerBound >= data.startIndex, range.upperBound <= data.endIndex, range.lowerBound <= range.upperBound else {
+            guard range.lowerBound >= data.startIndex, range.upperBound <= data.endIndex,
+                range.lowerBound <= range.upperBound
+            else {
                 throw EncoderError.invalidConfiguration(path: path, reason: "truncated file")
             }
             self.data = data

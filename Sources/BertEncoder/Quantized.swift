@@ -20,10 +20,12 @@ package struct Q4Matrix: Sendable {
     /// - Throws: `EncoderError.invalidConfiguration` when the sizes do not fit (`path` names the file).
     package init(rows: Int, columns: Int, blocks: [UInt8], path: String, name: String) throws {
         guard rows > 0, columns > 0, columns % Self.blockValues == 0 else {
-            throw EncoderError.invalidConfiguration(path: path, reason: "tensor '\(name)': \(columns) columns are not a multiple of 32")
+            throw EncoderError.invalidConfiguration(
+                path: path, reason: "tensor '\(name)': \(columns) columns are not a multiple of 32")
         }
         guard blocks.count == rows * columns / Self.blockValues * Self.blockBytes else {
-            throw EncoderError.invalidConfiguration(path: path, reason: "tensor '\(name)': \(blocks.count) bytes for \(rows)×\(columns) 4-bit values")
+            throw EncoderError.invalidConfiguration(
+                path: path, reason: "tensor '\(name)': \(blocks.count) bytes for \(rows)×\(columns) 4-bit values")
         }
         self.rows = rows
         self.columns = columns
@@ -33,7 +35,8 @@ package struct Q4Matrix: Sendable {
         for b in 0..<blockCount {
             let bits = UInt16(blocks[b * Self.blockBytes]) | UInt16(blocks[b * Self.blockBytes + 1]) << 8
             guard bits & 0x7C00 != 0x7C00 else {
-                throw EncoderError.invalidConfiguration(path: path, reason: "tensor '\(name)': block \(b) has a non-finite scale")
+                throw EncoderError.invalidConfiguration(
+                    path: path, reason: "tensor '\(name)': block \(b) has a non-finite scale")
             }
         }
     }
@@ -91,9 +94,9 @@ package enum EmbeddingTable: Sendable {
     /// Writes row `r` to `out[0..<H]`.
     package func row(_ r: Int, into out: UnsafeMutablePointer<Float>) {
         switch self {
-        case let .dense(values, columns):
+        case .dense(let values, let columns):
             values.withUnsafeBufferPointer { v in out.update(from: v.baseAddress! + r * columns, count: columns) }
-        case let .q4(matrix):
+        case .q4(let matrix):
             matrix.row(r, into: out)
         }
     }
@@ -101,8 +104,8 @@ package enum EmbeddingTable: Sendable {
     /// The bytes the table takes.
     package var byteCount: Int {
         switch self {
-        case let .dense(values, _): return values.count * MemoryLayout<Float>.size
-        case let .q4(matrix): return matrix.blocks.count
+        case .dense(let values, _): return values.count * MemoryLayout<Float>.size
+        case .q4(let matrix): return matrix.blocks.count
         }
     }
 }

@@ -11,9 +11,16 @@ package struct SafetensorsFile: Sendable {
     /// The element types this reader understands. Integer tensors are listed but not converted.
     package enum DType: String, Sendable {
         /// Float types, which `floats(_:shape:)` converts to `Float`.
-        case f32 = "F32", f16 = "F16", bf16 = "BF16", f64 = "F64"
+        case f32 = "F32"
+        case f16 = "F16"
+        case bf16 = "BF16"
+        case f64 = "F64"
         /// Integer and boolean types, listed in `tensors` but not converted.
-        case i64 = "I64", i32 = "I32", u8 = "U8", i8 = "I8", bool = "BOOL"
+        case i64 = "I64"
+        case i32 = "I32"
+        case u8 = "U8"
+        case i8 = "I8"
+        case bool = "BOOL"
 
         var size: Int {
             switch self {
@@ -62,11 +69,15 @@ package struct SafetensorsFile: Sendable {
     /// Parses and validates a safetensors byte image (for tests and fuzzing): the tensors, the
     /// metadata and where the data section starts. `bytes` is read only during the call.
     /// - Throws: `invalidSafetensors` naming the tensor and the problem.
-    package static func parse(_ bytes: UnsafeRawBufferPointer, path: String) throws -> (tensors: [String: TensorInfo], metadata: [String: String], dataOffset: Int) {
+    package static func parse(_ bytes: UnsafeRawBufferPointer, path: String) throws -> (
+        tensors: [String: TensorInfo], metadata: [String: String], dataOffset: Int
+    ) {
         func fail(_ reason: String) -> EncoderError { .invalidSafetensors(path: path, reason: reason) }
         guard bytes.count >= 8 else { throw fail("file has \(bytes.count) bytes, fewer than the 8-byte header length") }
         let declared = UInt64(littleEndian: bytes.loadUnaligned(as: UInt64.self))
-        guard declared <= UInt64(maximumHeaderSize) else { throw fail("header length \(declared) exceeds the 100 MB limit") }
+        guard declared <= UInt64(maximumHeaderSize) else {
+            throw fail("header length \(declared) exceeds the 100 MB limit")
+        }
         let headerLength = Int(declared)
         guard headerLength <= bytes.count - 8 else {
             throw fail("header length \(headerLength) exceeds the \(bytes.count - 8) bytes after it")
@@ -92,7 +103,9 @@ package struct SafetensorsFile: Sendable {
             }
             guard let entry = value as? [String: Any] else { throw fail("tensor '\(name)' is not an object") }
             guard let dtypeName = entry["dtype"] as? String else { throw fail("tensor '\(name)' has no dtype") }
-            guard let dtype = DType(rawValue: dtypeName) else { throw fail("tensor '\(name)' has unknown dtype '\(dtypeName)'") }
+            guard let dtype = DType(rawValue: dtypeName) else {
+                throw fail("tensor '\(name)' has unknown dtype '\(dtypeName)'")
+            }
             guard let shapeValues = entry["shape"] as? [Any] else { throw fail("tensor '\(name)' has no shape") }
             var shape = [Int]()
             var elements = 1
@@ -101,22 +114,31 @@ package struct SafetensorsFile: Sendable {
                     throw fail("tensor '\(name)' has an invalid shape entry")
                 }
                 let (product, overflow) = elements.multipliedReportingOverflow(by: n)
-                guard !overflow, product <= dataSize else { throw fail("tensor '\(name)' shape \(shapeValues) is larger than the file") }
+                guard !overflow, product <= dataSize else {
+                    throw fail("tensor '\(name)' shape \(shapeValues) is larger than the file")
+                }
                 elements = product
                 shape.append(n)
             }
             guard let offsets = entry["data_offsets"] as? [Any], offsets.count == 2,
-                  let start = (offsets[0] as? NSNumber)?.intValue, let end = (offsets[1] as? NSNumber)?.intValue
+                let start = (offsets[0] as? NSNumber)?.intValue, let end = (offsets[1] as? NSNumber)?.intValue
             else { throw fail("tensor '\(name)' has no valid data_offsets") }
             guard start >= 0, start <= end, end <= dataSize else {
-                throw fail("tensor '\(name)' data_offsets [\(start), \(end)] are outside the \(dataSize)-byte data section")
+                throw fail(
+                    "tensor '\(name)' data_offsets [\(start), \(end)] are outside the \(dataSize)-byte data section")
             }
             guard end - start == elements * dtype.size else {
-                throw fail("tensor '\(name)' holds \(end - start) bytes but shape \(shape) of \(dtypeName) needs \(elements * dtype.size)")
+                throw fail(
+                    "tensor '\(name)' holds \(end - start) bytes but shape \(shape) of \(dtypeName) needs \(elements * dtype.size)"
+                )
             }
             tensors[name] = TensorInfo(dtype: dtype, shape: shape, range: start..<end)
         }
-        let ordered = tensors.sorted { ($0.value.range.lowerBound, $0.value.range.upperBound) < ($1.value.range.lowerBound, $1.value.range.upperBound) }
+        let ordered = tensors.sorted {
+            ($0.value.range.lowerBound, $0.value.range.upperBound) < (
+                $1.value.range.lowerBound, $1.value.range.upperBound
+            )
+        }
         for (a, b) in zip(ordered, ordered.dropFirst()) where a.value.range.overlaps(b.value.range) {
             throw fail("tensors '\(a.key)' and '\(b.key)' overlap")
         }
@@ -141,22 +163,35 @@ package struct SafetensorsFile: Sendable {
         switch dtype {
         case .f32:
             #if _endian(little)
-            // Same layout in the file and in memory: one copy.
-            return [Float](unsafeUninitializedCapacity: count) { buffer, initialized in
-                UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: base, byteCount: 4 * count)
-                initialized = count
-            }
+                // Same layout in the file and in memory: one copy.
+                return [Float](unsafeUninitializedCapacity: count) { buffer, initialized in
+                    UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: base, byteCount: 4 * count)
+                    initialized = count
+                }
             #else
-            return (0..<count).map { Float(bitPattern: UInt32(littleEndian: base.loadUnaligned(fromByteOffset: 4 * $0, as: UInt32.self))) }
+                return (0..<count).map {
+                    Float(bitPattern: UInt32(littleEndian: base.loadUnaligned(fromByteOffset: 4 * $0, as: UInt32.self)))
+                }
             #endif
         case .f16:
-            return (0..<count).map { Self.halfToFloat(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 2 * $0, as: UInt16.self))) }
+            return (0..<count).map {
+                Self.halfToFloat(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 2 * $0, as: UInt16.self)))
+            }
         case .bf16:
-            return (0..<count).map { Float(bitPattern: UInt32(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 2 * $0, as: UInt16.self))) << 16) }
+            return (0..<count).map {
+                Float(
+                    bitPattern: UInt32(
+                        UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 2 * $0, as: UInt16.self))) << 16)
+            }
         case .f64:
-            return (0..<count).map { Float(Double(bitPattern: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: 8 * $0, as: UInt64.self)))) }
+            return (0..<count).map {
+                Float(
+                    Double(
+                        bitPattern: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: 8 * $0, as: UInt64.self))))
+            }
         default:
-            throw EncoderError.invalidSafetensors(path: path, reason: "tensor '\(name)' has dtype \(dtype.rawValue), expected a float type")
+            throw EncoderError.invalidSafetensors(
+                path: path, reason: "tensor '\(name)' has dtype \(dtype.rawValue), expected a float type")
         }
     }
 

@@ -21,7 +21,8 @@ struct BytePairModel: Sendable {
     /// checked when popped, since merging may have consumed either side.
     /// - Complexity: O(n log n) in the piece's bytes.
     func encode(_ bytes: UnsafeBufferPointer<UInt8>, into output: inout [(id: Int32, start: Int)]) {
-        var ids: [Int32] = [], starts: [Int] = []
+        var ids: [Int32] = []
+        var starts: [Int] = []
         ids.reserveCapacity(bytes.count)
         starts.reserveCapacity(bytes.count)
         for (offset, byte) in bytes.enumerated() where byteTokens[Int(byte)] >= 0 {
@@ -33,8 +34,8 @@ struct BytePairModel: Sendable {
             if n == 1 { output.append((ids[0], starts[0])) }
             return
         }
-        var next = Array(1...n)            // n: none
-        var previous = Array(-1..<(n - 1)) // -1: none
+        var next = Array(1...n)  // n: none
+        var previous = Array(-1..<(n - 1))  // -1: none
         var alive = [Bool](repeating: true, count: n)
         var heap = MergeHeap()
         for i in 0..<(n - 1) {
@@ -47,7 +48,8 @@ struct BytePairModel: Sendable {
             let j = next[i]
             // Stale: a side was merged away or changed since the pair was queued.
             guard alive[i], j < n, ids[i] == candidate.left, ids[j] == candidate.right,
-                  let merge = merges[Self.pairKey(ids[i], ids[j])], merge.rank == candidate.rank else { continue }
+                let merge = merges[Self.pairKey(ids[i], ids[j])], merge.rank == candidate.rank
+            else { continue }
             ids[i] = merge.id
             alive[j] = false
             next[i] = next[j]
@@ -71,11 +73,14 @@ struct BytePairModel: Sendable {
     /// The plain loop the merge step is checked against: find the lowest-ranked adjacent pair
     /// (leftmost on ties), merge it, repeat. O(n²) per piece.
     func referenceEncode(_ bytes: [UInt8]) -> [(id: Int32, start: Int)] {
-        var symbols = bytes.enumerated().map { (id: byteTokens[Int($0.element)], start: $0.offset) }.filter { $0.id >= 0 }
+        var symbols = bytes.enumerated().map { (id: byteTokens[Int($0.element)], start: $0.offset) }.filter {
+            $0.id >= 0
+        }
         while symbols.count > 1 {
             var best: (rank: Int32, index: Int, id: Int32)?
             for k in 0..<(symbols.count - 1) {
-                if let merge = merges[Self.pairKey(symbols[k].id, symbols[k + 1].id)], merge.rank < (best?.rank ?? .max) {
+                if let merge = merges[Self.pairKey(symbols[k].id, symbols[k + 1].id)], merge.rank < (best?.rank ?? .max)
+                {
                     best = (merge.rank, k, merge.id)
                 }
             }
@@ -116,7 +121,8 @@ struct MergeHeap {
             items[0] = last
             var parent = 0
             while true {
-                let left = 2 * parent + 1, right = left + 1
+                let left = 2 * parent + 1
+                let right = left + 1
                 var smallest = parent
                 if left < items.count, items[left].precedes(items[smallest]) { smallest = left }
                 if right < items.count, items[right].precedes(items[smallest]) { smallest = right }

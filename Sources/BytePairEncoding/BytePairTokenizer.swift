@@ -25,7 +25,12 @@ import Tokenization
 public struct BytePairTokenizer: TextTokenizer {
     /// How the vocabulary file classifies a token (the GGUF key `tokenizer.ggml.token_type`).
     public enum TokenType: Int32, Sendable {
-        case normal = 1, unknown = 2, control = 3, userDefined = 4, unused = 5, byte = 6
+        case normal = 1
+        case unknown = 2
+        case control = 3
+        case userDefined = 4
+        case unused = 5
+        case byte = 6
     }
 
     /// The vocabulary: `tokens[id]` is the token's text in GPT-2's byte alphabet (control tokens as written).
@@ -77,10 +82,12 @@ public struct BytePairTokenizer: TextTokenizer {
     ///   vocabulary with no byte-level tokens at all. (A byte without a token is dropped when
     ///   met, as Hugging Face's BPE drops it without an unknown token.)
     /// - Complexity: O(vocabulary + merges).
-    public init(tokens: [String], merges: [String], tokenTypes: [Int32]? = nil, preTokenizer: BytePairPreTokenizer,
-                beginOfSequenceID: Int? = nil, endOfSequenceID: Int? = nil,
-                addsBeginOfSequence: Bool = false, addsEndOfSequence: Bool = false,
-                maximumLength: Int = .max) throws(BytePairEncodingError) {
+    public init(
+        tokens: [String], merges: [String], tokenTypes: [Int32]? = nil, preTokenizer: BytePairPreTokenizer,
+        beginOfSequenceID: Int? = nil, endOfSequenceID: Int? = nil,
+        addsBeginOfSequence: Bool = false, addsEndOfSequence: Bool = false,
+        maximumLength: Int = .max
+    ) throws(BytePairEncodingError) {
         guard !tokens.isEmpty, tokens.count < Int(Int32.max) else {
             throw BytePairEncodingError("the vocabulary has \(tokens.count) tokens")
         }
@@ -133,24 +140,32 @@ public struct BytePairTokenizer: TextTokenizer {
                 throw BytePairEncodingError("merge \(rank) '\(merge)' names a token that is not in the vocabulary")
             }
             guard let merged = ids[String(parts[0]) + String(parts[1])] else {
-                throw BytePairEncodingError("merge \(rank) '\(merge)' makes '\(parts[0])\(parts[1])', which is not in the vocabulary")
+                throw BytePairEncodingError(
+                    "merge \(rank) '\(merge)' makes '\(parts[0])\(parts[1])', which is not in the vocabulary")
             }
             let key = BytePairModel.pairKey(left, right)
             if table[key] == nil { table[key] = (Int32(rank), merged) }
         }
         var control: [Unicode.Scalar: [(scalars: [Unicode.Scalar], id: Int32)]] = [:]
-        var bytes: [UInt8] = [], starts: [Int] = [0]
+        var bytes: [UInt8] = []
+        var starts: [Int] = [0]
         bytes.reserveCapacity(tokens.count * 6)
         for (id, token) in tokens.enumerated() {
             switch types[id] {
             case .control, .userDefined:
                 let scalars = Array(token.unicodeScalars)
-                if let first = scalars.first, ids[token] == Int32(id) { control[first, default: []].append((scalars, Int32(id))) }
+                if let first = scalars.first, ids[token] == Int32(id) {
+                    control[first, default: []].append((scalars, Int32(id)))
+                }
                 // Control tokens print nothing; user-defined ones print as written.
                 if types[id] == .userDefined { bytes.append(contentsOf: token.utf8) }
             case .byte:
                 // `<0x0A>`-style byte tokens (SentencePiece vocabularies) stand for that byte.
-                if let value = Self.byteTokenValue(token) { bytes.append(value) } else { bytes.append(contentsOf: token.utf8) }
+                if let value = Self.byteTokenValue(token) {
+                    bytes.append(value)
+                } else {
+                    bytes.append(contentsOf: token.utf8)
+                }
             default:
                 // A token outside the byte alphabet is printed as written (it cannot come out of the merges).
                 bytes.append(contentsOf: ByteLevel.bytes(of: token) ?? Array(token.utf8))
@@ -175,9 +190,18 @@ public struct BytePairTokenizer: TextTokenizer {
         self.tokenByteStarts = starts
 
         var hasher = SHA256()
-        hasher.update(Array("bpe \(preTokenizer.rawValue) \(tokens.count) \(merges.count) \(maximumLength) \(self.addsBeginOfSequence) \(self.addsEndOfSequence)\n".utf8))
-        for token in tokens { hasher.update(Array(token.utf8)); hasher.update([0]) }
-        for merge in merges { hasher.update(Array(merge.utf8)); hasher.update([0]) }
+        hasher.update(
+            Array(
+                "bpe \(preTokenizer.rawValue) \(tokens.count) \(merges.count) \(maximumLength) \(self.addsBeginOfSequence) \(self.addsEndOfSequence)\n"
+                    .utf8))
+        for token in tokens {
+            hasher.update(Array(token.utf8))
+            hasher.update([0])
+        }
+        for merge in merges {
+            hasher.update(Array(merge.utf8))
+            hasher.update([0])
+        }
         for type in types { hasher.update([UInt8(truncatingIfNeeded: type.rawValue)]) }
         self.fingerprint = String(hasher.finalizeHex().prefix(16))
     }
@@ -220,10 +244,15 @@ public struct BytePairTokenizer: TextTokenizer {
         if truncated { content.removeSubrange(max(0, room)...) }
         var all: [Token] = []
         all.reserveCapacity(content.count + 2)
-        let start = text.startIndex..<text.startIndex, end = text.endIndex..<text.endIndex
-        if addsBeginOfSequence, let id = beginOfSequenceID { all.append(Token(id: id, text: tokens[id], range: start, isSpecial: true)) }
+        let start = text.startIndex..<text.startIndex
+        let end = text.endIndex..<text.endIndex
+        if addsBeginOfSequence, let id = beginOfSequenceID {
+            all.append(Token(id: id, text: tokens[id], range: start, isSpecial: true))
+        }
         all += content
-        if addsEndOfSequence, let id = endOfSequenceID { all.append(Token(id: id, text: tokens[id], range: end, isSpecial: true)) }
+        if addsEndOfSequence, let id = endOfSequenceID {
+            all.append(Token(id: id, text: tokens[id], range: end, isSpecial: true))
+        }
         return TokenizedText(string: text, tokens: all, isTruncated: truncated)
     }
 
@@ -252,7 +281,8 @@ public struct BytePairTokenizer: TextTokenizer {
         var k = 0
         while k < scalars.count {
             if let candidates = controlTokens[scalars[k]],
-               let match = candidates.first(where: { Self.matches($0.scalars, scalars, at: k) }) {
+                let match = candidates.first(where: { Self.matches($0.scalars, scalars, at: k) })
+            {
                 found.append((k, match.scalars.count, Int(match.id)))
                 k += match.scalars.count
             } else {
@@ -277,11 +307,15 @@ public struct BytePairTokenizer: TextTokenizer {
         var output: [Token] = []
         var plainStart = 0
         for match in matches {
-            precondition(match.offset >= plainStart && match.length > 0 && match.offset + match.length <= scalars.count
-                         && tokens.indices.contains(match.id), "encode(_:controlTokens:): matches out of order or range")
+            precondition(
+                match.offset >= plainStart && match.length > 0 && match.offset + match.length <= scalars.count
+                    && tokens.indices.contains(match.id), "encode(_:controlTokens:): matches out of order or range")
             encodePlain(scalars, plainStart..<match.offset, indices, byteOffsets, utf8, into: &output)
-            output.append(Token(id: match.id, text: tokens[match.id], range: indices[match.offset]..<indices[match.offset + match.length],
-                                isSpecial: true))
+            output.append(
+                Token(
+                    id: match.id, text: tokens[match.id],
+                    range: indices[match.offset]..<indices[match.offset + match.length],
+                    isSpecial: true))
             plainStart = match.offset + match.length
         }
         encodePlain(scalars, plainStart..<scalars.count, indices, byteOffsets, utf8, into: &output)
@@ -295,14 +329,17 @@ public struct BytePairTokenizer: TextTokenizer {
     }
 
     /// Pre-tokenizes and merges `range` of the scalars (text without control tokens).
-    private func encodePlain(_ scalars: [Unicode.Scalar], _ range: Range<Int>, _ indices: [String.Index],
-                             _ byteOffsets: [Int], _ utf8: [UInt8], into output: inout [Token]) {
+    private func encodePlain(
+        _ scalars: [Unicode.Scalar], _ range: Range<Int>, _ indices: [String.Index],
+        _ byteOffsets: [Int], _ utf8: [UInt8], into output: inout [Token]
+    ) {
         guard !range.isEmpty else { return }
         let pieces = preTokenizer.pieces(of: Array(scalars[range]))
         var merged: [(id: Int32, start: Int)] = []
         for local in pieces {
             let piece = (local.lowerBound + range.lowerBound)..<(local.upperBound + range.lowerBound)
-            let firstByte = byteOffsets[piece.lowerBound], endByte = byteOffsets[piece.upperBound]
+            let firstByte = byteOffsets[piece.lowerBound]
+            let endByte = byteOffsets[piece.upperBound]
             merged.removeAll(keepingCapacity: true)
             if ignoresMergesForWholeTokens, let whole = ids[ByteLevel.string(of: utf8[firstByte..<endByte])] {
                 merged.append((whole, 0))
@@ -320,7 +357,8 @@ public struct BytePairTokenizer: TextTokenizer {
                 var last = scalar
                 while byteOffsets[last + 1] < stopByte { last += 1 }
                 let id = Int(token.id)
-                output.append(Token(id: id, text: tokens[id], range: indices[scalar]..<indices[last + 1], isSpecial: false))
+                output.append(
+                    Token(id: id, text: tokens[id], range: indices[scalar]..<indices[last + 1], isSpecial: false))
             }
         }
     }

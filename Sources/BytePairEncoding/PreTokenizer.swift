@@ -54,7 +54,8 @@ public enum BytePairPreTokenizer: String, Sendable, CaseIterable {
         let end = range.upperBound
         var i = range.lowerBound
         while i < end {
-            let next = contraction(c, at: i, end: end, caseInsensitive: false)
+            let next =
+                contraction(c, at: i, end: end, caseInsensitive: false)
                 ?? run(c, at: i, end: end, optionalSpace: true) { $0 == .letter }
                 ?? run(c, at: i, end: end, optionalSpace: true) { $0 == .number }
                 ?? run(c, at: i, end: end, optionalSpace: true) { $0 == .other }
@@ -71,7 +72,8 @@ public enum BytePairPreTokenizer: String, Sendable, CaseIterable {
         let end = c.count
         var i = 0
         while i < end {
-            let next = contraction(c, at: i, end: end, caseInsensitive: true)
+            let next =
+                contraction(c, at: i, end: end, caseInsensitive: true)
                 ?? letterRunWithOneLeader(c, at: i, end: end)
                 ?? digits(c, at: i, end: end, maximum: maximumDigits)
                 ?? otherRunThenNewlines(c, at: i, end: end)
@@ -102,8 +104,10 @@ public enum BytePairPreTokenizer: String, Sendable, CaseIterable {
     }
 
     /// ` ?X+` for a class `X`: an optional U+0020, then one or more scalars of the class.
-    private static func run(_ c: [ScalarClass], at i: Int, end: Int, optionalSpace: Bool,
-                            _ member: (ScalarClass.Kind) -> Bool) -> Int? {
+    private static func run(
+        _ c: [ScalarClass], at i: Int, end: Int, optionalSpace: Bool,
+        _ member: (ScalarClass.Kind) -> Bool
+    ) -> Int? {
         var k = i
         if optionalSpace, c[k].scalar == " ", k + 1 < end, member(c[k + 1].kind) { k += 1 }
         guard member(c[k].kind) else { return nil }
@@ -137,7 +141,8 @@ public enum BytePairPreTokenizer: String, Sendable, CaseIterable {
 
     /// `\s*[\r\n]+`: the whitespace run from `i`, up to and including its last `\r` or `\n`.
     private static func whitespaceThroughLastNewline(_ c: [ScalarClass], at i: Int, end: Int) -> Int? {
-        var k = i, last: Int?
+        var k = i
+        var last: Int?
         while k < end, c[k].kind == .space {
             if c[k].isNewline { last = k }
             k += 1

@@ -25,14 +25,15 @@ package enum CLIError: Error, Equatable {
         case .failure: return 1
         case .unavailable: return 69
         case .permission: return 77
-        case let .status(code): return code
+        case .status(let code): return code
         }
     }
 
     /// The one-line message printed after `error: ` (empty for `.status`, which prints none).
     package var message: String {
         switch self {
-        case let .usage(m), let .data(m), let .noInput(m), let .failure(m), let .unavailable(m), let .permission(m): return m
+        case .usage(let m), .data(let m), .noInput(let m), .failure(let m), .unavailable(let m), .permission(let m):
+            return m
         case .status: return ""
         }
     }

@@ -56,13 +56,15 @@ extension CommandDescription {
 
     /// `program name [options…] arguments…`, without `USAGE: `.
     package static func usage(program: String) -> String {
-        ([program] + (name.isEmpty ? [] : [name]) + options.map(\.usage) + arguments.map(\.usage)).joined(separator: " ")
+        ([program] + (name.isEmpty ? [] : [name]) + options.map(\.usage) + arguments.map(\.usage)).joined(
+            separator: " ")
     }
 
     /// The ARGUMENTS and OPTIONS sections (OPTIONS ending with `-h, --help`).
     package static var argumentAndOptionSections: String {
         HelpFormatter.section("ARGUMENTS", arguments.flatMap(\.rows))
-            + HelpFormatter.section("OPTIONS", options.flatMap(\.members).map { ($0.label, $0.help) } + [HelpFormatter.helpRow])
+            + HelpFormatter.section(
+                "OPTIONS", options.flatMap(\.members).map { ($0.label, $0.help) } + [HelpFormatter.helpRow])
     }
 
     /// The whole help text: OVERVIEW, USAGE, ARGUMENTS, OPTIONS.

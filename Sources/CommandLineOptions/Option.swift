@@ -25,10 +25,13 @@ package struct Option<Value: Sendable>: Sendable {
     let convert: @Sendable (String) throws -> Value
 
     /// An option whose value `convert` makes from the text (throwing `CLIError.usage` for bad text).
-    package init(_ name: String, valueName: String, help: String, default defaultValue: Value? = nil,
-                defaultDescription: String? = nil, choices: [String]? = nil,
-                convert: @escaping @Sendable (String) throws -> Value) {
-        precondition(name.hasPrefix("--") && name.count > 2 && !name.contains("="), "an option is spelled --name: '\(name)'")
+    package init(
+        _ name: String, valueName: String, help: String, default defaultValue: Value? = nil,
+        defaultDescription: String? = nil, choices: [String]? = nil,
+        convert: @escaping @Sendable (String) throws -> Value
+    ) {
+        precondition(
+            name.hasPrefix("--") && name.count > 2 && !name.contains("="), "an option is spelled --name: '\(name)'")
         self.name = name
         self.valueName = valueName
         self.help = help
@@ -41,8 +44,9 @@ package struct Option<Value: Sendable>: Sendable {
     /// The same option with another help text or value name, for a subcommand that words it
     /// differently (`eval --k` reports recall@1…k).
     package func with(valueName: String? = nil, help: String? = nil, defaultDescription: String? = nil) -> Option {
-        Option(name, valueName: valueName ?? self.valueName, help: help ?? self.help, default: defaultValue,
-               defaultDescription: defaultDescription ?? self.defaultDescription, choices: choices, convert: convert)
+        Option(
+            name, valueName: valueName ?? self.valueName, help: help ?? self.help, default: defaultValue,
+            defaultDescription: defaultDescription ?? self.defaultDescription, choices: choices, convert: convert)
     }
 
     /// The option as usage lines show it: `--k <n>`, or `--mode hybrid|lexical|semantic`.
@@ -53,20 +57,28 @@ package struct Option<Value: Sendable>: Sendable {
 
 extension Option where Value == String {
     /// An option taking any text.
-    package init(_ name: String, valueName: String, help: String, default defaultValue: String? = nil, defaultDescription: String? = nil) {
-        self.init(name, valueName: valueName, help: help, default: defaultValue, defaultDescription: defaultDescription) { $0 }
+    package init(
+        _ name: String, valueName: String, help: String, default defaultValue: String? = nil,
+        defaultDescription: String? = nil
+    ) {
+        self.init(name, valueName: valueName, help: help, default: defaultValue, defaultDescription: defaultDescription)
+        { $0 }
     }
 }
 
 extension Option where Value == Int {
     /// An integer option; values outside `range` are usage errors. Digits may be grouped with `_`
     /// (`1_000_000`).
-    package init(_ name: String, valueName: String, help: String, default defaultValue: Int? = nil,
-                defaultDescription: String? = nil, range: ClosedRange<Int>) {
+    package init(
+        _ name: String, valueName: String, help: String, default defaultValue: Int? = nil,
+        defaultDescription: String? = nil, range: ClosedRange<Int>
+    ) {
         precondition(defaultValue.map(range.contains) ?? true, "the default of \(name) is outside \(range)")
-        self.init(name, valueName: valueName, help: help, default: defaultValue, defaultDescription: defaultDescription) { text in
+        self.init(name, valueName: valueName, help: help, default: defaultValue, defaultDescription: defaultDescription)
+        { text in
             guard let value = Int(text.filter { $0 != "_" }), !text.hasPrefix("_"), range.contains(value) else {
-                throw CLIError.usage("\(name) must be an integer from \(range.lowerBound) to \(range.upperBound), got '\(text)'")
+                throw CLIError.usage(
+                    "\(name) must be an integer from \(range.lowerBound) to \(range.upperBound), got '\(text)'")
             }
             return value
         }
@@ -74,19 +86,24 @@ extension Option where Value == Int {
 
     /// The same option with another range (`eval --k` needs at least 1).
     package func with(range: ClosedRange<Int>, help: String? = nil) -> Option {
-        Option(name, valueName: valueName, help: help ?? self.help, default: defaultValue,
-               defaultDescription: defaultDescription, range: range)
+        Option(
+            name, valueName: valueName, help: help ?? self.help, default: defaultValue,
+            defaultDescription: defaultDescription, range: range)
     }
 }
 
 extension Option where Value: CaseIterable & RawRepresentable, Value.RawValue == String {
     /// An option taking one of an enumeration's raw values; help and errors list them.
     /// `choices` narrows or orders them (default: every case, in declaration order).
-    package init(_ name: String, valueName: String, help: String, default defaultValue: Value? = nil,
-                defaultDescription: String? = nil, choices: [Value] = Array(Value.allCases)) {
+    package init(
+        _ name: String, valueName: String, help: String, default defaultValue: Value? = nil,
+        defaultDescription: String? = nil, choices: [Value] = Array(Value.allCases)
+    ) {
         let allowed = choices.map(\.rawValue)
-        self.init(name, valueName: valueName, help: help, default: defaultValue, defaultDescription: defaultDescription,
-                  choices: allowed) { text in
+        self.init(
+            name, valueName: valueName, help: help, default: defaultValue, defaultDescription: defaultDescription,
+            choices: allowed
+        ) { text in
             guard allowed.contains(text), let value = Value(rawValue: text) else {
                 throw CLIError.usage("\(name) must be \(HelpFormatter.alternatives(allowed)), got '\(text)'")
             }
@@ -103,7 +120,8 @@ package struct Flag: Sendable {
     package let help: String
 
     package init(_ name: String, help: String) {
-        precondition(name.hasPrefix("--") && name.count > 2 && !name.contains("="), "a flag is spelled --name: '\(name)'")
+        precondition(
+            name.hasPrefix("--") && name.count > 2 && !name.contains("="), "a flag is spelled --name: '\(name)'")
         self.name = name
         self.help = help
     }

@@ -36,8 +36,11 @@ extension Option: OptionDeclaration {
             notes.append("default: \((defaultValue as? any RawRepresentable)?.rawValue ?? defaultValue)")
         }
         let convert = self.convert
-        return [AnyOption(name: name, valueName: valueName, choices: choices, help: HelpFormatter.annotate(help, with: notes),
-                          synopsis: synopsis, convert: { try convert($0) })]
+        return [
+            AnyOption(
+                name: name, valueName: valueName, choices: choices, help: HelpFormatter.annotate(help, with: notes),
+                synopsis: synopsis, convert: { try convert($0) })
+        ]
     }
 
     package var usage: String { "[\(synopsis)]" }

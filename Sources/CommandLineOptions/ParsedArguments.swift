@@ -35,8 +35,14 @@ package struct ParsedArguments: Sendable {
                 positionals.append(argument)
                 continue
             }
-            if argument == "--" { onlyPositionals = true; continue }
-            if argument == "--help" || argument == "-h" { isHelpRequested = true; continue }
+            if argument == "--" {
+                onlyPositionals = true
+                continue
+            }
+            if argument == "--help" || argument == "-h" {
+                isHelpRequested = true
+                continue
+            }
             guard problem == nil else { continue }
             var name = argument
             var inlineValue: String? = nil
@@ -64,7 +70,10 @@ package struct ParsedArguments: Sendable {
                 text = arguments[i]
                 i += 1
                 // `--index --help`: a request for help, as before any `--`, not a file named --help.
-                if text == "--help" || text == "-h" { isHelpRequested = true; continue }
+                if text == "--help" || text == "-h" {
+                    isHelpRequested = true
+                    continue
+                }
             }
             do {
                 let value = try convert(text)

@@ -39,7 +39,7 @@ extension ContextualEmbedding {
             switch status {
             case .installed: self = .available
             case .notInstalled: self = .unavailable(.assetsNotInstalled)
-            case let .corrupt(problem): self = .unavailable(.assetsCorrupt(problem))
+            case .corrupt(let problem): self = .unavailable(.assetsCorrupt(problem))
             case .installerMissing: self = .unavailable(.installerMissing)
             }
         }
@@ -54,7 +54,7 @@ extension ContextualEmbedding {
     /// install. Blocks for as long as the download takes: call it from a thread that may block.
     /// - Throws: `AssetInstallationError` when installing fails, `EmbeddingsError` when loading does.
     package func installAssetsAndLoad(progress: (String) -> Void = { _ in }) throws {
-        if case let .asset(descriptor) = source, AssetCache.locate(descriptor.assets) == nil {
+        if case .asset(let descriptor) = source, AssetCache.locate(descriptor.assets) == nil {
             _ = try AssetCache.install(descriptor.assets, progress: progress)
         }
         try load()

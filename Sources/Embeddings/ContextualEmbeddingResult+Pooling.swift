@@ -96,12 +96,14 @@ extension ContextualEmbeddingResult {
             out.withUnsafeMutableBufferPointer { y in
                 if let weights {
                     weights.withUnsafeBufferPointer { w in
-                        Kernels.weightedColumnSum(m.baseAddress!, rows: sequenceLength, columns: dimension,
-                                                  weights: w.baseAddress!, scale: 1 / total, into: y.baseAddress!)
+                        Kernels.weightedColumnSum(
+                            m.baseAddress!, rows: sequenceLength, columns: dimension,
+                            weights: w.baseAddress!, scale: 1 / total, into: y.baseAddress!)
                     }
                 } else {
-                    Kernels.weightedColumnSum(m.baseAddress!, rows: sequenceLength, columns: dimension,
-                                              weights: nil, scale: 1 / total, into: y.baseAddress!)
+                    Kernels.weightedColumnSum(
+                        m.baseAddress!, rows: sequenceLength, columns: dimension,
+                        weights: nil, scale: 1 / total, into: y.baseAddress!)
                 }
             }
         }

@@ -96,16 +96,18 @@ public struct ContextualEmbeddingResult: Sendable {
         let scalars = string.unicodeScalars
         for (t, range) in tokenRanges.enumerated() {
             guard range.lowerBound >= string.startIndex, range.upperBound <= string.endIndex,
-                  String.Index(range.lowerBound, within: scalars) != nil,
-                  String.Index(range.upperBound, within: scalars) != nil
+                String.Index(range.lowerBound, within: scalars) != nil,
+                String.Index(range.upperBound, within: scalars) != nil
             else { throw EmbeddingsError.rangeOutOfBounds(token: t) }
         }
         if let bad = tokenVectors.values.firstIndex(where: { !$0.isFinite }) {
-            throw EmbeddingsError.nonFiniteValue(token: bad / tokenVectors.columns, component: bad % tokenVectors.columns)
+            throw EmbeddingsError.nonFiniteValue(
+                token: bad / tokenVectors.columns, component: bad % tokenVectors.columns)
         }
         self.init(
             uncheckedString: string, language: language, tokenRanges: tokenRanges, tokenVectors: tokenVectors,
-            tokenIDs: tokenIDs, tokenTexts: nil, isSpecialToken: isSpecialToken ?? [Bool](repeating: false, count: tokenRanges.count))
+            tokenIDs: tokenIDs, tokenTexts: nil,
+            isSpecialToken: isSpecialToken ?? [Bool](repeating: false, count: tokenRanges.count))
     }
 
     /// The encoder's own path: its output is valid by construction.
@@ -170,8 +172,10 @@ public struct ContextualEmbeddingResult: Sendable {
     public var utf8Offsets: [(start: Int, end: Int)] {
         let utf8 = string.utf8
         return tokenRanges.map { range in
-            (utf8.distance(from: utf8.startIndex, to: range.lowerBound),
-             utf8.distance(from: utf8.startIndex, to: range.upperBound))
+            (
+                utf8.distance(from: utf8.startIndex, to: range.lowerBound),
+                utf8.distance(from: utf8.startIndex, to: range.upperBound)
+            )
         }
     }
 }

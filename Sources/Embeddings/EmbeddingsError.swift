@@ -21,19 +21,19 @@ public enum EmbeddingsError: Error, Equatable, Sendable, CustomStringConvertible
 
     public var description: String {
         switch self {
-        case let .countMismatch(ranges, vectors):
+        case .countMismatch(let ranges, let vectors):
             return "\(ranges) token ranges but \(vectors) token vectors"
-        case let .rangeOutOfBounds(token):
+        case .rangeOutOfBounds(let token):
             return "token \(token): range is not inside the string or not on Unicode scalar boundaries"
-        case let .inconsistentDimension(token, expected, actual):
+        case .inconsistentDimension(let token, let expected, let actual):
             return "token \(token): vector has \(actual) components, expected \(expected)"
-        case let .nonFiniteValue(token, component):
+        case .nonFiniteValue(let token, let component):
             return "token \(token): component \(component) is not finite"
-        case let .invalidWeights(message):
+        case .invalidWeights(let message):
             return "invalid token weights: \(message)"
-        case let .assetsNotAvailable(message):
+        case .assetsNotAvailable(let message):
             return "model assets not available: \(message)"
-        case let .invalidModel(message):
+        case .invalidModel(let message):
             return "invalid model: \(message)"
         }
     }

@@ -3,8 +3,9 @@
 // asset channel's package description and installation error, how an encoder multiplies, and
 // where the library's warnings go.
 @_exported import Tokenization
-@_exported import struct LinearAlgebra.Matrix
-@_exported import struct ModelAssets.AssetPackage
-@_exported import enum ModelAssets.AssetInstallationError
-@_exported import enum LinearAlgebra.Quantization
+
 @_exported import enum LinearAlgebra.Diagnostics
+@_exported import struct LinearAlgebra.Matrix
+@_exported import enum LinearAlgebra.Quantization
+@_exported import enum ModelAssets.AssetInstallationError
+@_exported import struct ModelAssets.AssetPackage

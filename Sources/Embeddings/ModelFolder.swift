@@ -35,12 +35,14 @@ package struct ModelFolder: Sendable {
                 return nil
             }
             guard let data = try? Data(contentsOf: file),
-                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+            else {
                 throw EmbeddingsError.invalidModel("\(file.path) is not a JSON object")
             }
             return object
         }
-        for required in ["config.json", "vocab.txt", "model.safetensors"] where !FileManager.default.fileExists(atPath: path(required).path) {
+        for required in ["config.json", "vocab.txt", "model.safetensors"]
+        where !FileManager.default.fileExists(atPath: path(required).path) {
             throw EmbeddingsError.invalidModel("\(path(required).path) is missing")
         }
         do {
@@ -49,11 +51,16 @@ package struct ModelFolder: Sendable {
             throw EmbeddingsError.invalidModel(error.description)
         }
         let config = try json("config.json", required: true) ?? [:]
-        self.identifier = identifier ?? (config["_name_or_path"] as? String).flatMap { $0.isEmpty ? nil : $0 } ?? url.lastPathComponent
+        self.identifier =
+            identifier ?? (config["_name_or_path"] as? String).flatMap { $0.isEmpty ? nil : $0 }
+            ?? url.lastPathComponent
 
         var maximum = configuration.maximumPositions
         if let sbert = try json("sentence_bert_config.json", required: false), let n = sbert["max_seq_length"] as? Int {
-            guard n >= 2 else { throw EmbeddingsError.invalidModel("\(path("sentence_bert_config.json").path): max_seq_length \(n) is too small") }
+            guard n >= 2 else {
+                throw EmbeddingsError.invalidModel(
+                    "\(path("sentence_bert_config.json").path): max_seq_length \(n) is too small")
+            }
             maximum = min(n, maximum)
         }
         maximumSequenceLength = maximum
@@ -63,7 +70,8 @@ package struct ModelFolder: Sendable {
         let modulesURL = path("modules.json")
         if FileManager.default.fileExists(atPath: modulesURL.path) {
             guard let data = try? Data(contentsOf: modulesURL),
-                  let modules = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] else {
+                let modules = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]]
+            else {
                 throw EmbeddingsError.invalidModel("\(modulesURL.path) is not a JSON array of modules")
             }
             for module in modules {
@@ -83,7 +91,8 @@ package struct ModelFolder: Sendable {
                 pooling = .mean
             } else {
                 let modes = poolingConfig.keys.filter { $0.hasPrefix("pooling_mode_") && flag($0) }.sorted()
-                throw EmbeddingsError.invalidModel("\(path(poolingFolder + "/config.json").path): unsupported pooling \(modes)")
+                throw EmbeddingsError.invalidModel(
+                    "\(path(poolingFolder + "/config.json").path): unsupported pooling \(modes)")
             }
         } else {
             pooling = .mean
@@ -101,7 +110,9 @@ package struct ModelFolder: Sendable {
 
     /// The encoder, with its weights read from `model.safetensors`.
     /// - Parameter parallelism: threads per `forward` call (see `BertModel.parallelism`).
-    package func makeModel(parallelism: Int = ProcessInfo.processInfo.activeProcessorCount, quantization: Quantization = .float32) throws -> BertModel {
+    package func makeModel(
+        parallelism: Int = ProcessInfo.processInfo.activeProcessorCount, quantization: Quantization = .float32
+    ) throws -> BertModel {
         do {
             return try BertModel(folder: url, parallelism: parallelism, quantization: quantization)
         } catch let error as EncoderError {

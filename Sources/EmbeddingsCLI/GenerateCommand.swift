@@ -7,34 +7,54 @@ struct GenerateCommand: Command {
     static let name = "generate"
     static let abstract = "Continue a prompt with a local language model (GGUF), streaming the text."
     static let arguments = [
-        Argument("<prompt>", usage: "<prompt> ...", help: "The prompt (words are joined with spaces)."),
+        Argument("<prompt>", usage: "<prompt> ...", help: "The prompt (words are joined with spaces).")
     ]
 
-    static let chat = Flag("--chat", help: "Wrap the prompt in the model's chat template as a user message, and answer as the assistant.")
-    static let system = Option<String>("--system", valueName: "text", help: "With --chat: the system message (default: the template's own, if any).")
-    static let maxTokens = Option<Int>("--max-tokens", valueName: "n", help: "The most tokens to generate.", default: 256, range: 1...1_000_000)
-    static let temperature = Option<Float>("--temperature", valueName: "t", help: "Sampling temperature; 0 picks the most likely token.", default: 0.8) { text in
+    static let chat = Flag(
+        "--chat", help: "Wrap the prompt in the model's chat template as a user message, and answer as the assistant.")
+    static let system = Option<String>(
+        "--system", valueName: "text", help: "With --chat: the system message (default: the template's own, if any).")
+    static let maxTokens = Option<Int>(
+        "--max-tokens", valueName: "n", help: "The most tokens to generate.", default: 256, range: 1...1_000_000)
+    static let temperature = Option<Float>(
+        "--temperature", valueName: "t", help: "Sampling temperature; 0 picks the most likely token.", default: 0.8
+    ) { text in
         guard let value = Float(text), value.isFinite, value >= 0, value <= 100 else {
             throw CLIError.usage("--temperature must be a number from 0 to 100, got '\(text)'")
         }
         return value
     }
-    static let topK = Option<Int>("--top-k", valueName: "k", help: "Sample among the k most likely tokens.", default: 40, range: 1...1_000_000)
-    static let topP = Option<Float>("--top-p", valueName: "p", help: "Sample among the most likely tokens whose probabilities add up to p.", default: 0.95) { text in
+    static let topK = Option<Int>(
+        "--top-k", valueName: "k", help: "Sample among the k most likely tokens.", default: 40, range: 1...1_000_000)
+    static let topP = Option<Float>(
+        "--top-p", valueName: "p", help: "Sample among the most likely tokens whose probabilities add up to p.",
+        default: 0.95
+    ) { text in
         guard let value = Float(text), value > 0, value <= 1 else {
             throw CLIError.usage("--top-p must be a number in (0, 1], got '\(text)'")
         }
         return value
     }
-    static let seed = Option<UInt64>("--seed", valueName: "n", help: "The random seed: the same seed gives the same text.", defaultDescription: "random") { text in
-        guard let value = UInt64(text) else { throw CLIError.usage("--seed must be an integer from 0 to \(UInt64.max), got '\(text)'") }
+    static let seed = Option<UInt64>(
+        "--seed", valueName: "n", help: "The random seed: the same seed gives the same text.",
+        defaultDescription: "random"
+    ) { text in
+        guard let value = UInt64(text) else {
+            throw CLIError.usage("--seed must be an integer from 0 to \(UInt64.max), got '\(text)'")
+        }
         return value
     }
     static let greedy = Flag("--greedy", help: "Always take the most likely token (the same as --temperature 0).")
-    static let json = SharedOptions.json.with(help: "Print one JSON object (prompt and answer token ids, text, stop reason, timings) instead of streaming text.")
+    static let json = SharedOptions.json.with(
+        help:
+            "Print one JSON object (prompt and answer token ids, text, stop reason, timings) instead of streaming text."
+    )
 
     static var options: [any OptionDeclaration] {
-        [LanguageModelOption.model, chat, system, maxTokens, temperature, topK, topP, seed, greedy, LanguageModelOption.quantize, json]
+        [
+            LanguageModelOption.model, chat, system, maxTokens, temperature, topK, topP, seed, greedy,
+            LanguageModelOption.quantize, json,
+        ]
     }
 
     let parsed: ParsedArguments
@@ -45,14 +65,18 @@ struct GenerateCommand: Command {
         self.parsed = parsed
         guard !parsed.positionals.isEmpty else { throw CLIError.usage("missing <prompt>") }
         prompt = parsed.positionals.joined(separator: " ")
-        if parsed.contains(Self.system), !parsed[Self.chat] { throw CLIError.usage("\(Self.system.name) goes with \(Self.chat.name)") }
+        if parsed.contains(Self.system), !parsed[Self.chat] {
+            throw CLIError.usage("\(Self.system.name) goes with \(Self.chat.name)")
+        }
         if parsed[Self.greedy], parsed.contains(Self.temperature) {
             throw CLIError.usage("\(Self.greedy.name) and \(Self.temperature.name) conflict")
         }
         if parsed[Self.greedy] {
             sampling = .greedy
         } else {
-            let (temperature, topK, topP) = (try parsed.value(Self.temperature), try parsed.value(Self.topK), try parsed.value(Self.topP))
+            let (temperature, topK, topP) = (
+                try parsed.value(Self.temperature), try parsed.value(Self.topK), try parsed.value(Self.topP)
+            )
             sampling = try decoding { () throws(LlamaDecoderError) in
                 try SamplingParameters(temperature: temperature, topK: topK, topP: topP, seed: parsed[Self.seed])
             }
@@ -78,7 +102,9 @@ struct GenerateCommand: Command {
         let maximumTokens = try parsed.value(Self.maxTokens)
         let sampling = self.sampling
         let generation = try decoding { () throws(LlamaDecoderError) in
-            try model.generate(prompt: ids, in: try model.makeSequence(), maximumTokens: maximumTokens, sampling: sampling) { piece in
+            try model.generate(
+                prompt: ids, in: try model.makeSequence(), maximumTokens: maximumTokens, sampling: sampling
+            ) { piece in
                 if !json, !piece.isEmpty {
                     Output.standard.write(piece)
                     Output.standard.flush()
@@ -103,7 +129,8 @@ struct GenerateCommand: Command {
             writer.raw(",\"generation_seconds\":\(generation.generationSeconds)")
             writer.raw(",\"prompt_tokens_per_second\":\(generation.promptTokensPerSecond)")
             // The first token comes from the prompt's logits: the rate counts the decode steps after it.
-            writer.raw(",\"decode_steps\":\(generation.decodeSteps),\"tokens_per_second\":\(generation.tokensPerSecond)}}\n")
+            writer.raw(
+                ",\"decode_steps\":\(generation.decodeSteps),\"tokens_per_second\":\(generation.tokensPerSecond)}}\n")
             Output.standard.write(writer.text)
         } else {
             Output.standard.write("\n")

@@ -2,22 +2,29 @@ import CommandLineOptions
 import Embeddings
 import Foundation
 import LinearAlgebra
-import Synchronization
 import Retrieval
+import Synchronization
 import VectorIndex
 
 /// `embeddings index DIR... --out FILE | --store URL`: chunk, embed and store a Markdown corpus.
 struct IndexCommand: Command {
     static let name = "index"
     static let abstract = "Chunk every *.md below the folders, embed the chunks and write one index file."
-    static let arguments = [Argument("<dir>", usage: "<dir> ...", help: "A folder of Markdown files (several allowed; sources are relative to each).")]
+    static let arguments = [
+        Argument(
+            "<dir>", usage: "<dir> ...",
+            help: "A folder of Markdown files (several allowed; sources are relative to each).")
+    ]
 
-    static let lateChunking = Flag("--late-chunking", help: "Encode each page once and pool each chunk's own token span (chunks carry page context).")
+    static let lateChunking = Flag(
+        "--late-chunking",
+        help: "Encode each page once and pool each chunk's own token span (chunks carry page context).")
     static let lexicalOnly = Flag("--lexical-only", help: "Skip embeddings: BM25 only (no model needed).")
     /// The option's name, which its conversion also names in its error.
     private static let codesName = "--codes"
     static let codes = Option<Set<SearchPrecision>>(
-        codesName, valueName: "list", help: "Also store int8 and/or binary codes for 'search --precision': a comma-separated list, or none.",
+        codesName, valueName: "list",
+        help: "Also store int8 and/or binary codes for 'search --precision': a comma-separated list, or none.",
         defaultDescription: "as the existing file"
     ) { list in
         var set = Set<SearchPrecision>()
@@ -29,11 +36,15 @@ struct IndexCommand: Command {
         }
         return set
     }
-    static let hnsw = Flag("--hnsw", help: "With --store: also build pgvector's HNSW index, for 'search --precision hnsw'.")
+    static let hnsw = Flag(
+        "--hnsw", help: "With --store: also build pgvector's HNSW index, for 'search --precision hnsw'.")
 
     static var options: [any OptionDeclaration] {
-        [OneOf(SharedOptions.out, SharedOptions.store), SharedOptions.model, SharedOptions.quantize, lateChunking, lexicalOnly, codes,
-         SharedOptions.tablePrefix, hnsw, SharedOptions.quiet]
+        [
+            OneOf(SharedOptions.out, SharedOptions.store), SharedOptions.model, SharedOptions.quantize, lateChunking,
+            lexicalOnly, codes,
+            SharedOptions.tablePrefix, hnsw, SharedOptions.quiet,
+        ]
     }
 
     let parsed: ParsedArguments
@@ -47,7 +58,9 @@ struct IndexCommand: Command {
         guard !parsed.positionals.isEmpty else { throw CLIError.usage("expected at least one folder to index") }
         try StoreOption.checkIndexArguments(parsed)
         if parsed[Self.lexicalOnly],
-           let name = parsed[Self.lateChunking] ? Self.lateChunking.name : parsed.contains(SharedOptions.quantize) ? SharedOptions.quantize.name : nil {
+            let name = parsed[Self.lateChunking]
+                ? Self.lateChunking.name : parsed.contains(SharedOptions.quantize) ? SharedOptions.quantize.name : nil
+        {
             throw CLIError.usage("\(name) needs embeddings; it cannot go with \(Self.lexicalOnly.name)")
         }
         folders = parsed.positionals.map { URL(fileURLWithPath: $0) }
@@ -72,7 +85,8 @@ struct IndexCommand: Command {
     func checkFolders() throws {
         for folder in folders {
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory), isDirectory.boolValue
+            else {
                 throw CLIError.noInput("folder '\(folder.path)' does not exist")
             }
         }
@@ -81,7 +95,9 @@ struct IndexCommand: Command {
     func run() throws {
         Console.configure(parsed)
         try checkFolders()
-        let target = try StoreOption.openForIndexing(parsed) { parsed[Self.lexicalOnly] ? nil : try ModelOption.load(parsed) }
+        let target = try StoreOption.openForIndexing(parsed) {
+            parsed[Self.lexicalOnly] ? nil : try ModelOption.load(parsed)
+        }
         let pages = try readPages()
         let start = Date()
         let progress = ProgressBox(Progress("embedding", total: nil))
@@ -92,9 +108,11 @@ struct IndexCommand: Command {
         let seconds = Date().timeIntervalSince(start)
         let written = try target.finish()
         let rate = seconds > 0 ? Double(stats.embedded) / seconds : 0
-        Console.note(String(format: "indexed %d pages, %d chunks: %d embedded, %d reused, %d removed in %.2f s (%.0f chunks/s)%@",
-                            pages.count, stats.chunks, stats.embedded, stats.reused, stats.removed, seconds, rate,
-                            stats.lateChunkingFallbacks > 0 ? ", \(stats.lateChunkingFallbacks) late-chunking fallbacks" : ""))
+        Console.note(
+            String(
+                format: "indexed %d pages, %d chunks: %d embedded, %d reused, %d removed in %.2f s (%.0f chunks/s)%@",
+                pages.count, stats.chunks, stats.embedded, stats.reused, stats.removed, seconds, rate,
+                stats.lateChunkingFallbacks > 0 ? ", \(stats.lateChunkingFallbacks) late-chunking fallbacks" : ""))
         print(written)
     }
 }

@@ -9,7 +9,8 @@ import ModelAssets
 struct InfoCommand: Command {
     static let name = "info"
     static let abstract = "Show the CPU, the BLAS kernels in use, and the model."
-    static let model = SharedOptions.model.with(help: "The sentence-transformers folder or known model to describe. Nothing is installed.")
+    static let model = SharedOptions.model.with(
+        help: "The sentence-transformers folder or known model to describe. Nothing is installed.")
     static let json = SharedOptions.json.with(help: "Write one JSON object instead of text.")
     static let tryCore = Option<String>(
         "--try-core", valueName: "name",
@@ -40,8 +41,9 @@ struct InfoCommand: Command {
     }
 
     struct Document: Encodable {
-        var cpu: CPU
-        var blas: BLASInfo
+        /// The CPU and the BLAS, as `BLAS.Report` describes them (the kernel-check tests' child prints the same).
+        var cpu: BLAS.Report.CPU
+        var blas: BLAS.Report.Library
         var model: Model
         var languageModel: LanguageModel
         var int8: Int8Products
@@ -55,35 +57,14 @@ struct InfoCommand: Command {
         var paths: [String]
     }
 
-    struct CPU: Encodable {
-        var modelName: String
-        var vendor: String
-        var architecture: String
-        var family: Int
-        var model: Int
-        var features: [String]
-        var cores: Int
-    }
-
-    struct BLASInfo: Encodable {
-        var library: String
-        var version: String?
-        var build: String
-        var coreAtLoad: String?
-        var coreInUse: String?
-        var corrected: Bool
-        var check: String
-        var canSwitchCores: Bool
-        var shippedCores: [String]
-        var threads: Int
-    }
-
     let parsed: ParsedArguments
     let json: Bool
 
     init(parsed: ParsedArguments) throws {
         guard parsed.positionals.isEmpty else { throw CLIError.usage("unexpected argument '\(parsed.positionals[0])'") }
-        if let core = parsed[Self.tryCore], core.isEmpty { throw CLIError.usage("\(Self.tryCore.name) needs a core name") }
+        if let core = parsed[Self.tryCore], core.isEmpty {
+            throw CLIError.usage("\(Self.tryCore.name) needs a core name")
+        }
         self.parsed = parsed
         json = parsed[Self.json]
     }
@@ -95,17 +76,20 @@ struct InfoCommand: Command {
         let status: String
         switch AssetCache.status(of: descriptor.assets) {
         case .installed: status = "installed"
-        case .notInstalled: status = "not installed (installs on first use, or: embeddings assets install --model \(descriptor.identifier))"
-        case let .corrupt(problem): status = "corrupt (\(problem))"
+        case .notInstalled:
+            status =
+                "not installed (installs on first use, or: embeddings assets install --model \(descriptor.identifier))"
+        case .corrupt(let problem): status = "corrupt (\(problem))"
         case .installerMissing: status = "not installed, and python3 is missing to install it"
         }
-        return LanguageModel(identifier: descriptor.identifier, requirement: descriptor.assets.requirement, file: descriptor.fileName,
-                             installed: file != nil, path: file?.path, status: status)
+        return LanguageModel(
+            identifier: descriptor.identifier, requirement: descriptor.assets.requirement, file: descriptor.fileName,
+            installed: file != nil, path: file?.path, status: status)
     }
 
     func model() throws -> Model {
         var descriptor = ModelCatalog.defaultModel
-        if parsed.contains(Self.model), case let .known(known) = try ModelOption.choice(parsed) {
+        if parsed.contains(Self.model), case .known(let known) = try ModelOption.choice(parsed) {
             descriptor = known
         } else if let path = parsed[Self.model] {
             let url = try ModelOption.folder(parsed)
@@ -113,22 +97,30 @@ struct InfoCommand: Command {
             do { embedding = try ContextualEmbedding(contentsOf: url) } catch let error as EmbeddingsError {
                 throw CLIError.data(error.description)
             }
-            return Model(identifier: embedding.modelIdentifier, dimension: embedding.dimension, maximumSequenceLength: embedding.maximumSequenceLength,
-                         pooling: embedding.poolingStrategy.rawValue, normalizes: embedding.normalizesSentenceVectors,
-                         languages: embedding.languages, installed: true, path: url.standardizedFileURL.path, status: "folder \(path)")
+            return Model(
+                identifier: embedding.modelIdentifier, dimension: embedding.dimension,
+                maximumSequenceLength: embedding.maximumSequenceLength,
+                pooling: embedding.poolingStrategy.rawValue, normalizes: embedding.normalizesSentenceVectors,
+                languages: embedding.languages, installed: true, path: url.standardizedFileURL.path,
+                status: "folder \(path)")
         }
-        guard let embedding = ContextualEmbedding(modelIdentifier: descriptor.identifier) else { throw CLIError.failure("\(descriptor.identifier) is unknown") }
+        guard let embedding = ContextualEmbedding(modelIdentifier: descriptor.identifier) else {
+            throw CLIError.failure("\(descriptor.identifier) is unknown")
+        }
         let status: String
         switch embedding.availability {
         case .available: status = "available"
-        case .unavailable(.assetsNotInstalled): status = "not installed (installed on first use, or by `embeddings assets install`)"
+        case .unavailable(.assetsNotInstalled):
+            status = "not installed (installed on first use, or by `embeddings assets install`)"
         case .unavailable(.installerMissing): status = "not installed, and python3 is missing to install it"
-        case let .unavailable(.assetsCorrupt(problem)): status = "corrupt (\(problem))"
+        case .unavailable(.assetsCorrupt(let problem)): status = "corrupt (\(problem))"
         }
         let path = AssetCache.locate(descriptor.assets)?.path
-        return Model(identifier: embedding.modelIdentifier, dimension: embedding.dimension, maximumSequenceLength: embedding.maximumSequenceLength,
-                     pooling: embedding.poolingStrategy.rawValue, normalizes: embedding.normalizesSentenceVectors,
-                     languages: embedding.languages, installed: path != nil, path: path, status: status)
+        return Model(
+            identifier: embedding.modelIdentifier, dimension: embedding.dimension,
+            maximumSequenceLength: embedding.maximumSequenceLength,
+            pooling: embedding.poolingStrategy.rawValue, normalizes: embedding.normalizesSentenceVectors,
+            languages: embedding.languages, installed: path != nil, path: path, status: status)
     }
 
     func run() throws {
@@ -141,17 +133,11 @@ struct InfoCommand: Command {
                 throw CLIError.failure(error.description)
             }
         }
-        let configuration = BLAS.configuration
-        let cpu = configuration.cpu
-        let corrected = configuration.isCorrected
+        let report = BLAS.Report()
         let document = Document(
-            cpu: CPU(modelName: cpu.modelName, vendor: cpu.vendor, architecture: cpu.architecture, family: cpu.family, model: cpu.model,
-                     features: cpu.features.sorted().map(\.rawValue), cores: ProcessInfo.processInfo.activeProcessorCount),
-            blas: BLASInfo(library: configuration.library, version: configuration.version, build: configuration.build,
-                           coreAtLoad: configuration.coreAtLoad, coreInUse: configuration.coreInUse, corrected: corrected,
-                           check: configuration.check, canSwitchCores: configuration.canSwitchCores,
-                           shippedCores: configuration.shippedCores, threads: configuration.threads),
-            model: try model(), languageModel: Self.languageModel(), int8: Int8Products(path: Int8GEMM.defaultPath.description, paths: Int8GEMM.paths.map(\.description)),
+            cpu: report.cpu, blas: report.blas,
+            model: try model(), languageModel: Self.languageModel(),
+            int8: Int8Products(path: Int8GEMM.defaultPath.description, paths: Int8GEMM.paths.map(\.description)),
             coreTrial: trial)
         if json {
             let encoder = JSONEncoder()
@@ -159,15 +145,10 @@ struct InfoCommand: Command {
             encoder.keyEncodingStrategy = .convertToSnakeCase
             Output.standard.write(String(decoding: try encoder.encode(document), as: UTF8.self) + "\n")
         } else {
-            var lines = [String]()
-            lines.append("cpu:          \(cpu.modelName) (\(cpu.vendor.isEmpty ? cpu.architecture : "\(cpu.vendor) family \(cpu.family) model \(cpu.model)"), \(document.cpu.cores) cores)")
-            lines.append("features:     \(document.cpu.features.isEmpty ? "(none read)" : document.cpu.features.joined(separator: " "))")
-            lines.append("blas:         \(configuration.library)\(configuration.version.map { " " + $0 } ?? "") (\(configuration.build))")
-            lines.append("core:         \(configuration.coreInUse ?? "chosen by the library")\(corrected ? " (corrected from \(configuration.coreAtLoad!))" : "")")
-            lines.append("check:        \(configuration.check)")
-            if configuration.canSwitchCores { lines.append("cores:        \(configuration.shippedCores.joined(separator: " "))") }
-            lines.append("threads:      \(configuration.threads)")
-            lines.append("int8:         \(document.int8.path) (this CPU runs \(document.int8.paths.joined(separator: ", ")); for --quantize int8)")
+            var lines = report.lines
+            lines.append(
+                "int8:         \(document.int8.path) (this CPU runs \(document.int8.paths.joined(separator: ", ")); for --quantize int8)"
+            )
             let m = document.model
             lines.append("model:        \(m.identifier)")
             lines.append("dimension:    \(m.dimension) (maximum \(m.maximumSequenceLength) tokens)")
@@ -176,15 +157,21 @@ struct InfoCommand: Command {
             lines.append("path:         \(m.path ?? "-")")
             lines.append("status:       \(m.status)")
             let lm = document.languageModel
-            lines.append("generation:   \(lm.identifier) (\(lm.requirement), \(lm.file)): \(lm.status)\(lm.path.map { " at " + $0 } ?? "")")
+            lines.append(
+                "generation:   \(lm.identifier) (\(lm.requirement), \(lm.file)): \(lm.status)\(lm.path.map { " at " + $0 } ?? "")"
+            )
             if let trial {
-                lines.append("core trial:   \(trial.requested): reported \(trial.reported), max relative error \(String(format: "%.1e", trial.maxRelativeError)), \(trial.agreed ? "agrees with the reference loops" : "DISAGREES with the reference loops"); back on \(trial.restored)")
+                lines.append(
+                    "core trial:   \(trial.requested): reported \(trial.reported), max relative error \(String(format: "%.1e", trial.maxRelativeError)), \(trial.agreed ? "agrees with the reference loops" : "DISAGREES with the reference loops"); back on \(trial.restored)"
+                )
             }
             Output.standard.write(lines.joined(separator: "\n") + "\n")
         }
         if let trial, !trial.agreed {
             Output.standard.flush()
-            throw CLIError.failure("OpenBLAS core \(trial.requested) gives wrong results on this CPU (relative error \(String(format: "%.1e", trial.maxRelativeError)))")
+            throw CLIError.failure(
+                "OpenBLAS core \(trial.requested) gives wrong results on this CPU (relative error \(String(format: "%.1e", trial.maxRelativeError)))"
+            )
         }
     }
 }

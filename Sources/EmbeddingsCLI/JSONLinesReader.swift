@@ -1,10 +1,11 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Reads `{"id": "...", "text": "..."}` objects, one per line, from a file handle, streaming.
@@ -65,10 +66,13 @@ struct JSONLinesReader {
 
     /// The index of the next newline at or after `start`, searching only bytes not searched before.
     private mutating func nextNewline() -> Int? {
-        let from = searched, count = buffer.count - from
+        let from = searched
+        let count = buffer.count - from
         guard count > 0 else { return nil }
         let found = buffer.withUnsafeBytes { bytes in
-            memchr(bytes.baseAddress! + from, 0x0A, count).map { $0 - UnsafeMutableRawPointer(mutating: bytes.baseAddress!) }
+            memchr(bytes.baseAddress! + from, 0x0A, count).map {
+                $0 - UnsafeMutableRawPointer(mutating: bytes.baseAddress!)
+            }
         }
         searched = found.map { $0 + 1 } ?? buffer.count
         bytesSearched += searched - from
@@ -110,9 +114,15 @@ struct JSONLinesReader {
         do { object = try JSONSerialization.jsonObject(with: bytes, options: [.fragmentsAllowed]) } catch {
             throw CLIError.data("line \(line): not valid JSON")
         }
-        guard let dictionary = object as? [String: Any] else { throw CLIError.data("line \(line): expected a JSON object") }
-        guard let text = dictionary["text"] as? String else { throw CLIError.data("line \(line): missing string field \"text\"") }
-        guard let id = dictionary["id"] as? String else { throw CLIError.data("line \(line): missing string field \"id\"") }
+        guard let dictionary = object as? [String: Any] else {
+            throw CLIError.data("line \(line): expected a JSON object")
+        }
+        guard let text = dictionary["text"] as? String else {
+            throw CLIError.data("line \(line): missing string field \"text\"")
+        }
+        guard let id = dictionary["id"] as? String else {
+            throw CLIError.data("line \(line): missing string field \"id\"")
+        }
         return Record(id: id, text: text)
     }
 }

@@ -8,12 +8,14 @@ import LlamaDecoder
 enum LanguageModelOption {
     static let model = SharedOptions.model.with(
         valueName: "id|file",
-        help: "A GGUF model file, or a known language model's identifier: \(DecoderCatalog.known.map(\.identifier).joined(separator: ", ")). Known models install on first use.",
+        help:
+            "A GGUF model file, or a known language model's identifier: \(DecoderCatalog.known.map(\.identifier).joined(separator: ", ")). Known models install on first use.",
         defaultDescription: DecoderCatalog.defaultModel.identifier.split(separator: "/").last.map(String.init))
 
     static let quantize = Option<LlamaModel.Precision>(
         "--quantize", valueName: "q",
-        help: "How the language model holds its weights: native (the file's own 4- and 8-bit blocks, fast), int8 (int8 per output channel) or float32 (dequantized once: the reference, about 4x the memory).",
+        help:
+            "How the language model holds its weights: native (the file's own 4- and 8-bit blocks, fast), int8 (int8 per output channel) or float32 (dequantized once: the reference, about 4x the memory).",
         default: .native)
 
     /// Whether `value` names a language model rather than an encoder: a known language model, or a file ending in `.gguf`.
@@ -31,7 +33,9 @@ enum LanguageModelOption {
         }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: value, isDirectory: &isDirectory), !isDirectory.boolValue else {
-            throw CLIError.noInput("\(model.name) '\(value)' is neither a GGUF file nor a known language model (\(DecoderCatalog.known.map(\.identifier).joined(separator: ", ")))")
+            throw CLIError.noInput(
+                "\(model.name) '\(value)' is neither a GGUF file nor a known language model (\(DecoderCatalog.known.map(\.identifier).joined(separator: ", ")))"
+            )
         }
         return URL(fileURLWithPath: value)
     }

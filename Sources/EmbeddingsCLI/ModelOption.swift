@@ -20,14 +20,16 @@ enum ModelOption {
             return .folder(URL(fileURLWithPath: value))
         }
         if let descriptor = ModelCatalog.descriptor(for: value) { return .known(descriptor) }
-        throw CLIError.noInput("\(SharedOptions.model.name) '\(value)' is neither a model folder nor a known model (\(ModelCatalog.known.map(\.identifier).joined(separator: ", ")))")
+        throw CLIError.noInput(
+            "\(SharedOptions.model.name) '\(value)' is neither a model folder nor a known model (\(ModelCatalog.known.map(\.identifier).joined(separator: ", ")))"
+        )
     }
 
     /// The model's installed folder, installing a known model when needed.
     static func folder(_ parsed: ParsedArguments) throws -> URL {
         switch try choice(parsed) {
-        case let .folder(url): return url
-        case let .known(descriptor): return try install(descriptor)
+        case .folder(let url): return url
+        case .known(let descriptor): return try install(descriptor)
         }
     }
 
@@ -55,7 +57,9 @@ enum ModelOption {
     /// nothing read yet (`tokenize` needs only the tokenizer).
     static func unloaded(_ parsed: ParsedArguments) throws -> ContextualEmbedding {
         let embedding = try model(parsed)
-        if case let .known(descriptor) = try choice(parsed), !embedding.hasAvailableAssets { _ = try install(descriptor) }
+        if case .known(let descriptor) = try choice(parsed), !embedding.hasAvailableAssets {
+            _ = try install(descriptor)
+        }
         return embedding
     }
 
@@ -63,12 +67,15 @@ enum ModelOption {
     private static func model(_ parsed: ParsedArguments) throws -> ContextualEmbedding {
         let quantization = parsed[SharedOptions.quantize] ?? .float32
         switch try choice(parsed) {
-        case let .folder(url):
-            do { return try ContextualEmbedding(contentsOf: url, quantization: quantization) } catch let error as EmbeddingsError {
+        case .folder(let url):
+            do { return try ContextualEmbedding(contentsOf: url, quantization: quantization) } catch let error
+                as EmbeddingsError
+            {
                 throw CLIError.data(error.description)
             }
-        case let .known(descriptor):
-            guard let model = ContextualEmbedding(modelIdentifier: descriptor.identifier, quantization: quantization) else {
+        case .known(let descriptor):
+            guard let model = ContextualEmbedding(modelIdentifier: descriptor.identifier, quantization: quantization)
+            else {
                 throw CLIError.failure("\(descriptor.identifier) is unknown")
             }
             return model

@@ -11,11 +11,20 @@ struct SearchCommand: Command {
     static let arguments = [Argument("<question>", help: "The question (words are joined with spaces).")]
 
     static let budget = Option<Int>(
-        "--budget", valueName: "chars", help: "Characters of chunk text allowed in the context.", default: 1_400, range: 1...10_000_000)
+        "--budget", valueName: "chars", help: "Characters of chunk text allowed in the context.", default: 1_400,
+        range: 1...10_000_000)
 
     static var options: [any OptionDeclaration] {
-        [OneOf(SharedOptions.index, SharedOptions.store), SharedOptions.k, SharedOptions.mode, SharedOptions.precision,
-         SharedOptions.rescore, budget, SharedOptions.json, SharedOptions.tablePrefix, SharedOptions.efSearch, SharedOptions.model, SharedOptions.quantize.with(help: "How the encoder multiplies the question; only the encoder the index was made with can search its vectors.", defaultDescription: "the index's")]
+        [
+            OneOf(SharedOptions.index, SharedOptions.store), SharedOptions.k, SharedOptions.mode,
+            SharedOptions.precision,
+            SharedOptions.rescore, budget, SharedOptions.json, SharedOptions.tablePrefix, SharedOptions.efSearch,
+            SharedOptions.model,
+            SharedOptions.quantize.with(
+                help:
+                    "How the encoder multiplies the question; only the encoder the index was made with can search its vectors.",
+                defaultDescription: "the index's"),
+        ]
     }
 
     let parsed: ParsedArguments
@@ -27,7 +36,9 @@ struct SearchCommand: Command {
     init(parsed: ParsedArguments) throws {
         self.parsed = parsed
         question = parsed.positionals.joined(separator: " ")
-        guard !question.trimmingCharacters(in: .whitespaces).isEmpty else { throw CLIError.usage("expected a question") }
+        guard !question.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw CLIError.usage("expected a question")
+        }
         k = try parsed.value(SharedOptions.k)
         mode = try StoreOption.mode(parsed)
         budget = try parsed.value(Self.budget)
@@ -46,7 +57,10 @@ struct SearchCommand: Command {
             if hits.isEmpty { print("no results") }
             for (i, hit) in hits.enumerated() {
                 let mark = included.contains(hit) ? "*" : " "
-                print(String(format: "%@%d. %@  (%.4f)  %@", mark, i + 1, hit.chunk.id, hit.score, hit.chunk.headings.joined(separator: " › ")))
+                print(
+                    String(
+                        format: "%@%d. %@  (%.4f)  %@", mark, i + 1, hit.chunk.id, hit.score,
+                        hit.chunk.headings.joined(separator: " › ")))
             }
             if !included.isEmpty { print("\n* in the \(budget)-character context (\(context.count) characters)") }
         }
@@ -66,12 +80,17 @@ extension SearchCommand {
         json.raw(",\"hits\":[")
         for (i, hit) in hits.enumerated() {
             if i > 0 { json.raw(",") }
-            json.raw("{\"id\":"); json.string(hit.chunk.id)
-            json.raw(",\"source\":"); json.string(hit.chunk.source)
-            json.raw(",\"headings\":"); json.strings(hit.chunk.headings)
-            json.raw(",\"title\":"); json.string(hit.chunk.title)
+            json.raw("{\"id\":")
+            json.string(hit.chunk.id)
+            json.raw(",\"source\":")
+            json.string(hit.chunk.source)
+            json.raw(",\"headings\":")
+            json.strings(hit.chunk.headings)
+            json.raw(",\"title\":")
+            json.string(hit.chunk.title)
             json.raw(",\"score\":\(hit.score)")
-            json.raw(",\"text\":"); json.string(hit.chunk.text)
+            json.raw(",\"text\":")
+            json.string(hit.chunk.text)
             json.raw("}")
         }
         json.raw("],\"context\":")

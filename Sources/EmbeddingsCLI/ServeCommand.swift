@@ -10,34 +10,58 @@ import Synchronization
 /// (see Docs/Server.md).
 struct ServeCommand: Command {
     static let name = "serve"
-    static let abstract = "Serve the model over HTTP: OpenAI's /v1/embeddings, TEI's /embed, token vectors with their ranges, /search."
+    static let abstract =
+        "Serve the model over HTTP: OpenAI's /v1/embeddings, TEI's /embed, token vectors with their ranges, /search."
 
     static let host = Option<String>(
         "--host", valueName: "address",
-        help: "The numeric IPv4 or IPv6 address to listen on, or localhost. Anything but loopback exposes the model: put a reverse proxy and --api-key-file in front.",
+        help:
+            "The numeric IPv4 or IPv6 address to listen on, or localhost. Anything but loopback exposes the model: put a reverse proxy and --api-key-file in front.",
         default: "127.0.0.1")
-    static let port = Option<Int>("--port", valueName: "n", help: "The TCP port; 0 picks a free one. The ready line on standard error names it.", default: 8080, range: 0...65_535)
+    static let port = Option<Int>(
+        "--port", valueName: "n", help: "The TCP port; 0 picks a free one. The ready line on standard error names it.",
+        default: 8080, range: 0...65_535)
     static let apiKeyFile = Option<String>(
         "--api-key-file", valueName: "file",
-        help: "A file holding the key every request but /health must send as 'Authorization: Bearer <key>' (white space around it is ignored).")
+        help:
+            "A file holding the key every request but /health must send as 'Authorization: Bearer <key>' (white space around it is ignored)."
+    )
     static let maxBatchTokens = Option<Int>(
         "--max-batch-tokens", valueName: "n",
-        help: "Tokens encoded together in one batch. Requests arriving together share a batch; one request may carry at most this many.",
+        help:
+            "Tokens encoded together in one batch. Requests arriving together share a batch; one request may carry at most this many.",
         default: 16_384, range: 1...10_000_000)
     static let maxQueue = Option<Int>(
-        "--max-queue", valueName: "n", help: "Requests waiting for the encoder; more are refused with 503 and Retry-After.", default: 256, range: 1...1_000_000)
+        "--max-queue", valueName: "n",
+        help: "Requests waiting for the encoder; more are refused with 503 and Retry-After.", default: 256,
+        range: 1...1_000_000)
     static let maxBody = Option<Int>(
-        "--max-body", valueName: "n", help: "The largest request body in bytes; a larger one gets 413 before it is read.", default: 2 << 20, range: 1...(1 << 30))
+        "--max-body", valueName: "n",
+        help: "The largest request body in bytes; a larger one gets 413 before it is read.", default: 2 << 20,
+        range: 1...(1 << 30))
     static let timeout = Option<Int>(
-        "--timeout", valueName: "n", help: "Seconds a connection may stay silent (mid-request or idle), and a new connection may take to send its first request's headers, before it is closed.", default: 30, range: 1...3_600)
+        "--timeout", valueName: "n",
+        help:
+            "Seconds a connection may stay silent (mid-request or idle), and a new connection may take to send its first request's headers, before it is closed.",
+        default: 30, range: 1...3_600)
     static let maxConnections = Option<Int>(
-        "--max-connections", valueName: "n", help: "Connections open at once; further ones are closed as they arrive.", default: 256, range: 1...10_000)
+        "--max-connections", valueName: "n", help: "Connections open at once; further ones are closed as they arrive.",
+        default: 256, range: 1...10_000)
 
     static var options: [any OptionDeclaration] {
-        [SharedOptions.model, SharedOptions.quantize.with(defaultDescription: "float32; with --index or --store, the index's"), SharedOptions.index, SharedOptions.store, SharedOptions.tablePrefix, SharedOptions.precision, SharedOptions.rescore,
-         SharedOptions.efSearch, host, port, apiKeyFile, maxBatchTokens, maxQueue, maxBody, timeout, maxConnections,
-         SharedOptions.inputType.with(help: "The input type of requests that send no \"input_type\". e5 reads \"query: \" or \"passage: \" in front of the text; MiniLM nothing."),
-         SharedOptions.quiet.with(help: "No request log or notes on standard error (the ready line, warnings and errors still print).")]
+        [
+            SharedOptions.model,
+            SharedOptions.quantize.with(defaultDescription: "float32; with --index or --store, the index's"),
+            SharedOptions.index, SharedOptions.store, SharedOptions.tablePrefix, SharedOptions.precision,
+            SharedOptions.rescore,
+            SharedOptions.efSearch, host, port, apiKeyFile, maxBatchTokens, maxQueue, maxBody, timeout, maxConnections,
+            SharedOptions.inputType.with(
+                help:
+                    "The input type of requests that send no \"input_type\". e5 reads \"query: \" or \"passage: \" in front of the text; MiniLM nothing."
+            ),
+            SharedOptions.quiet.with(
+                help: "No request log or notes on standard error (the ready line, warnings and errors still print)."),
+        ]
     }
 
     /// How long requests still being received get after SIGTERM; those being encoded always finish.
@@ -61,10 +85,12 @@ struct ServeCommand: Command {
             _ = try StoreOption.location(parsed, fileOption: SharedOptions.index)
         } else {
             // The store's own options, given without a store.
-            let storeOptions = [(SharedOptions.tablePrefix.name, parsed.contains(SharedOptions.tablePrefix)),
-                                (SharedOptions.precision.name, parsed.contains(SharedOptions.precision)),
-                                (SharedOptions.rescore.name, parsed.contains(SharedOptions.rescore)),
-                                (SharedOptions.efSearch.name, parsed.contains(SharedOptions.efSearch))]
+            let storeOptions = [
+                (SharedOptions.tablePrefix.name, parsed.contains(SharedOptions.tablePrefix)),
+                (SharedOptions.precision.name, parsed.contains(SharedOptions.precision)),
+                (SharedOptions.rescore.name, parsed.contains(SharedOptions.rescore)),
+                (SharedOptions.efSearch.name, parsed.contains(SharedOptions.efSearch)),
+            ]
             if let given = storeOptions.first(where: { $0.1 }) {
                 throw CLIError.usage("\(given.0) goes with \(SharedOptions.index.name) or \(SharedOptions.store.name)")
             }
@@ -84,16 +110,23 @@ struct ServeCommand: Command {
             maximumQueue: try parsed.value(Self.maxQueue), apiKey: apiKey, inputType: try ModelOption.inputType(parsed),
             precision: try parsed.value(SharedOptions.precision))
         let server = EmbeddingServer(embedding: embedding, store: store, configuration: configuration)
-        let daemon = HTTPDaemon(handler: server, limits: HTTPDaemon.Limits(
-            maximumBody: configuration.maximumBody, connections: try parsed.value(Self.maxConnections), timeoutSeconds: try parsed.value(Self.timeout)))
+        let daemon = HTTPDaemon(
+            handler: server,
+            limits: HTTPDaemon.Limits(
+                maximumBody: configuration.maximumBody, connections: try parsed.value(Self.maxConnections),
+                timeoutSeconds: try parsed.value(Self.timeout)))
         let signals = try ShutdownSignals()
         let port: Int
-        do { port = try daemon.start(host: address, port: try parsed.value(Self.port)) } catch let error as HTTPDaemon.StartError {
+        do { port = try daemon.start(host: address, port: try parsed.value(Self.port)) } catch let error
+            as HTTPDaemon.StartError
+        {
             throw CLIError.unavailable(error.description)
         }
         let shown = address.contains(":") ? "[\(address)]" : address
         // The one line a supervisor (or a test) waits for, even under --quiet.
-        Console.write("listening on http://\(shown):\(port) (\(embedding.modelIdentifier), \(embedding.dimension) dimensions, \(embedding.quantization.rawValue) encoder\(store == nil ? "" : ", with /search"))\n")
+        Console.write(
+            "listening on http://\(shown):\(port) (\(embedding.modelIdentifier), \(embedding.dimension) dimensions, \(embedding.quantization.rawValue) encoder\(store == nil ? "" : ", with /search"))\n"
+        )
         let received = signals.wait()
         Console.note("\(received == SIGINT ? "SIGINT" : "SIGTERM"): finishing the requests in progress")
         daemon.stop(grace: Self.drainSeconds)
@@ -104,7 +137,9 @@ struct ServeCommand: Command {
     static func readKey(_ path: String) throws -> [UInt8] {
         let url = URL(fileURLWithPath: path)
         try InputFile.check(url, what: "API key file")
-        guard let data = FileManager.default.contents(atPath: path) else { throw CLIError.noInput("API key file '\(path)' cannot be read") }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw CLIError.noInput("API key file '\(path)' cannot be read")
+        }
         let key = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard !key.isEmpty else { throw CLIError.data("API key file '\(path)' is empty") }
         return Array(key.utf8)
@@ -119,7 +154,9 @@ final class ShutdownSignals: Sendable {
 
     init() throws {
         var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { throw CLIError.failure("cannot create a pipe for signals: \(String(cString: strerror(errno)))") }
+        guard pipe(&ends) == 0 else {
+            throw CLIError.failure("cannot create a pipe for signals: \(String(cString: strerror(errno)))")
+        }
         readEnd = ends[0]
         Self.writeEnd.store(ends[1], ordering: .relaxed)
         for number in [SIGTERM, SIGINT] {

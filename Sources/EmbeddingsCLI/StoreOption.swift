@@ -38,12 +38,12 @@ enum StoreOption {
         switch (parsed[fileOption], parsed[storeOption]) {
         case (nil, nil): throw CLIError.usage("missing \(fileOption.synopsis) (or \(storeOption.synopsis))")
         case (.some, .some): throw CLIError.usage("\(fileOption.name) and \(storeOption.name) exclude each other")
-        case let (path?, nil):
+        case (let path?, nil):
             if parsed.contains(SharedOptions.tablePrefix) {
                 throw CLIError.usage("\(SharedOptions.tablePrefix.name) goes with \(storeOption.name)")
             }
             return .file(URL(fileURLWithPath: path))
-        case let (nil, url?):
+        case (nil, let url?):
             return .database(url: url, tablePrefix: try parsed.value(SharedOptions.tablePrefix))
         }
     }
@@ -98,23 +98,26 @@ enum StoreOption {
         }
         let store: any ChunkStore
         switch location {
-        case let .file(url):
+        case .file(let url):
             try InputFile.check(url, what: "index file")
             // Searching through codes reads the vectors only to rescore: map them without a full read.
             let verification: IndexFile.Verification = search == .exact ? .full : .skippingVectors
             // A bad file is bad input (65); the model's errors are already the CLI's.
-            do { store = try EmbeddingStore(contentsOf: url, verification: verification, embedding: model) } catch let error as CLIError {
+            do { store = try EmbeddingStore(contentsOf: url, verification: verification, embedding: model) } catch let
+                error as CLIError
+            {
                 throw error
             } catch {
                 throw CLIError.data("\(error)")
             }
-        case let .database(url, tablePrefix):
+        case .database(let url, let tablePrefix):
             store = try mapping { try PostgresStore(connection: url, tablePrefix: tablePrefix, embedding: model) }
         }
         if mode != .lexical {
             try mapping {
                 if try store.statistics().fingerprint == nil {
-                    throw RetrievalError.noVectors("the store holds no vectors (indexed with --lexical-only, or empty): use --mode lexical")
+                    throw RetrievalError.noVectors(
+                        "the store holds no vectors (indexed with --lexical-only, or empty): use --mode lexical")
                 }
                 try store.setVectorSearch(search)
             }
@@ -125,10 +128,14 @@ enum StoreOption {
     /// `--precision`, `--rescore` and `--ef-search` as one `VectorSearch`, checked against what
     /// the store at `location` has, before any work (usage errors, 64).
     static func vectorSearch(_ parsed: ParsedArguments, at location: Location) throws -> VectorSearch {
-        let precision = SharedOptions.precision, rescore = SharedOptions.rescore, efSearch = SharedOptions.efSearch
+        let precision = SharedOptions.precision
+        let rescore = SharedOptions.rescore
+        let efSearch = SharedOptions.efSearch
         let name = try parsed.value(precision)
         guard location.vectorSearchNames.contains(name) else {
-            throw CLIError.usage("\(precision.name) with \(location.optionName) is \(HelpFormatter.alternatives(location.vectorSearchNames)), got '\(name)'")
+            throw CLIError.usage(
+                "\(precision.name) with \(location.optionName) is \(HelpFormatter.alternatives(location.vectorSearchNames)), got '\(name)'"
+            )
         }
         let search = VectorSearch(name: name, rescore: parsed[rescore], efSearch: try parsed.value(efSearch)) ?? .exact
         if parsed.contains(rescore), search.codes == nil || search == .exact {
@@ -142,12 +149,18 @@ enum StoreOption {
 
     /// `--model`, else the model the store's vectors name when the library knows it, else the
     /// default; multiplying as `--quantize` says, else as the store's vectors were made.
-    private static func model(_ parsed: ParsedArguments, stored fingerprint: IndexFingerprint?) throws -> ContextualEmbedding {
+    private static func model(_ parsed: ParsedArguments, stored fingerprint: IndexFingerprint?) throws
+        -> ContextualEmbedding
+    {
         var parsed = parsed
-        if !parsed.contains(SharedOptions.model), let identifier = fingerprint?.modelIdentifier, ModelCatalog.descriptor(for: identifier) != nil {
+        if !parsed.contains(SharedOptions.model), let identifier = fingerprint?.modelIdentifier,
+            ModelCatalog.descriptor(for: identifier) != nil
+        {
             try parsed.set(SharedOptions.model, to: identifier)
         }
-        if !parsed.contains(SharedOptions.quantize), let quantization = fingerprint?.quantization, Quantization(rawValue: quantization) != nil {
+        if !parsed.contains(SharedOptions.quantize), let quantization = fingerprint?.quantization,
+            Quantization(rawValue: quantization) != nil
+        {
             try parsed.set(SharedOptions.quantize, to: quantization)
         }
         return try ModelOption.load(parsed)
@@ -173,10 +186,12 @@ enum StoreOption {
     /// Opens the store `index` writes: `--out FILE` (an existing file's vectors are reused) or
     /// `--store URL`. `embedding` loads the model (nil: lexical-only), once the location is known
     /// to be usable.
-    static func openForIndexing(_ parsed: ParsedArguments, embedding load: () throws -> ContextualEmbedding?) throws -> Indexing {
+    static func openForIndexing(_ parsed: ParsedArguments, embedding load: () throws -> ContextualEmbedding?) throws
+        -> Indexing
+    {
         let location = try location(parsed, fileOption: SharedOptions.out)
         switch location {
-        case let .file(url):
+        case .file(let url):
             // Fail now, before the model loads and minutes of embedding, when the index cannot be
             // written there.
             do { try AtomicFile.checkWritable(url) } catch let error as VectorIndexError {
@@ -199,10 +214,12 @@ enum StoreOption {
                 }
                 return "wrote \(url.path)"
             }
-        case let .database(url, tablePrefix):
+        case .database(let url, let tablePrefix):
             let embedding = try load()
             let store = try mapping {
-                try PostgresStore(connection: url, embedding: embedding, tablePrefix: tablePrefix, lateChunking: parsed[IndexCommand.lateChunking])
+                try PostgresStore(
+                    connection: url, embedding: embedding, tablePrefix: tablePrefix,
+                    lateChunking: parsed[IndexCommand.lateChunking])
             }
             let hnsw = parsed[IndexCommand.hnsw]
             return Indexing(store: store) {
@@ -223,9 +240,13 @@ enum StoreOption {
             if parsed[IndexCommand.hnsw] { throw CLIError.usage("\(IndexCommand.hnsw.name) goes with \(store)") }
             return
         }
-        if parsed.contains(IndexCommand.codes) { throw CLIError.usage("\(IndexCommand.codes.name) is for index files; pgvector has \(IndexCommand.hnsw.name)") }
+        if parsed.contains(IndexCommand.codes) {
+            throw CLIError.usage(
+                "\(IndexCommand.codes.name) is for index files; pgvector has \(IndexCommand.hnsw.name)")
+        }
         if parsed[IndexCommand.hnsw], parsed[IndexCommand.lexicalOnly] {
-            throw CLIError.usage("\(IndexCommand.hnsw.name) needs embeddings; it cannot go with \(IndexCommand.lexicalOnly.name)")
+            throw CLIError.usage(
+                "\(IndexCommand.hnsw.name) needs embeddings; it cannot go with \(IndexCommand.lexicalOnly.name)")
         }
     }
 

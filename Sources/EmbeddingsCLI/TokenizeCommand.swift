@@ -7,13 +7,20 @@ import Tokenization
 /// `embeddings tokenize`: the model's tokens with their UTF-8 offsets, without running the encoder.
 struct TokenizeCommand: Command {
     static let name = "tokenize"
-    static let abstract = "Show the model's tokens of a text (WordPiece, SentencePiece or byte-level BPE), with UTF-8 byte offsets into the text."
+    static let abstract =
+        "Show the model's tokens of a text (WordPiece, SentencePiece or byte-level BPE), with UTF-8 byte offsets into the text."
     static let arguments = [
-        Argument("<text>", usage: "[<text> ...]", help: "Text to tokenize (words are joined with spaces). Without it, JSON Lines {\"id\", \"text\"} are read from standard input."),
+        Argument(
+            "<text>", usage: "[<text> ...]",
+            help:
+                "Text to tokenize (words are joined with spaces). Without it, JSON Lines {\"id\", \"text\"} are read from standard input."
+        )
     ]
     static let model = SharedOptions.model.with(
         valueName: "dir|id|file",
-        help: "An encoder (a sentence-transformers folder or a known encoder: \(ModelCatalog.known.map(\.identifier).joined(separator: ", "))), or a language model (a GGUF file or \(DecoderCatalog.known.map(\.identifier).joined(separator: ", "))), whose byte-level BPE tokenizer is read without its weights. Known models install on first use.")
+        help:
+            "An encoder (a sentence-transformers folder or a known encoder: \(ModelCatalog.known.map(\.identifier).joined(separator: ", "))), or a language model (a GGUF file or \(DecoderCatalog.known.map(\.identifier).joined(separator: ", "))), whose byte-level BPE tokenizer is read without its weights. Known models install on first use."
+    )
 
     static var options: [any OptionDeclaration] { [model, SharedOptions.inputType] }
 
@@ -66,7 +73,10 @@ extension TokenizeCommand {
     static func write(key: String, value: String, tokens: TokenizedText, into json: inout JSONWriter) {
         let utf8 = tokens.string.utf8
         let offsets = tokens.tokens.map { token in
-            (utf8.distance(from: utf8.startIndex, to: token.range.lowerBound), utf8.distance(from: utf8.startIndex, to: token.range.upperBound))
+            (
+                utf8.distance(from: utf8.startIndex, to: token.range.lowerBound),
+                utf8.distance(from: utf8.startIndex, to: token.range.upperBound)
+            )
         }
         json.raw("{")
         json.string(key)

@@ -21,17 +21,20 @@ extension GGUFFile {
         let type = tensor.type
         guard [.q4_0, .q4_1, .q8_0, .q4_K].contains(type) else { return nil }
         guard tensor.dimensions.count <= 2 else {
-            throw GGUFError(.invalidTensorLayout, path: path, subject: GGUFError.tensor(tensor.name),
-                            detail: "\(tensor.dimensions.count) dimensions, expected a matrix")
+            throw GGUFError(
+                .invalidTensorLayout, path: path, subject: GGUFError.tensor(tensor.name),
+                detail: "\(tensor.dimensions.count) dimensions, expected a matrix")
         }
-        let rows = tensor.rowCount, columns = tensor.rowLength
+        let rows = tensor.rowCount
+        let columns = tensor.rowLength
         let blocks = rows * columns / type.blockSize
         let parts = withTensorBytes(tensor) { bytes -> (block: Int, field: String)? in
             Dequantization.firstNonFiniteScale(type, bytes.baseAddress!, count: blocks)
         }
         if let bad = parts {
-            throw GGUFError(.nonFiniteScale, path: path, offset: dataOffset + tensor.offset + bad.block * type.blockByteCount,
-                            subject: GGUFError.tensor(tensor.name), detail: "block \(bad.block): \(bad.field) is not finite")
+            throw GGUFError(
+                .nonFiniteScale, path: path, offset: dataOffset + tensor.offset + bad.block * type.blockByteCount,
+                subject: GGUFError.tensor(tensor.name), detail: "block \(bad.block): \(bad.field) is not finite")
         }
         let count32 = rows * columns / 32
         var codes = [UInt8](repeating: 0, count: type == .q8_0 ? rows * columns : rows * columns / 2)
@@ -56,14 +59,16 @@ extension GGUFFile {
                         for i in 0..<32 { out[32 * b + i] = block.byte(at: 2 + i) ^ 0x80 }
                     default:
                         // Q4_K: 8 sub-blocks of 32; sub-block 2c + h holds nibble h of bytes 32c…32c+31.
-                        let d = block.half(at: 0), dmin = block.half(at: 2)
+                        let d = block.half(at: 0)
+                        let dmin = block.half(at: 2)
                         let qs = block + 16
                         for s in 0..<8 {
                             let (sc, m) = BlockQ4_K.scaleAndMinimum(block + 4, s)
                             let target = 8 * b + s
                             scales[target] = BlockQuantizedMatrix.half(d * sc)
                             mins?[target] = BlockQuantizedMatrix.half(-(dmin * m))
-                            let c = s / 2, shift = UInt8(4 * (s % 2))
+                            let c = s / 2
+                            let shift = UInt8(4 * (s % 2))
                             for i in 0..<16 {
                                 let low = (qs.byte(at: 32 * c + i) >> shift) & 0x0F
                                 let high = (qs.byte(at: 32 * c + 16 + i) >> shift) & 0x0F
@@ -74,7 +79,8 @@ extension GGUFFile {
                 }
             }
         }
-        return BlockQuantizedMatrix(outputSize: rows, inputSize: columns, bits: type == .q8_0 ? 8 : 4,
-                                    zeroPoint: type == .q4_0 ? 8 : type == .q8_0 ? 128 : 0, codes: codes, scales: scales, mins: mins)
+        return BlockQuantizedMatrix(
+            outputSize: rows, inputSize: columns, bits: type == .q8_0 ? 8 : 4,
+            zeroPoint: type == .q4_0 ? 8 : type == .q8_0 ? 128 : 0, codes: codes, scales: scales, mins: mins)
     }
 }

@@ -43,15 +43,24 @@ package struct SHA256: Sendable {
     package mutating func update(_ bytes: UnsafeRawBufferPointer) {
         var i = 0
         while !buffer.isEmpty, i < bytes.count {
-            buffer.append(bytes[i]); i += 1; length &+= 1
-            if buffer.count == 64 { buffer.withUnsafeBytes { compress($0.baseAddress!) }; buffer.removeAll(keepingCapacity: true) }
+            buffer.append(bytes[i])
+            i += 1
+            length &+= 1
+            if buffer.count == 64 {
+                buffer.withUnsafeBytes { compress($0.baseAddress!) }
+                buffer.removeAll(keepingCapacity: true)
+            }
         }
         while i + 64 <= bytes.count {
             compress(bytes.baseAddress! + i)
             i += 64
             length &+= 64
         }
-        while i < bytes.count { buffer.append(bytes[i]); i += 1; length &+= 1 }
+        while i < bytes.count {
+            buffer.append(bytes[i])
+            i += 1
+            length &+= 1
+        }
     }
 
     /// The 32-byte digest.
@@ -59,13 +68,18 @@ package struct SHA256: Sendable {
         let bitLength = length &* 8
         var tail: [UInt8] = [0x80]
         while (buffer.count + tail.count) % 64 != 56 { tail.append(0) }
-        for shift in stride(from: 56, through: 0, by: -8) { tail.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
+        for shift in stride(from: 56, through: 0, by: -8) {
+            tail.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift)))
+        }
         let pendingLength = length
         update(tail)
         length = pendingLength
         var digest = [UInt8]()
         for word in state {
-            digest += [UInt8(word >> 24), UInt8(truncatingIfNeeded: word >> 16), UInt8(truncatingIfNeeded: word >> 8), UInt8(truncatingIfNeeded: word)]
+            digest += [
+                UInt8(word >> 24), UInt8(truncatingIfNeeded: word >> 16), UInt8(truncatingIfNeeded: word >> 8),
+                UInt8(truncatingIfNeeded: word),
+            ]
         }
         return digest
     }
@@ -102,8 +116,14 @@ package struct SHA256: Sendable {
             let s1 = rotr(w[t - 2], 17) ^ rotr(w[t - 2], 19) ^ (w[t - 2] >> 10)
             w[t] = w[t - 16] &+ s0 &+ w[t - 7] &+ s1
         }
-        var a = state[0], b = state[1], c = state[2], d = state[3]
-        var e = state[4], f = state[5], g = state[6], h = state[7]
+        var a = state[0]
+        var b = state[1]
+        var c = state[2]
+        var d = state[3]
+        var e = state[4]
+        var f = state[5]
+        var g = state[6]
+        var h = state[7]
         for t in 0..<64 {
             let s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)
             let ch = (e & f) ^ (~e & g)
@@ -111,10 +131,22 @@ package struct SHA256: Sendable {
             let s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)
             let maj = (a & b) ^ (a & c) ^ (b & c)
             let t2 = s0 &+ maj
-            h = g; g = f; f = e; e = d &+ t1
-            d = c; c = b; b = a; a = t1 &+ t2
+            h = g
+            g = f
+            f = e
+            e = d &+ t1
+            d = c
+            c = b
+            b = a
+            a = t1 &+ t2
         }
-        state[0] &+= a; state[1] &+= b; state[2] &+= c; state[3] &+= d
-        state[4] &+= e; state[5] &+= f; state[6] &+= g; state[7] &+= h
+        state[0] &+= a
+        state[1] &+= b
+        state[2] &+= c
+        state[3] &+= d
+        state[4] &+= e
+        state[5] &+= f
+        state[6] &+= g
+        state[7] &+= h
     }
 }

@@ -1,9 +1,10 @@
 import Foundation
 import Synchronization
+
 #if canImport(Accelerate)
-import Accelerate
+    import Accelerate
 #else
-import CBLAS
+    import CBLAS
 #endif
 
 /// The kernel check, and what the package reports about the BLAS it runs.
@@ -16,7 +17,7 @@ import CBLAS
 /// `gotoblas_dynamic_quit` / `gotoblas_dynamic_init`, looked up with `dlsym` (a static,
 /// single-architecture or Apple build simply has nothing to switch). A sgemm/sgemv/sdot self-check
 /// against plain loops follows every switch; on disagreement the original core comes back and one
-/// line says so on standard error. See Docs/Numerics.md.
+/// warning says so through `Diagnostics`. See Docs/Numerics.md.
 extension BLAS {
     /// What the kernel check found and did, once per process.
     package struct CoreCheck: Sendable, Equatable, Codable {
@@ -59,10 +60,14 @@ extension BLAS {
 
         package var description: String {
             switch self {
-            case let .cannotSwitchCores(library): return "\(library) cannot switch kernels at run time (needs OpenBLAS built with DYNAMIC_ARCH)"
-            case let .unknownCore(name, shipped): return "no OpenBLAS core named '\(name)' (this build ships: \(shipped.joined(separator: ", ")))"
-            case let .cpuCannotRun(name): return "this CPU cannot run the OpenBLAS core '\(name)' (\(CPUInfo.current.modelName))"
-            case let .switchRefused(requested, reported): return "OpenBLAS reported core '\(reported)' after switching to '\(requested)'"
+            case .cannotSwitchCores(let library):
+                return "\(library) cannot switch kernels at run time (needs OpenBLAS built with DYNAMIC_ARCH)"
+            case .unknownCore(let name, let shipped):
+                return "no OpenBLAS core named '\(name)' (this build ships: \(shipped.joined(separator: ", ")))"
+            case .cpuCannotRun(let name):
+                return "this CPU cannot run the OpenBLAS core '\(name)' (\(CPUInfo.current.modelName))"
+            case .switchRefused(let requested, let reported):
+                return "OpenBLAS reported core '\(reported)' after switching to '\(requested)'"
             }
         }
     }
@@ -97,10 +102,30 @@ extension BLAS {
         }
     }
 
-    /// For tests only: start the kernel check from this core, as if OpenBLAS had chosen it.
-    static let simulatedCoreVariable = "CONTEXTUAL_EMBEDDINGS_TEST_CORE_AT_LOAD"
-    /// For tests only: `1` makes the self-check after a switch fail, to exercise the way back.
-    static let failSelfCheckVariable = "CONTEXTUAL_EMBEDDINGS_TEST_FAIL_SELF_CHECK"
+    /// How a test's process runs the kernel check (the tests' child `KernelCheckChild` sets them
+    /// from its arguments). A process no test changed has the defaults, which change nothing.
+    package struct TestSettings: Sendable, Equatable {
+        /// Start the check from this core, as if OpenBLAS had chosen it: a stand-in for a CPU
+        /// OpenBLAS does not know. Ignored when the user set `OPENBLAS_CORETYPE` or the CPU cannot run it.
+        package var coreAtLoad: String?
+        /// Make the self-check after a switch fail, to exercise the way back and its warning.
+        package var failsSelfCheck = false
+
+        /// The settings of a process no test changed.
+        package init(coreAtLoad: String? = nil, failsSelfCheck: Bool = false) {
+            self.coreAtLoad = coreAtLoad
+            self.failsSelfCheck = failsSelfCheck
+        }
+    }
+
+    private static let testSettingsStorage = Mutex(TestSettings())
+
+    /// This process's test settings. The check runs once, before the first BLAS call: set them
+    /// before anything calls BLAS (later changes have no effect).
+    package static var testSettings: TestSettings {
+        get { testSettingsStorage.withOrderedLock { $0 } }
+        set { testSettingsStorage.withOrderedLock { $0 = newValue } }
+    }
 
     /// Relative error above which a core's results count as wrong.
     package static let selfCheckTolerance = 1e-4
@@ -118,15 +143,18 @@ extension BLAS {
     package static var configuration: Configuration {
         let check = coreCheck
         #if canImport(Accelerate)
-        return Configuration(library: "Accelerate", version: nil, build: "Accelerate", canSwitchCores: false, shippedCores: [],
-                             coreAtLoad: nil, coreInUse: nil, check: check.summary, threads: threadCount, cpu: .current)
+            return Configuration(
+                library: "Accelerate", version: nil, build: "Accelerate", canSwitchCores: false, shippedCores: [],
+                coreAtLoad: nil, coreInUse: nil, check: check.summary, threads: threadCount, cpu: .current)
         #else
-        let build = openblas_get_config().map { String(cString: $0).trimmingCharacters(in: .whitespaces) } ?? "OpenBLAS"
-        let words = build.split(separator: " ")
-        let version = words.count > 1 && words[1].first?.isNumber == true ? String(words[1]) : nil
-        return Configuration(library: "OpenBLAS", version: version, build: build, canSwitchCores: CoreHooks.shared != nil,
-                             shippedCores: CoreHooks.shared?.shipped ?? [], coreAtLoad: check.coreAtLoad, coreInUse: coreInUse,
-                             check: check.summary, threads: threadCount, cpu: .current)
+            let build =
+                openblas_get_config().map { String(cString: $0).trimmingCharacters(in: .whitespaces) } ?? "OpenBLAS"
+            let words = build.split(separator: " ")
+            let version = words.count > 1 && words[1].first?.isNumber == true ? String(words[1]) : nil
+            return Configuration(
+                library: "OpenBLAS", version: version, build: build, canSwitchCores: CoreHooks.shared != nil,
+                shippedCores: CoreHooks.shared?.shipped ?? [], coreAtLoad: check.coreAtLoad, coreInUse: coreInUse,
+                check: check.summary, threads: threadCount, cpu: .current)
         #endif
     }
 
@@ -140,9 +168,9 @@ extension BLAS {
     /// The core OpenBLAS reports at this moment, without running the check (for the check itself).
     private static var currentCoreName: String? {
         #if canImport(Accelerate)
-        return nil
+            return nil
         #else
-        return openblas_get_corename().map { String(cString: $0) }
+            return openblas_get_corename().map { String(cString: $0) }
         #endif
     }
 
@@ -169,63 +197,86 @@ extension BLAS {
     package static func tryCore(_ core: String) throws -> CoreTrial {
         prepare()
         #if canImport(Accelerate)
-        throw CoreError.cannotSwitchCores(library: "Accelerate")
+            throw CoreError.cannotSwitchCores(library: "Accelerate")
         #else
-        guard let hooks = CoreHooks.shared else { throw CoreError.cannotSwitchCores(library: configuration.build) }
-        guard let name = hooks.shipped.first(where: { $0.lowercased() == core.lowercased() }) else {
-            throw CoreError.unknownCore(core, shipped: hooks.shipped)
-        }
-        guard cpuCanRun(core: name) else { throw CoreError.cpuCannotRun(name) }
-        return try CoreHooks.lock.withOrderedLock { _ in
-            let before = currentCoreName ?? ""
-            let (reported, error) = hooks.activateAndCheck(name)
-            let restored = hooks.activate(before)
-            guard reported.lowercased() == name.lowercased() else { throw CoreError.switchRefused(requested: name, reported: reported) }
-            return CoreTrial(requested: name, reported: reported, maxRelativeError: error, agreed: error <= selfCheckTolerance, restored: restored)
-        }
+            guard let hooks = CoreHooks.shared else { throw CoreError.cannotSwitchCores(library: configuration.build) }
+            guard let name = hooks.shipped.first(where: { $0.lowercased() == core.lowercased() }) else {
+                throw CoreError.unknownCore(core, shipped: hooks.shipped)
+            }
+            guard cpuCanRun(core: name) else { throw CoreError.cpuCannotRun(name) }
+            return try CoreHooks.lock.withOrderedLock { _ in
+                let before = currentCoreName ?? ""
+                let (reported, error) = hooks.activateAndCheck(name)
+                let restored = hooks.activate(before)
+                guard reported.lowercased() == name.lowercased() else {
+                    throw CoreError.switchRefused(requested: name, reported: reported)
+                }
+                return CoreTrial(
+                    requested: name, reported: reported, maxRelativeError: error, agreed: error <= selfCheckTolerance,
+                    restored: restored)
+            }
         #endif
     }
 
     private static func performCoreCheck() -> CoreCheck {
         #if canImport(Accelerate)
-        return CoreCheck(coreAtLoad: nil, summary: "kept: Accelerate chooses its own kernels", switchedTo: nil, selfCheckError: nil)
+            return CoreCheck(
+                coreAtLoad: nil, summary: "kept: Accelerate chooses its own kernels", switchedTo: nil,
+                selfCheckError: nil)
         #else
-        var chosen = openblas_get_corename().map { String(cString: $0) } ?? "unknown"
-        guard let hooks = CoreHooks.shared else {
-            return CoreCheck(coreAtLoad: chosen, summary: "kept \(chosen): this OpenBLAS cannot switch kernels at run time", switchedTo: nil, selfCheckError: nil)
-        }
-        let environment = ProcessInfo.processInfo.environment
-        // Tests (in child processes) stand in for a CPU OpenBLAS does not know: start from this core
-        // as if OpenBLAS had chosen it. Ignored when the user set OPENBLAS_CORETYPE or the CPU cannot run it.
-        if let simulated = environment[simulatedCoreVariable], !simulated.isEmpty, (environment[coreTypeVariable] ?? "").isEmpty,
-           let name = hooks.shipped.first(where: { $0.lowercased() == simulated.lowercased() }), cpuCanRun(core: name) {
-            chosen = CoreHooks.lock.withOrderedLock { _ in hooks.activate(name) }
-        }
-        let failSelfCheck = environment[failSelfCheckVariable] == "1"
-        let target: String
-        switch decideCore(cpu: .current, chosenCore: chosen, shipped: Set(hooks.shipped), environment: environment) {
-        case let .keep(reason):
-            return CoreCheck(coreAtLoad: chosen, summary: "kept \(chosen): \(reason)", switchedTo: nil, selfCheckError: nil)
-        case let .switchCore(to):
-            target = to
-        }
-        let (check, warning) = CoreHooks.lock.withOrderedLock { _ -> (CoreCheck, String?) in
-            var (reported, error) = hooks.activateAndCheck(target)
-            if failSelfCheck, error.isFinite { error = 1 }
-            if error <= selfCheckTolerance {
-                return (CoreCheck(coreAtLoad: chosen, summary: "switched \(chosen) → \(reported): the CPU out-classes \(chosen)",
-                                  switchedTo: reported, selfCheckError: error), nil)
+            var chosen = openblas_get_corename().map { String(cString: $0) } ?? "unknown"
+            guard let hooks = CoreHooks.shared else {
+                return CoreCheck(
+                    coreAtLoad: chosen, summary: "kept \(chosen): this OpenBLAS cannot switch kernels at run time",
+                    switchedTo: nil, selfCheckError: nil)
             }
-            let back = hooks.activate(chosen)
-            let why = error.isFinite ? String(format: "its results differ from the reference loops (relative error %.1e)", error)
-                : "OpenBLAS reported '\(reported)' instead"
-            return (CoreCheck(coreAtLoad: chosen, summary: "kept \(back): switching to \(target) failed, \(why)", switchedTo: nil,
-                              selfCheckError: error.isFinite ? error : nil),
-                    "ContextualEmbeddings kept OpenBLAS core \(back): switching to \(target) failed, \(why)")
-        }
-        // Reported once the lock is released: the handler is the caller's code.
-        if let warning { Diagnostics.warn(warning) }
-        return check
+            let environment = ProcessInfo.processInfo.environment
+            let settings = testSettings
+            // Tests (in child processes) stand in for a CPU OpenBLAS does not know: start from this core
+            // as if OpenBLAS had chosen it. Ignored when the user set OPENBLAS_CORETYPE or the CPU cannot run it.
+            if let simulated = settings.coreAtLoad, !simulated.isEmpty, (environment[coreTypeVariable] ?? "").isEmpty,
+                let name = hooks.shipped.first(where: { $0.lowercased() == simulated.lowercased() }),
+                cpuCanRun(core: name)
+            {
+                chosen = CoreHooks.lock.withOrderedLock { _ in hooks.activate(name) }
+            }
+            let failSelfCheck = settings.failsSelfCheck
+            let target: String
+            switch decideCore(cpu: .current, chosenCore: chosen, shipped: Set(hooks.shipped), environment: environment)
+            {
+            case .keep(let reason):
+                return CoreCheck(
+                    coreAtLoad: chosen, summary: "kept \(chosen): \(reason)", switchedTo: nil, selfCheckError: nil)
+            case .switchCore(let to):
+                target = to
+            }
+            let (check, warning) = CoreHooks.lock.withOrderedLock { _ -> (CoreCheck, String?) in
+                var (reported, error) = hooks.activateAndCheck(target)
+                if failSelfCheck, error.isFinite { error = 1 }
+                if error <= selfCheckTolerance {
+                    return (
+                        CoreCheck(
+                            coreAtLoad: chosen,
+                            summary: "switched \(chosen) → \(reported): the CPU out-classes \(chosen)",
+                            switchedTo: reported, selfCheckError: error), nil
+                    )
+                }
+                let back = hooks.activate(chosen)
+                let why =
+                    error.isFinite
+                    ? String(format: "its results differ from the reference loops (relative error %.1e)", error)
+                    : "OpenBLAS reported '\(reported)' instead"
+                return (
+                    CoreCheck(
+                        coreAtLoad: chosen, summary: "kept \(back): switching to \(target) failed, \(why)",
+                        switchedTo: nil,
+                        selfCheckError: error.isFinite ? error : nil),
+                    "ContextualEmbeddings kept OpenBLAS core \(back): switching to \(target) failed, \(why)"
+                )
+            }
+            // Reported once the lock is released: the handler is the caller's code.
+            if let warning { Diagnostics.warn(warning) }
+            return check
         #endif
     }
 
@@ -243,25 +294,34 @@ extension BLAS {
         func compare(_ fast: [Float], _ reference: [Double], _ scale: [Double]) {
             for i in fast.indices { worst = max(worst, abs(Double(fast[i]) - reference[i]) / max(scale[i], 1e-3)) }
         }
-        for (m, n, k, transA, transB) in [(67, 53, 41, false, true), (96, 200, 130, false, false), (33, 70, 257, true, false)] {
-            let a = values(m * k), b = values(k * n), c0 = values(m * n)
-            let alpha: Float = 0.75, beta: Float = 0.5
+        for (m, n, k, transA, transB) in [
+            (67, 53, 41, false, true), (96, 200, 130, false, false), (33, 70, 257, true, false),
+        ] {
+            let a = values(m * k)
+            let b = values(k * n)
+            let c0 = values(m * n)
+            let alpha: Float = 0.75
+            let beta: Float = 0.5
             var c = c0
             a.withUnsafeBufferPointer { pa in
                 b.withUnsafeBufferPointer { pb in
                     c.withUnsafeMutableBufferPointer { pc in
-                        cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
-                                    Int32(m), Int32(n), Int32(k), alpha, pa.baseAddress, Int32(transA ? m : k),
-                                    pb.baseAddress, Int32(transB ? k : n), beta, pc.baseAddress, Int32(n))
+                        cblas_sgemm(
+                            CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
+                            Int32(m), Int32(n), Int32(k), alpha, pa.baseAddress, Int32(transA ? m : k),
+                            pb.baseAddress, Int32(transB ? k : n), beta, pc.baseAddress, Int32(n))
                     }
                 }
             }
-            var reference = [Double](repeating: 0, count: m * n), scale = reference
+            var reference = [Double](repeating: 0, count: m * n)
+            var scale = reference
             for i in 0..<m {
                 for j in 0..<n {
-                    var sum = 0.0, magnitude = 0.0
+                    var sum = 0.0
+                    var magnitude = 0.0
                     for p in 0..<k {
-                        let x = Double(transA ? a[p * m + i] : a[i * k + p]), y = Double(transB ? b[j * k + p] : b[p * n + j])
+                        let x = Double(transA ? a[p * m + i] : a[i * k + p])
+                        let y = Double(transB ? b[j * k + p] : b[p * n + j])
                         sum += x * y
                         magnitude += abs(x * y)
                     }
@@ -272,16 +332,20 @@ extension BLAS {
             compare(c, reference, scale)
         }
         let (rows, columns) = (301, 97)
-        let matrix = values(rows * columns), x = values(columns)
+        let matrix = values(rows * columns)
+        let x = values(columns)
         var y = [Float](repeating: 0, count: rows)
         matrix.withUnsafeBufferPointer { pm in
             x.withUnsafeBufferPointer { px in
                 y.withUnsafeMutableBufferPointer { py in
-                    cblas_sgemv(CblasRowMajor, CblasNoTrans, Int32(rows), Int32(columns), 1, pm.baseAddress, Int32(columns), px.baseAddress, 1, 0, py.baseAddress, 1)
+                    cblas_sgemv(
+                        CblasRowMajor, CblasNoTrans, Int32(rows), Int32(columns), 1, pm.baseAddress, Int32(columns),
+                        px.baseAddress, 1, 0, py.baseAddress, 1)
                 }
             }
         }
-        var reference = [Double](repeating: 0, count: rows), scale = reference
+        var reference = [Double](repeating: 0, count: rows)
+        var scale = reference
         for i in 0..<rows {
             for j in 0..<columns {
                 let product = Double(matrix[i * columns + j]) * Double(x[j])
@@ -290,7 +354,9 @@ extension BLAS {
             }
         }
         compare(y, reference, scale)
-        let dot = matrix.withUnsafeBufferPointer { cblas_sdot(Int32(rows * columns), $0.baseAddress, 1, $0.baseAddress, 1) }
+        let dot = matrix.withUnsafeBufferPointer {
+            cblas_sdot(Int32(rows * columns), $0.baseAddress, 1, $0.baseAddress, 1)
+        }
         let exact = matrix.reduce(0.0) { $0 + Double($1) * Double($1) }
         compare([dot], [exact], [exact])
         return worst
@@ -298,50 +364,54 @@ extension BLAS {
 }
 
 #if !canImport(Accelerate)
-/// OpenBLAS's run-time core switch, found with `dlsym` (absent from static or single-core builds).
-struct CoreHooks: Sendable {
-    /// Every x86 core name OpenBLAS 0.3.x may ship, as `OPENBLAS_CORETYPE` spells it.
-    static let knownCores = ["Katmai", "Coppermine", "Northwood", "Prescott", "Banias", "Atom", "Core2", "Penryn", "Dunnington",
-                             "Nehalem", "Athlon", "Opteron", "Opteron_SSE3", "Barcelona", "Nano", "Sandybridge", "Bobcat",
-                             "Bulldozer", "Piledriver", "Haswell", "Steamroller", "Excavator", "Zen", "SkylakeX", "Cooperlake",
-                             "SapphireRapids"]
-    /// Held while OpenBLAS switches cores: its kernel table is process-wide state, so one switch
-    /// (and its self-check) runs at a time.
-    static let lock = Mutex(())
-    static let shared: CoreHooks? = find()
+    /// OpenBLAS's run-time core switch, found with `dlsym` (absent from static or single-core builds).
+    struct CoreHooks: Sendable {
+        /// Every x86 core name OpenBLAS 0.3.x may ship, as `OPENBLAS_CORETYPE` spells it.
+        static let knownCores = [
+            "Katmai", "Coppermine", "Northwood", "Prescott", "Banias", "Atom", "Core2", "Penryn", "Dunnington",
+            "Nehalem", "Athlon", "Opteron", "Opteron_SSE3", "Barcelona", "Nano", "Sandybridge", "Bobcat",
+            "Bulldozer", "Piledriver", "Haswell", "Steamroller", "Excavator", "Zen", "SkylakeX", "Cooperlake",
+            "SapphireRapids",
+        ]
+        /// Held while OpenBLAS switches cores: its kernel table is process-wide state, so one switch
+        /// (and its self-check) runs at a time.
+        static let lock = Mutex(())
+        static let shared: CoreHooks? = find()
 
-    let quit: @convention(c) () -> Void
-    let initialize: @convention(c) () -> Void
-    /// Cores whose `gotoblas_<NAME>` table this library exports.
-    let shipped: [String]
+        let quit: @convention(c) () -> Void
+        let initialize: @convention(c) () -> Void
+        /// Cores whose `gotoblas_<NAME>` table this library exports.
+        let shipped: [String]
 
-    private static func find() -> CoreHooks? {
-        guard let handle = dlopen(nil, RTLD_NOW),
-              let quit = dlsym(handle, "gotoblas_dynamic_quit"),
-              let initialize = dlsym(handle, "gotoblas_dynamic_init") else { return nil }
-        let shipped = knownCores.filter { dlsym(handle, "gotoblas_" + $0.uppercased()) != nil }
-        return CoreHooks(quit: unsafeBitCast(quit, to: (@convention(c) () -> Void).self),
-                         initialize: unsafeBitCast(initialize, to: (@convention(c) () -> Void).self), shipped: shipped)
+        private static func find() -> CoreHooks? {
+            guard let handle = dlopen(nil, RTLD_NOW),
+                let quit = dlsym(handle, "gotoblas_dynamic_quit"),
+                let initialize = dlsym(handle, "gotoblas_dynamic_init")
+            else { return nil }
+            let shipped = knownCores.filter { dlsym(handle, "gotoblas_" + $0.uppercased()) != nil }
+            return CoreHooks(
+                quit: unsafeBitCast(quit, to: (@convention(c) () -> Void).self),
+                initialize: unsafeBitCast(initialize, to: (@convention(c) () -> Void).self), shipped: shipped)
+        }
+
+        /// Re-initializes OpenBLAS with `OPENBLAS_CORETYPE=core` (set only for the call; the
+        /// variable's previous state is restored, so child processes choose for themselves).
+        /// Returns the core OpenBLAS reports afterwards.
+        func activate(_ core: String) -> String {
+            let variable = BLAS.coreTypeVariable
+            let previous = getenv(variable).map { String(cString: $0) }
+            setenv(variable, core, 1)
+            quit()
+            initialize()
+            if let previous { setenv(variable, previous, 1) } else { unsetenv(variable) }
+            return openblas_get_corename().map { String(cString: $0) } ?? "unknown"
+        }
+
+        /// Switches to `core` and runs the self-check there: the core OpenBLAS reports, and the
+        /// self-check's relative error (infinity when OpenBLAS reports another core).
+        func activateAndCheck(_ core: String) -> (reported: String, error: Double) {
+            let reported = activate(core)
+            return (reported, reported.lowercased() == core.lowercased() ? BLAS.selfCheck() : .infinity)
+        }
     }
-
-    /// Re-initializes OpenBLAS with `OPENBLAS_CORETYPE=core` (set only for the call; the
-    /// variable's previous state is restored, so child processes choose for themselves).
-    /// Returns the core OpenBLAS reports afterwards.
-    func activate(_ core: String) -> String {
-        let variable = BLAS.coreTypeVariable
-        let previous = getenv(variable).map { String(cString: $0) }
-        setenv(variable, core, 1)
-        quit()
-        initialize()
-        if let previous { setenv(variable, previous, 1) } else { unsetenv(variable) }
-        return openblas_get_corename().map { String(cString: $0) } ?? "unknown"
-    }
-
-    /// Switches to `core` and runs the self-check there: the core OpenBLAS reports, and the
-    /// self-check's relative error (infinity when OpenBLAS reports another core).
-    func activateAndCheck(_ core: String) -> (reported: String, error: Double) {
-        let reported = activate(core)
-        return (reported, reported.lowercased() == core.lowercased() ? BLAS.selfCheck() : .infinity)
-    }
-}
 #endif

@@ -1,9 +1,10 @@
 import Foundation
 import Synchronization
+
 #if canImport(Accelerate)
-import Accelerate
+    import Accelerate
 #else
-import CBLAS
+    import CBLAS
 #endif
 
 /// The BLAS library the package runs on: what it is and which kernels it uses (for `embeddings
@@ -91,23 +92,23 @@ package enum BLAS {
     package static var threadCount: Int {
         get {
             #if canImport(Accelerate)
-            return 1
+                return 1
             #else
-            prepare()
-            return Int(openblas_get_num_threads())
+                prepare()
+                return Int(openblas_get_num_threads())
             #endif
         }
         set {
             precondition(newValue >= 1, "BLAS.threadCount must be at least 1")
             #if !canImport(Accelerate)
-            prepare()
-            threads.withOrderedLock { state in
-                if state.scopes > 0 {
-                    state.outside = newValue
-                } else {
-                    openblas_set_num_threads(Int32(newValue))
+                prepare()
+                threads.withOrderedLock { state in
+                    if state.scopes > 0 {
+                        state.outside = newValue
+                    } else {
+                        openblas_set_num_threads(Int32(newValue))
+                    }
                 }
-            }
             #endif
         }
     }
@@ -120,29 +121,29 @@ package enum BLAS {
     /// run single-threaded too.
     package static func singleThreaded<R>(_ body: () throws -> R) rethrows -> R {
         #if canImport(Accelerate)
-        return try body()
+            return try body()
         #else
-        prepare()
-        threads.withOrderedLock { state in
-            if state.scopes == 0 {
-                state.outside = Int(openblas_get_num_threads())
-                if state.outside != 1 { openblas_set_num_threads(1) }
-            }
-            state.scopes += 1
-        }
-        defer {
+            prepare()
             threads.withOrderedLock { state in
-                state.scopes -= 1
-                if state.scopes == 0, state.outside != 1 { openblas_set_num_threads(Int32(state.outside)) }
+                if state.scopes == 0 {
+                    state.outside = Int(openblas_get_num_threads())
+                    if state.outside != 1 { openblas_set_num_threads(1) }
+                }
+                state.scopes += 1
             }
-        }
-        return try body()
+            defer {
+                threads.withOrderedLock { state in
+                    state.scopes -= 1
+                    if state.scopes == 0, state.outside != 1 { openblas_set_num_threads(Int32(state.outside)) }
+                }
+            }
+            return try body()
         #endif
     }
 
     #if !canImport(Accelerate)
-    /// Open `singleThreaded` scopes, and the thread count to restore when the last one ends.
-    private static let threads = Mutex<(scopes: Int, outside: Int)>((0, 1))
+        /// Open `singleThreaded` scopes, and the thread count to restore when the last one ends.
+        private static let threads = Mutex<(scopes: Int, outside: Int)>((0, 1))
     #endif
 
     /// A one-line description of the BLAS library and the core in use, for benchmark headers:
@@ -152,7 +153,9 @@ package enum BLAS {
         var text = configuration.library + (configuration.version.map { " " + $0 } ?? "")
         if let core = configuration.coreInUse {
             text += ", core \(core)"
-            if configuration.isCorrected, let atLoad = configuration.coreAtLoad { text += " (corrected from \(atLoad))" }
+            if configuration.isCorrected, let atLoad = configuration.coreAtLoad {
+                text += " (corrected from \(atLoad))"
+            }
         }
         return text
     }

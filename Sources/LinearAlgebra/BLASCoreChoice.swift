@@ -36,10 +36,10 @@ extension BLAS {
 
         package var description: String {
             switch self {
-            case let .userSetCoreType(value): return "OPENBLAS_CORETYPE=\(value) is set by the user"
+            case .userSetCoreType(let value): return "OPENBLAS_CORETYPE=\(value) is set by the user"
             case .optedOut: return "\(BLAS.keepCoreVariable) is set"
             case .notX86: return "not an x86 CPU"
-            case let .unknownVendor(vendor): return "CPU vendor '\(vendor)' is not ranked"
+            case .unknownVendor(let vendor): return "CPU vendor '\(vendor)' is not ranked"
             case .noAVX2: return "the CPU has no AVX2+FMA"
             case .chosenCoreFits: return "the chosen core fits the CPU"
             case .noBetterCoreShipped: return "no better core is shipped by this OpenBLAS"
@@ -65,7 +65,7 @@ extension BLAS {
         package init?(core: String) {
             switch core.lowercased() {
             case "katmai", "coppermine", "northwood", "prescott", "banias", "atom", "core2", "penryn", "dunnington",
-                 "nehalem", "athlon", "opteron", "opteron_sse3", "barcelona", "nano", "bobcat":
+                "nehalem", "athlon", "opteron", "opteron_sse3", "barcelona", "nano", "bobcat":
                 self = .sse
             case "sandybridge", "bulldozer", "piledriver", "steamroller": self = .avx
             case "haswell", "zen", "excavator": self = .avx2
@@ -100,17 +100,23 @@ extension BLAS {
     /// Switches only when the chosen core is of the SSE or AVX class and the CPU has at least
     /// AVX2 + FMA (and the OS saves those registers), to `bestCore(for:shipped:)`. Never when
     /// `OPENBLAS_CORETYPE` or `CONTEXTUAL_EMBEDDINGS_KEEP_BLAS_CORE` is set.
-    package static func decideCore(cpu: CPUInfo, chosenCore: String, shipped: Set<String>,
-                                  environment: [String: String]) -> CoreDecision {
+    package static func decideCore(
+        cpu: CPUInfo, chosenCore: String, shipped: Set<String>,
+        environment: [String: String]
+    ) -> CoreDecision {
         if let value = environment[coreTypeVariable], !value.isEmpty { return .keep(.userSetCoreType(value)) }
         if let value = environment[keepCoreVariable], ["1", "true", "yes", "on"].contains(value.lowercased()) {
             return .keep(.optedOut)
         }
         guard cpu.architecture == "x86_64" else { return .keep(.notX86) }
-        guard ["GenuineIntel", "AuthenticAMD", "HygonGenuine"].contains(cpu.vendor) else { return .keep(.unknownVendor(cpu.vendor)) }
+        guard ["GenuineIntel", "AuthenticAMD", "HygonGenuine"].contains(cpu.vendor) else {
+            return .keep(.unknownVendor(cpu.vendor))
+        }
         guard cpu.hasAVX2FMA else { return .keep(.noAVX2) }
         guard let chosenClass = CoreClass(core: chosenCore), chosenClass < .avx2 else { return .keep(.chosenCoreFits) }
-        guard let best = bestCore(for: cpu, shipped: shipped), let bestClass = CoreClass(core: best), bestClass > chosenClass else {
+        guard let best = bestCore(for: cpu, shipped: shipped), let bestClass = CoreClass(core: best),
+            bestClass > chosenClass
+        else {
             return .keep(.noBetterCoreShipped)
         }
         return .switchCore(to: best)

@@ -10,19 +10,24 @@ extension BlockQuantizedMatrix {
     package init(stacking parts: [BlockQuantizedMatrix]) {
         precondition(!parts.isEmpty, "BlockQuantizedMatrix(stacking:): no parts")
         let depth = parts[0].inputSize
-        precondition(parts.allSatisfy { $0.inputSize == depth }, "BlockQuantizedMatrix(stacking:): parts of different depths")
+        precondition(
+            parts.allSatisfy { $0.inputSize == depth }, "BlockQuantizedMatrix(stacking:): parts of different depths")
         if parts.count == 1 {
             self = parts[0]
             return
         }
         let narrow = parts.allSatisfy { $0.bits == 4 && $0.zeroPoint == parts[0].zeroPoint }
         let hasMins = parts.contains { $0.mins != nil }
-        var codes: [UInt8] = [], scales: [UInt16] = [], mins: [UInt16] = []
+        var codes: [UInt8] = []
+        var scales: [UInt16] = []
+        var mins: [UInt16] = []
         for part in parts {
             scales += part.scales
             if hasMins { mins += part.mins ?? [UInt16](repeating: 0, count: part.scales.count) }
             if narrow || part.bits == 8 {
-                precondition(narrow || part.zeroPoint == 128, "BlockQuantizedMatrix(stacking:): 8-bit part with zero point \(part.zeroPoint)")
+                precondition(
+                    narrow || part.zeroPoint == 128,
+                    "BlockQuantizedMatrix(stacking:): 8-bit part with zero point \(part.zeroPoint)")
                 codes += part.codes
                 continue
             }
@@ -38,7 +43,8 @@ extension BlockQuantizedMatrix {
             }
             codes += wide
         }
-        self.init(outputSize: parts.reduce(0) { $0 + $1.outputSize }, inputSize: depth, bits: narrow ? 4 : 8,
-                  zeroPoint: narrow ? parts[0].zeroPoint : 128, codes: codes, scales: scales, mins: hasMins ? mins : nil)
+        self.init(
+            outputSize: parts.reduce(0) { $0 + $1.outputSize }, inputSize: depth, bits: narrow ? 4 : 8,
+            zeroPoint: narrow ? parts[0].zeroPoint : 128, codes: codes, scales: scales, mins: hasMins ? mins : nil)
     }
 }

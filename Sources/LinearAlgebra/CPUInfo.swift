@@ -1,5 +1,5 @@
-import Foundation
 import CKernels
+import Foundation
 
 /// What the processor running this process is and can do, read once with `cpuid` on x86.
 ///
@@ -10,11 +10,19 @@ package struct CPUInfo: Sendable, Equatable, Codable {
     /// An instruction-set extension that decides which BLAS kernels can run.
     package enum Feature: String, Sendable, Codable, CaseIterable, Comparable {
         /// The SSE generations from SSE3 to SSE4.2, and population count.
-        case sse3, ssse3, sse4_1 = "sse4.1", sse4_2 = "sse4.2", popcnt
+        case sse3, ssse3
+        // Named as Intel's manuals and /proc/cpuinfo write them (sse4_1), not camel case.
+        // swift-format-ignore: AlwaysUseLowerCamelCase
+        case sse4_1 = "sse4.1"
+        // swift-format-ignore: AlwaysUseLowerCamelCase
+        case sse4_2 = "sse4.2"
+        case popcnt
         /// 256-bit AVX, FMA3, half-precision conversion and AVX2.
         case avx, fma, f16c, avx2
         /// AVX-512: foundation, byte/word, dword/qword and vector-length, then VNNI and BF16.
-        case avx512f, avx512bw, avx512dq, avx512vl, avx512vnni = "avx512_vnni", avx512bf16 = "avx512_bf16"
+        case avx512f, avx512bw, avx512dq, avx512vl
+        case avx512vnni = "avx512_vnni"
+        case avx512bf16 = "avx512_bf16"
 
         /// Orders features as declared, older extensions first (how `summary` lists them).
         package static func < (a: Feature, b: Feature) -> Bool {
@@ -37,8 +45,10 @@ package struct CPUInfo: Sendable, Equatable, Codable {
 
     /// A description of some CPU, for tests of the kernel check and for reports; `current` is
     /// the one running this process.
-    package init(architecture: String = "x86_64", vendor: String, modelName: String = "", family: Int = 0, model: Int = 0,
-                features: Set<Feature>) {
+    package init(
+        architecture: String = "x86_64", vendor: String, modelName: String = "", family: Int = 0, model: Int = 0,
+        features: Set<Feature>
+    ) {
         self.architecture = architecture
         self.vendor = vendor
         self.modelName = modelName
@@ -60,31 +70,37 @@ package struct CPUInfo: Sendable, Equatable, Codable {
     private static func read() -> CPUInfo {
         var facts = ce_cpu_facts()
         #if arch(x86_64)
-        let architecture = "x86_64"
+            let architecture = "x86_64"
         #elseif arch(arm64)
-        let architecture = "arm64"
+            let architecture = "arm64"
         #else
-        let architecture = "other"
+            let architecture = "other"
         #endif
         guard ce_cpu_read(&facts) == 1 else {
-            return CPUInfo(architecture: architecture, vendor: "", modelName: procModelName() ?? architecture, features: [])
+            return CPUInfo(
+                architecture: architecture, vendor: "", modelName: procModelName() ?? architecture, features: [])
         }
         let vendor = withUnsafeBytes(of: facts.vendor) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
         let brand = withUnsafeBytes(of: facts.brand) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
         let flags: [(Int32, Feature)] = [
-            (facts.sse3, .sse3), (facts.ssse3, .ssse3), (facts.sse4_1, .sse4_1), (facts.sse4_2, .sse4_2), (facts.popcnt, .popcnt),
+            (facts.sse3, .sse3), (facts.ssse3, .ssse3), (facts.sse4_1, .sse4_1), (facts.sse4_2, .sse4_2),
+            (facts.popcnt, .popcnt),
             (facts.avx, .avx), (facts.fma, .fma), (facts.f16c, .f16c), (facts.avx2, .avx2),
-            (facts.avx512f, .avx512f), (facts.avx512bw, .avx512bw), (facts.avx512dq, .avx512dq), (facts.avx512vl, .avx512vl),
+            (facts.avx512f, .avx512f), (facts.avx512bw, .avx512bw), (facts.avx512dq, .avx512dq),
+            (facts.avx512vl, .avx512vl),
             (facts.avx512_vnni, .avx512vnni), (facts.avx512_bf16, .avx512bf16),
         ]
-        return CPUInfo(architecture: architecture, vendor: vendor, modelName: brand.isEmpty ? (procModelName() ?? vendor) : brand,
-                       family: Int(facts.family), model: Int(facts.model), features: Set(flags.filter { $0.0 != 0 }.map(\.1)))
+        return CPUInfo(
+            architecture: architecture, vendor: vendor, modelName: brand.isEmpty ? (procModelName() ?? vendor) : brand,
+            family: Int(facts.family), model: Int(facts.model), features: Set(flags.filter { $0.0 != 0 }.map(\.1)))
     }
 
     private static func procModelName() -> String? {
         guard let text = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8) else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix("model name") {
-            if let value = line.split(separator: ":", maxSplits: 1).last { return value.trimmingCharacters(in: .whitespaces) }
+            if let value = line.split(separator: ":", maxSplits: 1).last {
+                return value.trimmingCharacters(in: .whitespaces)
+            }
         }
         return nil
     }

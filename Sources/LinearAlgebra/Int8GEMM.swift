@@ -78,8 +78,9 @@ package enum Int8GEMM {
         let status = quantized.codes.withUnsafeMutableBufferPointer { q in
             quantized.scales.withUnsafeMutableBufferPointer { s in
                 quantized.zeroPoints.withUnsafeMutableBufferPointer { z in
-                    ce_gemm_quantize_u8(x, rows, columns, ldx, q.baseAddress!, stride, s.baseAddress!, z.baseAddress!,
-                                        path?.rawValue ?? best)
+                    ce_gemm_quantize_u8(
+                        x, rows, columns, ldx, q.baseAddress!, stride, s.baseAddress!, z.baseAddress!,
+                        path?.rawValue ?? best)
                 }
             }
         }
@@ -92,16 +93,19 @@ package enum Int8GEMM {
     /// - Complexity: O(rows·out·in).
     @discardableResult
     package static func accumulators(
-        _ a: QuantizedRows, _ w: QuantizedMatrix, into acc: UnsafeMutablePointer<Int32>, ldacc: Int? = nil, path: Path? = nil
+        _ a: QuantizedRows, _ w: QuantizedMatrix, into acc: UnsafeMutablePointer<Int32>, ldacc: Int? = nil,
+        path: Path? = nil
     ) -> Bool {
-        precondition(a.columns == w.inputSize, "Int8GEMM: activations of depth \(a.columns), weights of depth \(w.inputSize)")
+        precondition(
+            a.columns == w.inputSize, "Int8GEMM: activations of depth \(a.columns), weights of depth \(w.inputSize)")
         let ld = ldacc ?? w.outputSize
         precondition(ld >= w.outputSize, "Int8GEMM: ldacc \(ld) below \(w.outputSize)")
         guard a.rows > 0, w.outputSize > 0 else { return path.map { paths.contains($0) } ?? true }
         return a.codes.withUnsafeBufferPointer { codes in
             w.withPackedCodes { packed in
-                ce_gemm_u8s8_s32(a.rows, w.outputSize, w.inputSize, codes.baseAddress!, a.stride, packed, acc, ld,
-                                 path?.rawValue ?? best) == 0
+                ce_gemm_u8s8_s32(
+                    a.rows, w.outputSize, w.inputSize, codes.baseAddress!, a.stride, packed, acc, ld,
+                    path?.rawValue ?? best) == 0
             }
         }
     }
@@ -122,13 +126,15 @@ package enum Int8GEMM {
         _ a: QuantizedRows, _ w: QuantizedMatrix, columns: Range<Int>? = nil, bias: UnsafePointer<Float>?,
         into c: UnsafeMutablePointer<Float>, ldc: Int? = nil, accumulate: Bool = false, path: Path? = nil
     ) -> Bool {
-        precondition(a.columns == w.inputSize, "Int8GEMM: activations of depth \(a.columns), weights of depth \(w.inputSize)")
+        precondition(
+            a.columns == w.inputSize, "Int8GEMM: activations of depth \(a.columns), weights of depth \(w.inputSize)")
         let ld = ldc ?? w.outputSize
         precondition(ld >= w.outputSize, "Int8GEMM: ldc \(ld) below \(w.outputSize)")
         let columns = columns ?? 0..<w.outputSize
-        precondition(columns.lowerBound >= 0 && columns.upperBound <= w.outputSize
-                     && columns.lowerBound % QuantizedMatrix.panelWidth == 0,
-                     "Int8GEMM: columns \(columns) of \(w.outputSize) do not start at a panel")
+        precondition(
+            columns.lowerBound >= 0 && columns.upperBound <= w.outputSize
+                && columns.lowerBound % QuantizedMatrix.panelWidth == 0,
+            "Int8GEMM: columns \(columns) of \(w.outputSize) do not start at a panel")
         guard a.rows > 0, !columns.isEmpty else { return path.map { paths.contains($0) } ?? true }
         let first = columns.lowerBound
         let packedOffset = ce_gemm_packed_size(first, w.inputSize)
@@ -138,11 +144,12 @@ package enum Int8GEMM {
                     w.scales.withUnsafeBufferPointer { sw in
                         w.columnSums.withUnsafeBufferPointer { sums in
                             w.withPackedCodes { packed in
-                                ce_gemm_u8s8_f32(a.rows, columns.count, w.inputSize, codes.baseAddress!, a.stride,
-                                                 sa.baseAddress!, za.baseAddress!, packed + packedOffset,
-                                                 sums.baseAddress! + first, sw.baseAddress! + first,
-                                                 bias.map { $0 + first }, c + first, ld, accumulate ? 1 : 0,
-                                                 path?.rawValue ?? best) == 0
+                                ce_gemm_u8s8_f32(
+                                    a.rows, columns.count, w.inputSize, codes.baseAddress!, a.stride,
+                                    sa.baseAddress!, za.baseAddress!, packed + packedOffset,
+                                    sums.baseAddress! + first, sw.baseAddress! + first,
+                                    bias.map { $0 + first }, c + first, ld, accumulate ? 1 : 0,
+                                    path?.rawValue ?? best) == 0
                             }
                         }
                     }
@@ -165,7 +172,9 @@ package enum Int8GEMM {
         into y: UnsafeMutablePointer<Float>, ldc: Int? = nil, accumulate: Bool = false,
         buffer: inout QuantizedRows, path: Path? = nil
     ) -> Bool {
-        guard quantize(x, rows: rows, columns: w.inputSize, rowStride: lda, into: &buffer, path: path) else { return false }
+        guard quantize(x, rows: rows, columns: w.inputSize, rowStride: lda, into: &buffer, path: path) else {
+            return false
+        }
         return multiply(buffer, w, bias: bias, into: y, ldc: ldc, accumulate: accumulate, path: path)
     }
 }

@@ -25,7 +25,10 @@ package enum Kernels {
                 j += 8
             }
             var mean = sum.sum()
-            while j < columns { mean += r[j]; j += 1 }
+            while j < columns {
+                mean += r[j]
+                j += 1
+            }
             mean *= inverseCount
             var squares = SIMD8<Float>()
             j = 0
@@ -36,7 +39,11 @@ package enum Kernels {
                 j += 8
             }
             var variance = squares.sum()
-            while j < columns { let d = r[j] - mean; variance += d * d; j += 1 }
+            while j < columns {
+                let d = r[j] - mean
+                variance += d * d
+                j += 1
+            }
             variance *= inverseCount
             let scale = 1 / (variance + epsilon).squareRoot()
             j = 0
@@ -48,7 +55,10 @@ package enum Kernels {
                 UnsafeMutableRawPointer(r + j).storeBytes(of: (v - m8) * s8 * g + b, as: SIMD8<Float>.self)
                 j += 8
             }
-            while j < columns { r[j] = (r[j] - mean) * scale * gamma[j] + beta[j]; j += 1 }
+            while j < columns {
+                r[j] = (r[j] - mean) * scale * gamma[j] + beta[j]
+                j += 1
+            }
         }
     }
 
@@ -89,7 +99,8 @@ package enum Kernels {
     /// `out[i] = m[i, :] · q` for `m: [rows, columns]`: the single-query similarity scan, one
     /// streaming pass over the matrix (16 accumulators per row, vectorized).
     package static func dotRows(
-        _ m: UnsafePointer<Float>, rows: Int, columns: Int, query: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>
+        _ m: UnsafePointer<Float>, rows: Int, columns: Int, query: UnsafePointer<Float>,
+        into out: UnsafeMutablePointer<Float>
     ) {
         precondition(rows >= 0 && columns >= 0, "dotRows: bad shape")
         ce_dot_rows(m, rows, columns, query, out)

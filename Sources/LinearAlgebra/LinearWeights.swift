@@ -27,7 +27,9 @@ package struct LinearWeights: Sendable {
 
     /// A layer whose weight is in blocks (`bias`: `[out]` or empty).
     package init(blockWeight: BlockQuantizedMatrix, bias: [Float]) {
-        precondition(bias.isEmpty || bias.count == blockWeight.outputSize, "LinearWeights: \(bias.count) biases for \(blockWeight.outputSize) outputs")
+        precondition(
+            bias.isEmpty || bias.count == blockWeight.outputSize,
+            "LinearWeights: \(bias.count) biases for \(blockWeight.outputSize) outputs")
         self.weight = []
         self.bias = bias
         self.inputSize = blockWeight.inputSize
@@ -48,7 +50,8 @@ package struct LinearWeights: Sendable {
 
     /// The bytes the weight and bias take in memory.
     package var byteCount: Int {
-        (weight.count + bias.count) * MemoryLayout<Float>.size + (int8Weight?.byteCount ?? 0) + (blockWeight?.byteCount ?? 0)
+        (weight.count + bias.count) * MemoryLayout<Float>.size + (int8Weight?.byteCount ?? 0)
+            + (blockWeight?.byteCount ?? 0)
     }
 }
 
@@ -57,13 +60,16 @@ extension LinearWeights {
     /// With `accumulate`, `y` holds the residual on entry and the sub-layer's sum on return.
     /// A quantized layer quantizes `x` into `buffer` first and runs `Int8GEMM`; a `Float` one
     /// runs sgemm and leaves `buffer` alone.
-    package func apply(_ x: UnsafePointer<Float>, rows: Int, into y: UnsafeMutablePointer<Float>, accumulate: Bool = false,
-               buffer: inout QuantizedRows) {
+    package func apply(
+        _ x: UnsafePointer<Float>, rows: Int, into y: UnsafeMutablePointer<Float>, accumulate: Bool = false,
+        buffer: inout QuantizedRows
+    ) {
         precondition(blockWeight == nil, "LinearWeights.apply: a block-quantized layer runs through BlockGEMM")
         if let int8Weight {
             bias.withUnsafeBufferPointer { b in
-                let done = Int8GEMM.matmul(activations: x, rows: rows, weights: int8Weight, bias: b.isEmpty ? nil : b.baseAddress,
-                                           into: y, accumulate: accumulate, buffer: &buffer)
+                let done = Int8GEMM.matmul(
+                    activations: x, rows: rows, weights: int8Weight, bias: b.isEmpty ? nil : b.baseAddress,
+                    into: y, accumulate: accumulate, buffer: &buffer)
                 precondition(done, "Int8GEMM: the default path always runs")
             }
             return
@@ -84,9 +90,10 @@ extension LinearWeights {
             }
         }
         weight.withUnsafeBufferPointer { w in
-            BLAS.gemm(.none, .transposed, m: rows, n: outputSize, k: inputSize,
-                      a: x, lda: inputSize, b: w.baseAddress!, ldb: inputSize,
-                      beta: 1, c: y, ldc: outputSize)
+            BLAS.gemm(
+                .none, .transposed, m: rows, n: outputSize, k: inputSize,
+                a: x, lda: inputSize, b: w.baseAddress!, ldb: inputSize,
+                beta: 1, c: y, ldc: outputSize)
         }
     }
 }

@@ -57,7 +57,9 @@ public struct Matrix: Equatable, Sendable {
 
     /// Calls `body` with the mutable contiguous elements. The pointer must not escape `body`,
     /// and `body` must not replace the buffer.
-    public mutating func withUnsafeMutableBufferPointer<R>(_ body: (inout UnsafeMutableBufferPointer<Float>) throws -> R) rethrows -> R {
+    public mutating func withUnsafeMutableBufferPointer<R>(
+        _ body: (inout UnsafeMutableBufferPointer<Float>) throws -> R
+    ) rethrows -> R {
         try values.withUnsafeMutableBufferPointer(body)
     }
 }

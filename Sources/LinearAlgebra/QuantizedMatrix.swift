@@ -38,13 +38,16 @@ package struct QuantizedMatrix: Sendable {
     /// `scale = max|W[j]| / 127`, `q = round(W / scale)` to nearest even (a zero row: scale 1, codes 0).
     /// - Throws: `InvalidWeight` for the first NaN or infinite weight.
     package init(weights: [Float], outputSize: Int, inputSize: Int) throws(InvalidWeight) {
-        precondition(outputSize >= 0 && inputSize >= 0 && weights.count == outputSize * inputSize,
-                     "QuantizedMatrix: \(weights.count) weights for \(outputSize)×\(inputSize)")
+        precondition(
+            outputSize >= 0 && inputSize >= 0 && weights.count == outputSize * inputSize,
+            "QuantizedMatrix: \(weights.count) weights for \(outputSize)×\(inputSize)")
         var codes = [Int8](repeating: 0, count: weights.count)
         var scales = [Float](repeating: 1, count: outputSize)
         for j in 0..<outputSize {
             let row = weights[(j * inputSize)..<((j + 1) * inputSize)]
-            if let bad = row.firstIndex(where: { !$0.isFinite }) { throw InvalidWeight(row: j, column: bad - j * inputSize) }
+            if let bad = row.firstIndex(where: { !$0.isFinite }) {
+                throw InvalidWeight(row: j, column: bad - j * inputSize)
+            }
             let (values, scale) = Self.quantizedChannel(row)
             codes.replaceSubrange((j * inputSize)..<((j + 1) * inputSize), with: values)
             scales[j] = scale
@@ -55,9 +58,11 @@ package struct QuantizedMatrix: Sendable {
     /// Packs codes that are already quantized (`codes: [out, in]`, any `Int8` values, −128
     /// included): for tests of the kernels at the extremes.
     package init(codes: [Int8], scales: [Float], outputSize: Int, inputSize: Int) {
-        precondition(outputSize >= 0 && inputSize >= 0 && codes.count == outputSize * inputSize && scales.count == outputSize,
-                     "QuantizedMatrix: \(codes.count) codes, \(scales.count) scales for \(outputSize)×\(inputSize)")
-        precondition(inputSize <= Int8GEMM.maximumDepth, "QuantizedMatrix: depth \(inputSize) over \(Int8GEMM.maximumDepth)")
+        precondition(
+            outputSize >= 0 && inputSize >= 0 && codes.count == outputSize * inputSize && scales.count == outputSize,
+            "QuantizedMatrix: \(codes.count) codes, \(scales.count) scales for \(outputSize)×\(inputSize)")
+        precondition(
+            inputSize <= Int8GEMM.maximumDepth, "QuantizedMatrix: depth \(inputSize) over \(Int8GEMM.maximumDepth)")
         self.outputSize = outputSize
         self.inputSize = inputSize
         self.scales = scales

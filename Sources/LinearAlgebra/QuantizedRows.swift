@@ -31,10 +31,13 @@ package struct QuantizedRows: Sendable {
     /// tests of the products at chosen values.
     package init(codes: [UInt8], scales: [Float], zeroPoints: [Int32], columns: Int) {
         let rows = scales.count
-        precondition(codes.count == rows * columns && zeroPoints.count == rows, "QuantizedRows: \(codes.count) codes for \(rows)×\(columns)")
+        precondition(
+            codes.count == rows * columns && zeroPoints.count == rows,
+            "QuantizedRows: \(codes.count) codes for \(rows)×\(columns)")
         reshape(rows: rows, columns: columns)
         for i in 0..<rows {
-            self.codes.replaceSubrange((i * stride)..<(i * stride + columns), with: codes[(i * columns)..<((i + 1) * columns)])
+            self.codes.replaceSubrange(
+                (i * stride)..<(i * stride + columns), with: codes[(i * columns)..<((i + 1) * columns)])
         }
         self.scales.replaceSubrange(0..<rows, with: scales)
         self.zeroPoints.replaceSubrange(0..<rows, with: zeroPoints)

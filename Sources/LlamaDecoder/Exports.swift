@@ -2,6 +2,7 @@
 // is all a user needs: the tokenizer, chat messages and templates, tokens, and the precision enum.
 @_exported import BytePairEncoding
 @_exported import Tokenization
+
 @_exported import enum LinearAlgebra.Quantization
-@_exported import struct ModelAssets.AssetPackage
 @_exported import enum ModelAssets.AssetInstallationError
+@_exported import struct ModelAssets.AssetPackage

@@ -76,7 +76,9 @@ extension LlamaModel {
         let started = clock.now
         var logits: [Float]
         if prompt.isEmpty {
-            guard let last = sequence.tokens.last else { throw .invalidArgument("an empty prompt in an empty sequence") }
+            guard let last = sequence.tokens.last else {
+                throw .invalidArgument("an empty prompt in an empty sequence")
+            }
             sequence.truncate(to: sequence.count - 1)
             logits = try sequence.append([last])
         } else {
@@ -127,9 +129,12 @@ extension LlamaModel {
             _ = onText(tail)
         }
         let finished = clock.now
-        func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18 }
-        return Generation(promptTokens: prompt, tokens: generated, text: text, stopReason: reason,
-                          promptSeconds: seconds(prefilled - started), generationSeconds: seconds(finished - prefilled),
-                          decodeSteps: steps)
+        func seconds(_ d: Duration) -> Double {
+            Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
+        }
+        return Generation(
+            promptTokens: prompt, tokens: generated, text: text, stopReason: reason,
+            promptSeconds: seconds(prefilled - started), generationSeconds: seconds(finished - prefilled),
+            decodeSteps: steps)
     }
 }

@@ -60,12 +60,16 @@ public struct LlamaConfiguration: Sendable, Equatable {
     /// A configuration from its parts.
     /// - Throws: `LlamaDecoderError.invalidFile` when a size is not positive, the heads do not
     ///   group evenly, or RoPE's dimension is odd or larger than a head.
-    public init(architecture: Architecture, layerCount: Int, hiddenSize: Int, headCount: Int, keyValueHeadCount: Int,
-                headDimension: Int, feedForwardSize: Int, vocabularySize: Int, contextLength: Int, ropeBase: Float,
-                ropeDimension: Int, rmsEpsilon: Float, tiesOutputToEmbeddings: Bool) throws(LlamaDecoderError) {
-        let sizes = [("layers", layerCount), ("hidden size", hiddenSize), ("heads", headCount),
-                     ("key-value heads", keyValueHeadCount), ("head dimension", headDimension),
-                     ("feed-forward size", feedForwardSize), ("vocabulary", vocabularySize), ("context length", contextLength)]
+    public init(
+        architecture: Architecture, layerCount: Int, hiddenSize: Int, headCount: Int, keyValueHeadCount: Int,
+        headDimension: Int, feedForwardSize: Int, vocabularySize: Int, contextLength: Int, ropeBase: Float,
+        ropeDimension: Int, rmsEpsilon: Float, tiesOutputToEmbeddings: Bool
+    ) throws(LlamaDecoderError) {
+        let sizes = [
+            ("layers", layerCount), ("hidden size", hiddenSize), ("heads", headCount),
+            ("key-value heads", keyValueHeadCount), ("head dimension", headDimension),
+            ("feed-forward size", feedForwardSize), ("vocabulary", vocabularySize), ("context length", contextLength),
+        ]
         for (name, value) in sizes where value <= 0 || value > 1 << 24 {
             throw .invalidFile("\(name) is \(value), expected 1…\(1 << 24)")
         }
@@ -73,9 +77,12 @@ public struct LlamaConfiguration: Sendable, Equatable {
             throw .invalidFile("\(headCount) query heads do not group evenly over \(keyValueHeadCount) key-value heads")
         }
         guard ropeDimension > 0, ropeDimension <= headDimension, ropeDimension % 2 == 0 else {
-            throw .invalidFile("RoPE dimension \(ropeDimension) must be even and within the head dimension \(headDimension)")
+            throw .invalidFile(
+                "RoPE dimension \(ropeDimension) must be even and within the head dimension \(headDimension)")
         }
-        guard ropeBase.isFinite, ropeBase > 1 else { throw .invalidFile("RoPE base \(ropeBase) must be finite and above 1") }
+        guard ropeBase.isFinite, ropeBase > 1 else {
+            throw .invalidFile("RoPE base \(ropeBase) must be finite and above 1")
+        }
         guard rmsEpsilon.isFinite, rmsEpsilon > 0, rmsEpsilon < 1 else {
             throw .invalidFile("RMSNorm epsilon \(rmsEpsilon) must be in (0, 1)")
         }

@@ -21,12 +21,14 @@ struct LlamaFileLoader {
         func read<T>(_ body: () throws(GGUFError) -> T) throws(LlamaDecoderError) -> T {
             do { return try body() } catch { throw .invalidFile("\(path): \(error.description)") }
         }
-        guard let architectureName = try read({ () throws(GGUFError) in try metadata.string("general.architecture") }) else {
+        guard let architectureName = try read({ () throws(GGUFError) in try metadata.string("general.architecture") })
+        else {
             throw .invalidFile("\(path): no general.architecture key")
         }
         guard let architecture = LlamaConfiguration.Architecture(rawValue: architectureName) else {
-            throw .unsupported("\(path): architecture '\(architectureName)' is not supported (supported: "
-                + LlamaConfiguration.Architecture.allCases.map(\.rawValue).joined(separator: ", ") + ")")
+            throw .unsupported(
+                "\(path): architecture '\(architectureName)' is not supported (supported: "
+                    + LlamaConfiguration.Architecture.allCases.map(\.rawValue).joined(separator: ", ") + ")")
         }
         let p = architectureName
         prefix = p
@@ -38,7 +40,9 @@ struct LlamaFileLoader {
         func float(_ key: String, default fallback: Double) throws(LlamaDecoderError) -> Float {
             Float(try read({ () throws(GGUFError) in try metadata.float(key) }) ?? fallback)
         }
-        if let scaling = try read({ () throws(GGUFError) in try metadata.string("\(p).rope.scaling.type") }), scaling != "none" {
+        if let scaling = try read({ () throws(GGUFError) in try metadata.string("\(p).rope.scaling.type") }),
+            scaling != "none"
+        {
             throw .unsupported("\(path): RoPE scaling '\(scaling)' (\(p).rope.scaling.type) is not supported")
         }
         guard let embedding = file.tensor(named: "token_embd.weight"), embedding.dimensions.count == 2 else {
@@ -62,7 +66,9 @@ struct LlamaFileLoader {
             rmsEpsilon: try float("\(p).attention.layer_norm_rms_epsilon", default: 1e-5),
             tiesOutputToEmbeddings: file.tensor(named: "output.weight") == nil)
         guard embedding.dimensions == [hidden, configuration.vocabularySize] else {
-            throw .invalidFile("\(path): token_embd.weight is \(embedding.dimensions), expected [\(hidden), \(configuration.vocabularySize)]")
+            throw .invalidFile(
+                "\(path): token_embd.weight is \(embedding.dimensions), expected [\(hidden), \(configuration.vocabularySize)]"
+            )
         }
         name = try read({ () throws(GGUFError) in try metadata.string("general.name") })
         chatTemplateSource = try read({ () throws(GGUFError) in try metadata.string("tokenizer.chat_template") })
@@ -78,13 +84,16 @@ struct LlamaFileLoader {
         }
         let model = try read({ () throws(GGUFError) in try metadata.string("tokenizer.ggml.model") })
         guard model == "gpt2" else {
-            throw .unsupported("\(path): tokenizer.ggml.model '\(model ?? "(none)")' is not supported (supported: gpt2, byte-level BPE)")
+            throw .unsupported(
+                "\(path): tokenizer.ggml.model '\(model ?? "(none)")' is not supported (supported: gpt2, byte-level BPE)"
+            )
         }
         let preName = try read({ () throws(GGUFError) in try metadata.string("tokenizer.ggml.pre") }) ?? "gpt2"
         // "default" is what converters write when the model's pre-tokenizer is GPT-2's own.
         guard let pre = BytePairPreTokenizer(rawValue: preName == "default" ? "gpt2" : preName) else {
-            throw .unsupported("\(path): tokenizer.ggml.pre '\(preName)' is not supported (supported: "
-                + BytePairPreTokenizer.allCases.map(\.rawValue).joined(separator: ", ") + ")")
+            throw .unsupported(
+                "\(path): tokenizer.ggml.pre '\(preName)' is not supported (supported: "
+                    + BytePairPreTokenizer.allCases.map(\.rawValue).joined(separator: ", ") + ")")
         }
         guard let tokens = try read({ () throws(GGUFError) in try metadata.strings("tokenizer.ggml.tokens") }) else {
             throw .invalidFile("\(path): no tokenizer.ggml.tokens")
@@ -98,7 +107,9 @@ struct LlamaFileLoader {
         if let types {
             typeCodes = []
             for value in types {
-                guard let code = Int32(exactly: value) else { throw .invalidFile("\(path): token type \(value) out of range") }
+                guard let code = Int32(exactly: value) else {
+                    throw .invalidFile("\(path): token type \(value) out of range")
+                }
                 typeCodes?.append(code)
             }
         }
@@ -107,9 +118,10 @@ struct LlamaFileLoader {
         let addBOS = try read({ () throws(GGUFError) in try metadata.bool("tokenizer.ggml.add_bos_token") }) ?? false
         let addEOS = try read({ () throws(GGUFError) in try metadata.bool("tokenizer.ggml.add_eos_token") }) ?? false
         do {
-            return try BytePairTokenizer(tokens: tokens, merges: merges, tokenTypes: typeCodes, preTokenizer: pre,
-                                         beginOfSequenceID: bos, endOfSequenceID: eos, addsBeginOfSequence: addBOS,
-                                         addsEndOfSequence: addEOS, maximumLength: configuration.contextLength)
+            return try BytePairTokenizer(
+                tokens: tokens, merges: merges, tokenTypes: typeCodes, preTokenizer: pre,
+                beginOfSequenceID: bos, endOfSequenceID: eos, addsBeginOfSequence: addBOS,
+                addsEndOfSequence: addEOS, maximumLength: configuration.contextLength)
         } catch {
             throw .invalidFile("\(path): tokenizer: \(error.description)")
         }
@@ -140,18 +152,26 @@ struct LlamaFileLoader {
 
     /// A linear layer from the tensors `names` stacked by rows (`[Σ out, in]`), with their biases
     /// when `biases` (each `[out]`), in `precision`.
-    private func linear(_ names: [String], outputs: [Int], input: Int, biases: Bool,
-                        precision: LlamaModel.Precision) throws(LlamaDecoderError) -> LinearWeights {
+    private func linear(
+        _ names: [String], outputs: [Int], input: Int, biases: Bool,
+        precision: LlamaModel.Precision
+    ) throws(LlamaDecoderError) -> LinearWeights {
         var bias: [Float] = []
-        for (name, output) in zip(names, outputs) where biases { bias += try values(name + ".bias", dimensions: [output]) }
+        for (name, output) in zip(names, outputs) where biases {
+            bias += try values(name + ".bias", dimensions: [output])
+        }
         if precision == .native {
             var parts: [BlockQuantizedMatrix] = []
-            for (name, output) in zip(names, outputs) { parts.append(try blocks(name + ".weight", input: input, output: output)) }
+            for (name, output) in zip(names, outputs) {
+                parts.append(try blocks(name + ".weight", input: input, output: output))
+            }
             return LinearWeights(blockWeight: BlockQuantizedMatrix(stacking: parts), bias: bias)
         }
         var weight: [Float] = []
         weight.reserveCapacity(outputs.reduce(0, +) * input)
-        for (name, output) in zip(names, outputs) { weight += try matrix(name + ".weight", input: input, output: output) }
+        for (name, output) in zip(names, outputs) {
+            weight += try matrix(name + ".weight", input: input, output: output)
+        }
         let layer = LinearWeights(weight: weight, bias: bias, inputSize: input, outputSize: outputs.reduce(0, +))
         guard precision == .int8 else { return layer }
         do { return try layer.quantizedToInt8() } catch {
@@ -166,7 +186,8 @@ struct LlamaFileLoader {
             throw .invalidFile("\(path): \(name) is \(tensor.dimensions), expected \([input, output])")
         }
         guard input % BlockQuantizedMatrix.blockSize == 0 else {
-            throw .unsupported("\(path): \(name) has rows of \(input), not a multiple of \(BlockQuantizedMatrix.blockSize)")
+            throw .unsupported(
+                "\(path): \(name) has rows of \(input), not a multiple of \(BlockQuantizedMatrix.blockSize)")
         }
         do {
             if let exact = try file.blockQuantized(tensor) { return exact }
@@ -187,37 +208,49 @@ struct LlamaFileLoader {
         layers.reserveCapacity(c.layerCount)
         for l in 0..<c.layerCount {
             let b = "blk.\(l)."
-            layers.append(LlamaLayerWeights(
-                attentionNorm: try values(b + "attn_norm.weight", dimensions: [c.hiddenSize]),
-                queryKeyValue: try linear([b + "attn_q", b + "attn_k", b + "attn_v"],
-                                          outputs: [c.queryWidth, c.keyValueWidth, c.keyValueWidth], input: c.hiddenSize,
-                                          biases: c.hasProjectionBiases, precision: precision),
-                attentionOutput: try linear([b + "attn_output"], outputs: [c.hiddenSize], input: c.queryWidth, biases: false,
-                                            precision: precision),
-                feedForwardNorm: try values(b + "ffn_norm.weight", dimensions: [c.hiddenSize]),
-                gateUp: try linear([b + "ffn_gate", b + "ffn_up"], outputs: [c.feedForwardSize, c.feedForwardSize],
-                                   input: c.hiddenSize, biases: false, precision: precision),
-                down: try linear([b + "ffn_down"], outputs: [c.hiddenSize], input: c.feedForwardSize, biases: false,
-                                 precision: precision)))
+            layers.append(
+                LlamaLayerWeights(
+                    attentionNorm: try values(b + "attn_norm.weight", dimensions: [c.hiddenSize]),
+                    queryKeyValue: try linear(
+                        [b + "attn_q", b + "attn_k", b + "attn_v"],
+                        outputs: [c.queryWidth, c.keyValueWidth, c.keyValueWidth], input: c.hiddenSize,
+                        biases: c.hasProjectionBiases, precision: precision),
+                    attentionOutput: try linear(
+                        [b + "attn_output"], outputs: [c.hiddenSize], input: c.queryWidth, biases: false,
+                        precision: precision),
+                    feedForwardNorm: try values(b + "ffn_norm.weight", dimensions: [c.hiddenSize]),
+                    gateUp: try linear(
+                        [b + "ffn_gate", b + "ffn_up"], outputs: [c.feedForwardSize, c.feedForwardSize],
+                        input: c.hiddenSize, biases: false, precision: precision),
+                    down: try linear(
+                        [b + "ffn_down"], outputs: [c.hiddenSize], input: c.feedForwardSize, biases: false,
+                        precision: precision)))
         }
-        let output = try linear([c.tiesOutputToEmbeddings ? "token_embd" : "output"], outputs: [c.vocabularySize],
-                                input: c.hiddenSize, biases: false, precision: precision)
+        let output = try linear(
+            [c.tiesOutputToEmbeddings ? "token_embd" : "output"], outputs: [c.vocabularySize],
+            input: c.hiddenSize, biases: false, precision: precision)
         let pairs = c.ropeDimension / 2
         var inverse = (0..<pairs).map { i in Float(1) / powf(c.ropeBase, Float(2 * i) / Float(c.ropeDimension)) }
         if file.tensor(named: "rope_freqs.weight") != nil {
             let factors = try values("rope_freqs.weight", dimensions: [pairs])
-            guard factors.allSatisfy({ $0 > 0 }) else { throw .invalidFile("\(path): rope_freqs.weight has a factor ≤ 0") }
+            guard factors.allSatisfy({ $0 > 0 }) else {
+                throw .invalidFile("\(path): rope_freqs.weight has a factor ≤ 0")
+            }
             for i in 0..<pairs { inverse[i] /= factors[i] }
         }
-        return LlamaWeights(layers: layers, outputNorm: try values("output_norm.weight", dimensions: [c.hiddenSize]),
-                            output: output, inverseFrequencies: inverse)
+        return LlamaWeights(
+            layers: layers, outputNorm: try values("output_norm.weight", dimensions: [c.hiddenSize]),
+            output: output, inverseFrequencies: inverse)
     }
 
     /// The token embeddings, read row by row from the mapped file.
     func embeddingTable() throws(LlamaDecoderError) -> EmbeddingTable {
-        guard let tensor = file.tensor(named: "token_embd.weight") else { throw .invalidFile("\(path): no tensor token_embd.weight") }
+        guard let tensor = file.tensor(named: "token_embd.weight") else {
+            throw .invalidFile("\(path): no tensor token_embd.weight")
+        }
         guard tensor.type.isSupported else {
-            throw .unsupported("\(path): token_embd.weight is \(tensor.type.name), which this decoder cannot dequantize")
+            throw .unsupported(
+                "\(path): token_embd.weight is \(tensor.type.name), which this decoder cannot dequantize")
         }
         return EmbeddingTable(file: file, tensor: tensor, path: path)
     }

@@ -48,8 +48,10 @@ public final class LlamaModel: Sendable {
     /// - Throws: `LlamaDecoderError`: `.invalidFile` for a file that cannot be read, is corrupt or
     ///   lacks a key or tensor; `.unsupported` for an architecture, tensor type, RoPE scaling or
     ///   tokenizer this decoder does not implement (the message names it).
-    public init(contentsOf url: URL, precision: Precision = .native,
-                threadCount: Int = ProcessInfo.processInfo.activeProcessorCount) throws(LlamaDecoderError) {
+    public init(
+        contentsOf url: URL, precision: Precision = .native,
+        threadCount: Int = ProcessInfo.processInfo.activeProcessorCount
+    ) throws(LlamaDecoderError) {
         let file: GGUFFile
         do { file = try GGUFFile(contentsOf: url) } catch {
             throw .invalidFile("\(url.path): \(error.description)")
@@ -58,7 +60,9 @@ public final class LlamaModel: Sendable {
         self.configuration = loaded.configuration
         self.tokenizer = try loaded.tokenizer()
         self.chatTemplateSource = loaded.chatTemplateSource
-        self.chatTemplate = loaded.chatTemplateSource.map { source in Result { () throws(ChatTemplateError) in try ChatTemplate(source: source) } }
+        self.chatTemplate = loaded.chatTemplateSource.map { source in
+            Result { () throws(ChatTemplateError) in try ChatTemplate(source: source) }
+        }
         self.name = loaded.name ?? url.deletingPathExtension().lastPathComponent
         self.weights = try loaded.weights(precision: precision)
         self.embeddings = try loaded.embeddingTable()
@@ -93,10 +97,16 @@ public final class LlamaModel: Sendable {
 
     /// Runs `ids` at positions `start…`, writing their keys and values into `cache`, and hands
     /// `body` the logits of the rows `logitRows` asks for (row index within `ids`).
-    func forward(_ ids: [Int], at start: Int, cache: KeyValueCache, scratch: Scratch, logitRows: LogitRows,
-                 _ body: (Int, UnsafePointer<Float>) -> Void) throws(LlamaDecoderError) {
+    func forward(
+        _ ids: [Int], at start: Int, cache: KeyValueCache, scratch: Scratch, logitRows: LogitRows,
+        _ body: (Int, UnsafePointer<Float>) -> Void
+    ) throws(LlamaDecoderError) {
         let c = configuration
-        let rows = ids.count, width = c.hiddenSize, D = c.headDimension
+        let rows = ids.count
+        let width = c.hiddenSize
+        // D as the shape comments write the head dimension.
+        // swift-format-ignore: AlwaysUseLowerCamelCase
+        let D = c.headDimension
         let positions = start + rows
         let qkvWidth = c.queryWidth + 2 * c.keyValueWidth
         cache.reserve(positions, keeping: start)
@@ -121,31 +131,42 @@ public final class LlamaModel: Sendable {
         for (l, layer) in weights.layers.enumerated() {
             // Attention block: x += Wo · attention(RoPE(Wqkv · norm(x))).
             layer.attentionNorm.withUnsafeBufferPointer { w in
-                LlamaKernels.rmsNorm(scratch.hidden, rows: rows, width: width, weight: w.baseAddress!, epsilon: c.rmsEpsilon,
-                                     into: scratch.normalized)
+                LlamaKernels.rmsNorm(
+                    scratch.hidden, rows: rows, width: width, weight: w.baseAddress!, epsilon: c.rmsEpsilon,
+                    into: scratch.normalized)
             }
-            project(layer.queryKeyValue, scratch.normalized, rows: rows, into: scratch.queryKeyValue, accumulate: false, scratch: scratch)
+            project(
+                layer.queryKeyValue, scratch.normalized, rows: rows, into: scratch.queryKeyValue, accumulate: false,
+                scratch: scratch)
             for t in 0..<rows {
                 let row = scratch.queryKeyValue + t * qkvWidth
-                let cosines = scratch.cosines + t * pairs, sines = scratch.sines + t * pairs
-                LlamaKernels.rope(row, heads: c.headCount, headDimension: D, cosines: cosines, sines: sines, pairs: pairs,
-                                  pairing: c.rotaryPairing)
-                LlamaKernels.rope(row + c.queryWidth, heads: c.keyValueHeadCount, headDimension: D, cosines: cosines,
-                                  sines: sines, pairs: pairs, pairing: c.rotaryPairing)
+                let cosines = scratch.cosines + t * pairs
+                let sines = scratch.sines + t * pairs
+                LlamaKernels.rope(
+                    row, heads: c.headCount, headDimension: D, cosines: cosines, sines: sines, pairs: pairs,
+                    pairing: c.rotaryPairing)
+                LlamaKernels.rope(
+                    row + c.queryWidth, heads: c.keyValueHeadCount, headDimension: D, cosines: cosines,
+                    sines: sines, pairs: pairs, pairing: c.rotaryPairing)
                 for g in 0..<c.keyValueHeadCount {
                     (cache.keys(layer: l, head: g) + (start + t) * D).update(from: row + c.queryWidth + g * D, count: D)
-                    (cache.values(layer: l, head: g) + (start + t) * D).update(from: row + c.queryWidth + c.keyValueWidth + g * D, count: D)
+                    (cache.values(layer: l, head: g) + (start + t) * D).update(
+                        from: row + c.queryWidth + c.keyValueWidth + g * D, count: D)
                 }
             }
             attention(layer: l, rows: rows, start: start, cache: cache, scratch: scratch)
-            project(layer.attentionOutput, scratch.context, rows: rows, into: scratch.hidden, accumulate: true, scratch: scratch)
+            project(
+                layer.attentionOutput, scratch.context, rows: rows, into: scratch.hidden, accumulate: true,
+                scratch: scratch)
 
             // Feed-forward block: x += Wdown · (silu(Wgate · norm(x)) ⊙ Wup · norm(x)).
             layer.feedForwardNorm.withUnsafeBufferPointer { w in
-                LlamaKernels.rmsNorm(scratch.hidden, rows: rows, width: width, weight: w.baseAddress!, epsilon: c.rmsEpsilon,
-                                     into: scratch.normalized)
+                LlamaKernels.rmsNorm(
+                    scratch.hidden, rows: rows, width: width, weight: w.baseAddress!, epsilon: c.rmsEpsilon,
+                    into: scratch.normalized)
             }
-            project(layer.gateUp, scratch.normalized, rows: rows, into: scratch.gateUp, accumulate: false, scratch: scratch)
+            project(
+                layer.gateUp, scratch.normalized, rows: rows, into: scratch.gateUp, accumulate: false, scratch: scratch)
             LlamaKernels.siluGate(scratch.gateUp, rows: rows, width: c.feedForwardSize, into: scratch.gated)
             project(layer.down, scratch.gated, rows: rows, into: scratch.hidden, accumulate: true, scratch: scratch)
         }
@@ -158,10 +179,12 @@ public final class LlamaModel: Sendable {
         }
         let count = rows - first
         weights.outputNorm.withUnsafeBufferPointer { w in
-            LlamaKernels.rmsNorm(scratch.hidden + first * width, rows: count, width: width, weight: w.baseAddress!,
-                                 epsilon: c.rmsEpsilon, into: scratch.normalized)
+            LlamaKernels.rmsNorm(
+                scratch.hidden + first * width, rows: count, width: width, weight: w.baseAddress!,
+                epsilon: c.rmsEpsilon, into: scratch.normalized)
         }
-        project(weights.output, scratch.normalized, rows: count, into: scratch.logits, accumulate: false, scratch: scratch)
+        project(
+            weights.output, scratch.normalized, rows: count, into: scratch.logits, accumulate: false, scratch: scratch)
         for r in 0..<count { body(first + r, scratch.logits + r * c.vocabularySize) }
     }
 
@@ -169,40 +192,50 @@ public final class LlamaModel: Sendable {
     /// `scratch.context: [T, Hq·D]`.
     private func attention(layer l: Int, rows: Int, start: Int, cache: KeyValueCache, scratch: Scratch) {
         let c = configuration
-        let D = c.headDimension, positions = start + rows
+        // D as the shape comments write the head dimension.
+        // swift-format-ignore: AlwaysUseLowerCamelCase
+        let D = c.headDimension
+        let positions = start + rows
         let qkvWidth = c.queryWidth + 2 * c.keyValueWidth
         let group = c.headCount / c.keyValueHeadCount
         let scale = 1 / Float(D).squareRoot()
         for h in 0..<c.headCount {
-            let keys = cache.keys(layer: l, head: h / group), values = cache.values(layer: l, head: h / group)
+            let keys = cache.keys(layer: l, head: h / group)
+            let values = cache.values(layer: l, head: h / group)
             let query = scratch.queryKeyValue + h * D
             if rows == 1 {
                 // One query: a dot product per position, a softmax, a weighted sum of values.
                 Kernels.dotRows(keys, rows: positions, columns: D, query: query, into: scratch.scores)
                 Kernels.softmaxRows(scratch.scores, rows: 1, columns: positions, scale: scale)
-                Kernels.weightedColumnSum(values, rows: positions, columns: D, weights: scratch.scores, scale: 1,
-                                          into: scratch.context + h * D)
+                Kernels.weightedColumnSum(
+                    values, rows: positions, columns: D, weights: scratch.scores, scale: 1,
+                    into: scratch.context + h * D)
                 continue
             }
             // S: [T, N] = scale · Q_h · K_hᵀ; row t sees positions 0…start+t.
-            BLAS.gemm(.none, .transposed, m: rows, n: positions, k: D, alpha: scale, a: query, lda: qkvWidth,
-                      b: keys, ldb: D, c: scratch.scores, ldc: positions)
+            BLAS.gemm(
+                .none, .transposed, m: rows, n: positions, k: D, alpha: scale, a: query, lda: qkvWidth,
+                b: keys, ldb: D, c: scratch.scores, ldc: positions)
             for t in 0..<rows {
-                let row = scratch.scores + t * positions, visible = start + t + 1
+                let row = scratch.scores + t * positions
+                let visible = start + t + 1
                 Kernels.softmaxRows(row, rows: 1, columns: visible)
                 (row + visible).update(repeating: 0, count: positions - visible)
             }
             // context_h: [T, D] = S · V_h.
-            BLAS.gemm(.none, .none, m: rows, n: D, k: positions, a: scratch.scores, lda: positions, b: values, ldb: D,
-                      c: scratch.context + h * D, ldc: c.queryWidth)
+            BLAS.gemm(
+                .none, .none, m: rows, n: D, k: positions, a: scratch.scores, lda: positions, b: values, ldb: D,
+                c: scratch.context + h * D, ldc: c.queryWidth)
         }
     }
 
     /// `y[T, out] = (accumulate ? y : 0) + x[T, in] · Wᵀ + b`: sgemm for a `Float` layer (OpenBLAS
     /// threads it); for a block or int8 layer, `x` quantized once, then the output columns split
     /// over `threadCount` threads.
-    private func project(_ layer: LinearWeights, _ x: UnsafePointer<Float>, rows: Int, into y: UnsafeMutablePointer<Float>,
-                         accumulate: Bool, scratch: Scratch) {
+    private func project(
+        _ layer: LinearWeights, _ x: UnsafePointer<Float>, rows: Int, into y: UnsafeMutablePointer<Float>,
+        accumulate: Bool, scratch: Scratch
+    ) {
         // Below about a quarter of a million multiply-adds a second thread costs more than it saves.
         let parts = rows * layer.outputSize * layer.inputSize < 1 << 18 ? 1 : threadCount
         if let weight = layer.blockWeight {
@@ -224,8 +257,10 @@ public final class LlamaModel: Sendable {
 
     /// Runs `body` over `parts` column ranges of `layer`'s output (each starting at a multiple of
     /// `panel`), on as many threads, with the bias and output pointers.
-    private func split(_ layer: LinearWeights, parts requested: Int, panel: Int, _ y: UnsafeMutablePointer<Float>,
-                       _ body: @escaping @Sendable (Range<Int>, UnsafePointer<Float>?, UnsafeMutablePointer<Float>) -> Bool) {
+    private func split(
+        _ layer: LinearWeights, parts requested: Int, panel: Int, _ y: UnsafeMutablePointer<Float>,
+        _ body: @escaping @Sendable (Range<Int>, UnsafePointer<Float>?, UnsafeMutablePointer<Float>) -> Bool
+    ) {
         let panels = (layer.outputSize + panel - 1) / panel
         let parts = max(1, min(requested, panels))
         layer.bias.withUnsafeBufferPointer { bias in

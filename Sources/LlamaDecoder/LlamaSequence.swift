@@ -47,7 +47,9 @@ public final class LlamaSequence {
     ///   vocabulary, `.contextOverflow` when the tokens would not fit `contextSize`.
     public func append(_ ids: [Int]) throws(LlamaDecoderError) -> [Float] {
         var logits = [Float](repeating: 0, count: model.configuration.vocabularySize)
-        try append(ids, allLogits: false) { _, row in logits.withUnsafeMutableBufferPointer { $0.baseAddress!.update(from: row, count: $0.count) } }
+        try append(ids, allLogits: false) { _, row in
+            logits.withUnsafeMutableBufferPointer { $0.baseAddress!.update(from: row, count: $0.count) }
+        }
         return logits
     }
 
@@ -58,22 +60,27 @@ public final class LlamaSequence {
         try append(ids, allLogits: true, body)
     }
 
-    private func append(_ ids: [Int], allLogits: Bool, _ body: (Int, UnsafePointer<Float>) -> Void) throws(LlamaDecoderError) {
+    private func append(_ ids: [Int], allLogits: Bool, _ body: (Int, UnsafePointer<Float>) -> Void)
+        throws(LlamaDecoderError)
+    {
         let configuration = model.configuration
         guard !ids.isEmpty else { throw .invalidArgument("no tokens to append") }
         if let bad = ids.first(where: { $0 < 0 || $0 >= configuration.vocabularySize }) {
             throw .invalidArgument("token id \(bad) is outside the vocabulary of \(configuration.vocabularySize)")
         }
         guard tokens.count + ids.count <= contextSize else {
-            throw .contextOverflow("\(tokens.count) tokens held and \(ids.count) more exceed the context of \(contextSize)")
+            throw .contextOverflow(
+                "\(tokens.count) tokens held and \(ids.count) more exceed the context of \(contextSize)")
         }
         // Prompts run in chunks so that the scratch buffers stay bounded whatever the prompt's length.
         var start = 0
         while start < ids.count {
             let chunk = Array(ids[start..<min(ids.count, start + Self.chunkRows)])
             let last = start + chunk.count == ids.count
-            try model.forward(chunk, at: tokens.count, cache: cache, scratch: scratch,
-                              logitRows: allLogits ? .all : (last ? .last : .none)) { row, logits in body(start + row, logits) }
+            try model.forward(
+                chunk, at: tokens.count, cache: cache, scratch: scratch,
+                logitRows: allLogits ? .all : (last ? .last : .none)
+            ) { row, logits in body(start + row, logits) }
             tokens += chunk
             start += chunk.count
         }
@@ -117,8 +124,10 @@ final class KeyValueCache {
         let newValues = UnsafeMutablePointer<Float>.allocate(capacity: layers * heads * newCapacity * stride)
         if held > 0 {
             for block in 0..<(layers * heads) {
-                (newKeys + block * newCapacity * stride).update(from: keys + block * capacity * stride, count: held * stride)
-                (newValues + block * newCapacity * stride).update(from: values + block * capacity * stride, count: held * stride)
+                (newKeys + block * newCapacity * stride).update(
+                    from: keys + block * capacity * stride, count: held * stride)
+                (newValues + block * newCapacity * stride).update(
+                    from: values + block * capacity * stride, count: held * stride)
             }
         }
         keys.deallocate()
@@ -129,9 +138,13 @@ final class KeyValueCache {
     }
 
     /// `[capacity, D]`: the keys of `layer`, head `head`.
-    func keys(layer: Int, head: Int) -> UnsafeMutablePointer<Float> { keys + (layer * heads + head) * capacity * headDimension }
+    func keys(layer: Int, head: Int) -> UnsafeMutablePointer<Float> {
+        keys + (layer * heads + head) * capacity * headDimension
+    }
     /// `[capacity, D]`: the values of `layer`, head `head`.
-    func values(layer: Int, head: Int) -> UnsafeMutablePointer<Float> { values + (layer * heads + head) * capacity * headDimension }
+    func values(layer: Int, head: Int) -> UnsafeMutablePointer<Float> {
+        values + (layer * heads + head) * capacity * headDimension
+    }
 
     /// Bytes held.
     var byteCount: Int { 2 * layers * heads * capacity * headDimension * MemoryLayout<Float>.size }
@@ -168,7 +181,10 @@ final class Scratch {
 
     init(configuration: LlamaConfiguration) { self.configuration = configuration }
 
-    deinit { freeRows(); scores.deallocate() }
+    deinit {
+        freeRows()
+        scores.deallocate()
+    }
 
     func reserve(rows needed: Int, positions neededPositions: Int) {
         let c = configuration
@@ -195,6 +211,8 @@ final class Scratch {
     }
 
     private func freeRows() {
-        for buffer in [hidden, normalized, queryKeyValue, context, gateUp, gated, logits, cosines, sines] { buffer.deallocate() }
+        for buffer in [hidden, normalized, queryKeyValue, context, gateUp, gated, logits, cosines, sines] {
+            buffer.deallocate()
+        }
     }
 }

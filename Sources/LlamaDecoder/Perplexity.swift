@@ -24,7 +24,8 @@ public struct TokenScores: Sendable {
 
     /// The fraction of scored positions where the model's first choice was the text's token.
     public var accuracy: Double {
-        var hits = 0, count = 0
+        var hits = 0
+        var count = 0
         for (i, prediction) in predictions.enumerated() {
             guard let prediction else { continue }
             count += 1
@@ -54,7 +55,8 @@ extension LlamaModel {
             try sequence.appendScoring(ids) { k, logits in
                 // Row k predicts token k + 1 of the window.
                 guard k + 1 < ids.count else { return }
-                var largest = -Float.infinity, best = 0
+                var largest = -Float.infinity
+                var best = 0
                 for v in 0..<vocabulary where logits[v] > largest {
                     largest = logits[v]
                     best = v

@@ -19,8 +19,11 @@ public struct SamplingParameters: Sendable, Equatable {
     /// Sampling parameters.
     /// - Throws: `LlamaDecoderError.invalidArgument` for a negative or non-finite temperature, `topK < 1`,
     ///   or `topP` outside (0, 1].
-    public init(temperature: Float, topK: Int? = nil, topP: Float? = nil, seed: UInt64? = nil) throws(LlamaDecoderError) {
-        guard temperature.isFinite, temperature >= 0 else { throw .invalidArgument("temperature \(temperature) must be finite and ≥ 0") }
+    public init(temperature: Float, topK: Int? = nil, topP: Float? = nil, seed: UInt64? = nil) throws(LlamaDecoderError)
+    {
+        guard temperature.isFinite, temperature >= 0 else {
+            throw .invalidArgument("temperature \(temperature) must be finite and ≥ 0")
+        }
         if let topK, topK < 1 { throw .invalidArgument("top-k \(topK) must be at least 1") }
         if let topP, !(topP > 0 && topP <= 1) { throw .invalidArgument("top-p \(topP) must be in (0, 1]") }
         self.temperature = temperature
@@ -71,7 +74,8 @@ public struct Sampler: Sendable {
         var total = weights.reduce(0, +)
         if let p = parameters.topP, p < 1 {
             // Candidates are sorted here: keep the shortest prefix whose mass reaches p.
-            var mass = 0.0, keep = 0
+            var mass = 0.0
+            var keep = 0
             while keep < weights.count {
                 mass += weights[keep]
                 keep += 1
@@ -91,7 +95,8 @@ public struct Sampler: Sendable {
 
     /// The index of the largest value (the first of equal ones; NaN never wins): the greedy choice.
     public static func argmax(_ x: UnsafeBufferPointer<Float>) -> Int {
-        var best = 0, value = -Float.infinity
+        var best = 0
+        var value = -Float.infinity
         for (i, v) in x.enumerated() where v > value {
             best = i
             value = v

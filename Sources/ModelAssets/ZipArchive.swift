@@ -29,7 +29,9 @@ package struct ZipArchive {
         entries = try data.withUnsafeBytes { try Self.readDirectory($0) }
         for entry in entries {
             let parts = entry.name.split(separator: "/", omittingEmptySubsequences: false)
-            if entry.name.hasPrefix("/") || entry.name.contains("\\") || parts.contains("..") || entry.name.contains("\0") {
+            if entry.name.hasPrefix("/") || entry.name.contains("\\") || parts.contains("..")
+                || entry.name.contains("\0")
+            {
                 throw Failure(message: "unsafe path '\(entry.name)' in archive")
             }
             if entry.isSymbolicLink { throw Failure(message: "symbolic link '\(entry.name)' in archive") }
@@ -44,14 +46,19 @@ package struct ZipArchive {
         var o = bytes.count - 22
         let lowest = max(0, bytes.count - 22 - 65_535)
         while o >= lowest {
-            if u32(o) == 0x0605_4B50 { end = o; break }
+            if u32(o) == 0x0605_4B50 {
+                end = o
+                break
+            }
             o -= 1
         }
         guard end >= 0 else { throw Failure(message: "no end of central directory record") }
         let count = u16(end + 10)
         let directorySize = u32(end + 12)
         let directoryOffset = u32(end + 16)
-        guard directoryOffset <= end, directorySize <= end - directoryOffset else { throw Failure(message: "central directory out of range") }
+        guard directoryOffset <= end, directorySize <= end - directoryOffset else {
+            throw Failure(message: "central directory out of range")
+        }
         var entries = [Entry]()
         var p = directoryOffset
         for _ in 0..<count {
@@ -62,11 +69,17 @@ package struct ZipArchive {
             let crc = UInt32(u32(p + 16))
             let compressed = u32(p + 20)
             let uncompressed = u32(p + 24)
-            let nameLength = u16(p + 28), extraLength = u16(p + 30), commentLength = u16(p + 32)
+            let nameLength = u16(p + 28)
+            let extraLength = u16(p + 30)
+            let commentLength = u16(p + 32)
             let external = u32(p + 38)
             let local = u32(p + 42)
             guard p + 46 + nameLength <= end else { throw Failure(message: "entry name out of range") }
-            guard let name = String(validating: UnsafeRawBufferPointer(rebasing: bytes[(p + 46)..<(p + 46 + nameLength)]), as: UTF8.self) else {
+            guard
+                let name = String(
+                    validating: UnsafeRawBufferPointer(rebasing: bytes[(p + 46)..<(p + 46 + nameLength)]), as: UTF8.self
+                )
+            else {
                 throw Failure(message: "entry name is not UTF-8")
             }
             guard flags & 1 == 0 else { throw Failure(message: "encrypted entry '\(name)'") }
@@ -74,8 +87,10 @@ package struct ZipArchive {
                 throw Failure(message: "zip64 entry '\(name)' is not supported")
             }
             let isLink = madeBy == 3 && ((external >> 16) & 0o170000) == 0o120000
-            entries.append(Entry(name: name, method: method, crc32: crc, compressedSize: compressed,
-                                 uncompressedSize: uncompressed, localHeaderOffset: local, isSymbolicLink: isLink))
+            entries.append(
+                Entry(
+                    name: name, method: method, crc32: crc, compressedSize: compressed,
+                    uncompressedSize: uncompressed, localHeaderOffset: local, isSymbolicLink: isLink))
             p += 46 + nameLength + extraLength + commentLength
         }
         return entries
@@ -83,11 +98,14 @@ package struct ZipArchive {
 
     /// The bytes of `entry`, decompressed and checked against its size and CRC-32.
     package func contents(of entry: Entry, limit: Int) throws -> [UInt8] {
-        guard entry.uncompressedSize <= limit else { throw Failure(message: "'\(entry.name)' is larger than \(limit) bytes") }
+        guard entry.uncompressedSize <= limit else {
+            throw Failure(message: "'\(entry.name)' is larger than \(limit) bytes")
+        }
         return try data.withUnsafeBytes { bytes -> [UInt8] in
             let o = entry.localHeaderOffset
             guard o + 30 <= bytes.count,
-                  UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: o, as: UInt32.self)) == 0x0403_4B50 else {
+                UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: o, as: UInt32.self)) == 0x0403_4B50
+            else {
                 throw Failure(message: "bad local header for '\(entry.name)'")
             }
             let nameLength = Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: o + 26, as: UInt16.self)))
@@ -101,13 +119,18 @@ package struct ZipArchive {
             switch entry.method {
             case 0: output = Array(raw)
             case 8:
-                do { output = try RawInflate.decompress(raw, size: entry.uncompressedSize) } catch let error as Failure {
+                do { output = try RawInflate.decompress(raw, size: entry.uncompressedSize) } catch let error as Failure
+                {
                     throw Failure(message: "'\(entry.name)': \(error.message)")
                 }
             default: throw Failure(message: "'\(entry.name)' uses unsupported compression method \(entry.method)")
             }
-            guard output.count == entry.uncompressedSize else { throw Failure(message: "'\(entry.name)' has the wrong size") }
-            guard CRC32.checksum(output) == entry.crc32 else { throw Failure(message: "'\(entry.name)' fails its CRC-32 check") }
+            guard output.count == entry.uncompressedSize else {
+                throw Failure(message: "'\(entry.name)' has the wrong size")
+            }
+            guard CRC32.checksum(output) == entry.crc32 else {
+                throw Failure(message: "'\(entry.name)' fails its CRC-32 check")
+            }
             return output
         }
     }
@@ -157,8 +180,12 @@ package enum RawInflate {
         let produced = Int(stream.total_out)
         switch status {
         case Z_STREAM_END:
-            guard produced == size else { throw ZipArchive.Failure(message: "inflates to \(produced) bytes, expected \(size)") }
-            guard stream.avail_in == 0 else { throw ZipArchive.Failure(message: "data continues after the end of the stream") }
+            guard produced == size else {
+                throw ZipArchive.Failure(message: "inflates to \(produced) bytes, expected \(size)")
+            }
+            guard stream.avail_in == 0 else {
+                throw ZipArchive.Failure(message: "data continues after the end of the stream")
+            }
         case Z_DATA_ERROR:
             let reason = stream.msg.map { String(cString: $0) } ?? "invalid data"
             throw ZipArchive.Failure(message: "corrupt DEFLATE stream (\(reason))")

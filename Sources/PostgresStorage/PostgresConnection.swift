@@ -53,11 +53,15 @@ final class PostgresConnection {
         let cStrings: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.map { strdup(SQLText.clean($0)) } ?? nil }
         defer { for p in cStrings { free(p) } }
         let result: OpaquePointer? = cStrings.withUnsafeBufferPointer { buffer in
-            buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: max(1, buffer.count)) { values in
-                PQexecParams(connection, sql, Int32(parameters.count), nil, parameters.isEmpty ? nil : values, nil, nil, 0)
+            buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: max(1, buffer.count)) {
+                values in
+                PQexecParams(
+                    connection, sql, Int32(parameters.count), nil, parameters.isEmpty ? nil : values, nil, nil, 0)
             }
         }
-        guard let result else { throw PostgresStoreError.queryFailed(state: "", message: Self.message(PQerrorMessage(connection))) }
+        guard let result else {
+            throw PostgresStoreError.queryFailed(state: "", message: Self.message(PQerrorMessage(connection)))
+        }
         defer { PQclear(result) }
         switch PQresultStatus(result) {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK:
@@ -65,14 +69,17 @@ final class PostgresConnection {
         default:
             throw Self.error(from: result)
         }
-        let columnCount = Int(PQnfields(result)), rowCount = Int(PQntuples(result))
+        let columnCount = Int(PQnfields(result))
+        let rowCount = Int(PQntuples(result))
         let columns = (0..<columnCount).map { String(cString: PQfname(result, Int32($0))) }
         var values = [[String?]]()
         values.reserveCapacity(rowCount)
         for r in 0..<rowCount {
-            values.append((0..<columnCount).map { c in
-                PQgetisnull(result, Int32(r), Int32(c)) != 0 ? nil : String(cString: PQgetvalue(result, Int32(r), Int32(c)))
-            })
+            values.append(
+                (0..<columnCount).map { c in
+                    PQgetisnull(result, Int32(r), Int32(c)) != 0
+                        ? nil : String(cString: PQgetvalue(result, Int32(r), Int32(c)))
+                })
         }
         let affected = Int(String(cString: PQcmdTuples(result))) ?? 0
         return Rows(columns: columns, values: values, affected: affected)
@@ -104,7 +111,8 @@ final class PostgresConnection {
     /// A typed error from a failed result: SQLSTATE classes the user can act on get their own case.
     private static func error(from result: OpaquePointer) -> PostgresStoreError {
         let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) } ?? ""
-        let primary = PQresultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) }
+        let primary =
+            PQresultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) }
             ?? message(PQresultErrorMessage(result))
         switch state {
         case "42501": return .permissionDenied(primary)

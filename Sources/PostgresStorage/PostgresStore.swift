@@ -80,7 +80,8 @@ public final class PostgresStore: ChunkStore {
         switch search {
         case .exact, .hnsw: state.withOrderedLock { $0.vectorSearch = search }
         case .int8, .binary:
-            throw RetrievalError.unsupportedSearch("PostgreSQL has no \(search.name) codes: search it \(Self.vectorSearchNames.joined(separator: " or "))")
+            throw RetrievalError.unsupportedSearch(
+                "PostgreSQL has no \(search.name) codes: search it \(Self.vectorSearchNames.joined(separator: " or "))")
         }
     }
 
@@ -92,11 +93,14 @@ public final class PostgresStore: ChunkStore {
     /// `postgresql:///db?host=/socket/dir`, a `key=value` string, or "" for the standard
     /// environment `PGHOST`, `PGDATABASE`, `PGUSER`, …) and makes sure pgvector is there.
     /// - Throws: `PostgresStoreError.cannotConnect`, `.vectorExtensionMissing`, `.invalidTablePrefix`.
-    public convenience init(connection conninfo: String, embedding: ContextualEmbedding?, tablePrefix: String = "embeddings",
-                            lateChunking: Bool = false, chunker: MarkdownChunker = MarkdownChunker(), analyzer: Analyzer = Analyzer()) throws {
+    public convenience init(
+        connection conninfo: String, embedding: ContextualEmbedding?, tablePrefix: String = "embeddings",
+        lateChunking: Bool = false, chunker: MarkdownChunker = MarkdownChunker(), analyzer: Analyzer = Analyzer()
+    ) throws {
         let connection = try Self.connect(conninfo, tablePrefix: tablePrefix)
-        self.init(opened: connection, conninfo: conninfo, embedding: embedding, tablePrefix: tablePrefix,
-                  lateChunking: lateChunking, chunker: chunker, analyzer: analyzer)
+        self.init(
+            opened: connection, conninfo: conninfo, embedding: embedding, tablePrefix: tablePrefix,
+            lateChunking: lateChunking, chunker: chunker, analyzer: analyzer)
     }
 
     /// Opens the store on `tablePrefix` as `replace` left it, on one connection: the model is the
@@ -104,17 +108,23 @@ public final class PostgresStore: ChunkStore {
     /// empty store), and the retrieval settings are the saved ones.
     /// - Throws: what `init(connection:embedding:tablePrefix:)` throws, `PostgresStoreError.corruptStore`
     ///   for an unreadable fingerprint, and what `embedding` throws.
-    public convenience init(connection conninfo: String, tablePrefix: String = "embeddings",
-                            embedding: (IndexFingerprint?) throws -> ContextualEmbedding?) throws {
+    public convenience init(
+        connection conninfo: String, tablePrefix: String = "embeddings",
+        embedding: (IndexFingerprint?) throws -> ContextualEmbedding?
+    ) throws {
         let connection = try Self.connect(conninfo, tablePrefix: tablePrefix)
         let model = try embedding(try Self.storedFingerprint(connection, meta: tablePrefix + "_meta"))
-        self.init(opened: connection, conninfo: conninfo, embedding: model, tablePrefix: tablePrefix,
-                  lateChunking: false, chunker: MarkdownChunker(), analyzer: Analyzer())
+        self.init(
+            opened: connection, conninfo: conninfo, embedding: model, tablePrefix: tablePrefix,
+            lateChunking: false, chunker: MarkdownChunker(), analyzer: Analyzer())
         try loadSettings()
     }
 
-    private init(opened connection: sending PostgresConnection, conninfo: String, embedding: ContextualEmbedding?, tablePrefix: String,
-                 lateChunking: Bool, chunker: MarkdownChunker, analyzer: Analyzer) {
+    private init(
+        opened connection: sending PostgresConnection, conninfo: String, embedding: ContextualEmbedding?,
+        tablePrefix: String,
+        lateChunking: Bool, chunker: MarkdownChunker, analyzer: Analyzer
+    ) {
         self.connection = Mutex(connection)
         self.conninfo = conninfo
         self.embedding = embedding
@@ -132,9 +142,10 @@ public final class PostgresStore: ChunkStore {
         let connection = try PostgresConnection(conninfo)
         let installed = try connection.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
         if installed.values.isEmpty {
-            do { try connection.execute("CREATE EXTENSION IF NOT EXISTS vector") } catch let error as PostgresStoreError {
+            do { try connection.execute("CREATE EXTENSION IF NOT EXISTS vector") } catch let error as PostgresStoreError
+            {
                 switch error {
-                case let .queryFailed(_, message), let .permissionDenied(message), let .vectorExtensionMissing(message):
+                case .queryFailed(_, let message), .permissionDenied(let message), .vectorExtensionMissing(let message):
                     throw PostgresStoreError.vectorExtensionMissing(message)
                 default: throw error
                 }
@@ -152,7 +163,8 @@ public final class PostgresStore: ChunkStore {
     private func createTables(_ c: PostgresConnection, dimension: Int?) throws {
         let vectorType = dimension.map { "vector(\($0))" } ?? "vector"
         try c.execute("CREATE TABLE IF NOT EXISTS \(meta) (key text PRIMARY KEY, value text NOT NULL)")
-        try c.execute("""
+        try c.execute(
+            """
             CREATE TABLE IF NOT EXISTS \(chunksTable) (
                 id text PRIMARY KEY,
                 position integer NOT NULL,
@@ -168,7 +180,8 @@ public final class PostgresStore: ChunkStore {
             )
             """)
         try c.execute("CREATE INDEX IF NOT EXISTS \(chunksTable)_position ON \(chunksTable) (position)")
-        try c.execute("""
+        try c.execute(
+            """
             CREATE TABLE IF NOT EXISTS \(terms) (
                 term text NOT NULL,
                 chunk_id text NOT NULL REFERENCES \(chunksTable) (id) ON DELETE CASCADE,
@@ -190,7 +203,8 @@ public final class PostgresStore: ChunkStore {
 
     private static func storedFingerprint(_ c: PostgresConnection, meta: String) throws -> IndexFingerprint? {
         guard try c.execute("SELECT to_regclass($1) IS NOT NULL", [meta]).values.first?.first == "t" else { return nil }
-        guard let json = try c.execute("SELECT value FROM \(meta) WHERE key = 'fingerprint'").values.first?.first ?? nil else { return nil }
+        guard let json = try c.execute("SELECT value FROM \(meta) WHERE key = 'fingerprint'").values.first?.first ?? nil
+        else { return nil }
         guard let fingerprint = try? JSONDecoder().decode(IndexFingerprint.self, from: Data(json.utf8)) else {
             throw PostgresStoreError.corruptStore("\(meta) holds an unreadable fingerprint")
         }
@@ -227,8 +241,9 @@ public final class PostgresStore: ChunkStore {
     private func update(to pages: [Page], progress: IndexingProgress?) throws -> IndexingStatistics {
         let fingerprint = try modelFingerprint()
         let settings = self.settings
-        let pipeline = IndexingPipeline(chunker: chunker, embedding: embedding, lateChunking: lateChunking,
-                                        precomputedVectors: fingerprint == nil ? [:] : precomputedVectors)
+        let pipeline = IndexingPipeline(
+            chunker: chunker, embedding: embedding, lateChunking: lateChunking,
+            precomputedVectors: fingerprint == nil ? [:] : precomputedVectors)
         // The run's own connection: closed when the run ends, its transaction and advisory lock
         // dropped by the server if the process dies.
         let c = try PostgresConnection(conninfo)
@@ -242,8 +257,12 @@ public final class PostgresStore: ChunkStore {
             try createTables(c, dimension: fingerprint?.dimension ?? stored?.dimension)
             // What is there: id → content hash, and whether it has a vector.
             var existing = [String: StoredChunk]()
-            for row in try c.execute("SELECT id, content_hash, embedding IS NOT NULL AS has_vector FROM \(chunksTable)").values {
-                if let id = row[0], let hash = row[1] { existing[id] = StoredChunk(contentHash: hash, hasVector: row[2] == "t") }
+            for row in try c.execute("SELECT id, content_hash, embedding IS NOT NULL AS has_vector FROM \(chunksTable)")
+                .values
+            {
+                if let id = row[0], let hash = row[1] {
+                    existing[id] = StoredChunk(contentHash: hash, hasVector: row[2] == "t")
+                }
             }
             let plan = pipeline.plan(pages, stored: existing)
             // Removed and changed chunks go (their terms with them); kept ones only move. One
@@ -252,22 +271,28 @@ public final class PostgresStore: ChunkStore {
                 try c.execute("DELETE FROM \(chunksTable) WHERE id = ANY($1::text[])", [SQLText.array(plan.stale)])
             }
             let statistics = try pipeline.run(plan, progress: progress) { positions, vectors in
-                try insert(positions.map { plan.chunks[$0] }, positions: positions, hashes: positions.map { plan.contentHashes[$0] },
-                           vectors: vectors, into: c)
+                try insert(
+                    positions.map { plan.chunks[$0] }, positions: positions,
+                    hashes: positions.map { plan.contentHashes[$0] },
+                    vectors: vectors, into: c)
             }
             // Every kept row takes its new position in the corpus.
             if !plan.kept.isEmpty {
-                try c.execute("""
+                try c.execute(
+                    """
                     UPDATE \(chunksTable) AS c SET position = u.position
                     FROM unnest($1::text[], $2::integer[]) AS u(id, position) WHERE c.id = u.id
-                    """, [SQLText.array(plan.kept.map { plan.chunks[$0].id }), SQLText.array(plan.kept.map(String.init))])
+                    """,
+                    [SQLText.array(plan.kept.map { plan.chunks[$0].id }), SQLText.array(plan.kept.map(String.init))])
             }
             if let fingerprint {
-                try c.execute("INSERT INTO \(meta) (key, value) VALUES ('fingerprint', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                              [String(decoding: try JSONEncoder().encode(fingerprint), as: UTF8.self)])
+                try c.execute(
+                    "INSERT INTO \(meta) (key, value) VALUES ('fingerprint', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    [String(decoding: try JSONEncoder().encode(fingerprint), as: UTF8.self)])
             }
-            try c.execute("INSERT INTO \(meta) (key, value) VALUES ('settings', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                          [String(decoding: try JSONEncoder().encode(settings), as: UTF8.self)])
+            try c.execute(
+                "INSERT INTO \(meta) (key, value) VALUES ('settings', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                [String(decoding: try JSONEncoder().encode(settings), as: UTF8.self)])
             try c.execute("ANALYZE \(chunksTable)")
             try c.execute("ANALYZE \(terms)")
             return statistics
@@ -284,17 +309,22 @@ public final class PostgresStore: ChunkStore {
     }
 
     /// Rows for `chunks` (and their BM25 terms), through array parameters: one round trip per batch.
-    private func insert(_ chunks: [Chunk], positions: [Int], hashes: [String], vectors: [[Float]]?, into c: PostgresConnection) throws {
+    private func insert(
+        _ chunks: [Chunk], positions: [Int], hashes: [String], vectors: [[Float]]?, into c: PostgresConnection
+    ) throws {
         let analyzed = chunks.map { analyzer.terms($0.text) }
-        let vectorTexts: [String?] = vectors.map { $0.map { SQLText.vector($0) } } ?? Array(repeating: nil, count: chunks.count)
-        try c.execute("""
+        let vectorTexts: [String?] =
+            vectors.map { $0.map { SQLText.vector($0) } } ?? Array(repeating: nil, count: chunks.count)
+        try c.execute(
+            """
             INSERT INTO \(chunksTable) (id, position, source, headings, title, text, span_start, span_end, content_hash, length, embedding)
             SELECT u.id, u.position, u.source, (SELECT coalesce(array_agg(h), '{}') FROM json_array_elements_text(u.headings::json) AS h),
                    u.title, u.text, u.span_start, u.span_end, u.content_hash, u.length, u.embedding::vector
             FROM unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::text[], $6::text[], $7::integer[], $8::integer[],
                         $9::text[], $10::integer[], $11::text[])
                  AS u(id, position, source, headings, title, text, span_start, span_end, content_hash, length, embedding)
-            """, [
+            """,
+            [
                 SQLText.array(chunks.map(\.id)),
                 SQLText.array(positions.map(String.init)),
                 SQLText.array(chunks.map(\.source)),
@@ -307,7 +337,10 @@ public final class PostgresStore: ChunkStore {
                 SQLText.array(analyzed.map { String($0.count) }),
                 SQLText.array(vectorTexts),
             ])
-        var termIDs = [String](), termTexts = [String](), counts = [String](), lengths = [String]()
+        var termIDs = [String]()
+        var termTexts = [String]()
+        var counts = [String]()
+        var lengths = [String]()
         for (chunk, words) in zip(chunks, analyzed) {
             for (term, count) in words.reduce(into: [String: Int](), { $0[$1, default: 0] += 1 }) {
                 termIDs.append(chunk.id)
@@ -318,7 +351,8 @@ public final class PostgresStore: ChunkStore {
         }
         guard !termIDs.isEmpty else { return }
         // The chunk's length rides along with each of its terms, so BM25 needs no join to score.
-        try c.execute("""
+        try c.execute(
+            """
             INSERT INTO \(terms) (chunk_id, term, count, length)
             SELECT * FROM unnest($1::text[], $2::text[], $3::integer[], $4::integer[])
             """, [SQLText.array(termIDs), SQLText.array(termTexts), SQLText.array(counts), SQLText.array(lengths)])
@@ -332,7 +366,8 @@ public final class PostgresStore: ChunkStore {
     public func buildHNSWIndex(m: Int = 16, efConstruction: Int = 64) throws {
         let c = try PostgresConnection(conninfo)
         guard try tablesExist(c) else { throw RetrievalError.noVectors("the store is empty: index a corpus first") }
-        try c.execute("""
+        try c.execute(
+            """
             CREATE INDEX IF NOT EXISTS \(chunksTable)_hnsw ON \(chunksTable)
             USING hnsw (embedding vector_cosine_ops) WITH (m = \(max(2, min(m, 100))), ef_construction = \(max(4, min(efConstruction, 1000))))
             """)
@@ -357,7 +392,8 @@ public final class PostgresStore: ChunkStore {
     public func loadSettings() throws {
         let saved: RetrievalSettings? = try withConnection { c in
             guard try c.execute("SELECT to_regclass($1) IS NOT NULL", [meta]).values.first?.first == "t",
-                  let json = try c.execute("SELECT value FROM \(meta) WHERE key = 'settings'").values.first?.first ?? nil else { return nil }
+                let json = try c.execute("SELECT value FROM \(meta) WHERE key = 'settings'").values.first?.first ?? nil
+            else { return nil }
             return try? JSONDecoder().decode(RetrievalSettings.self, from: Data(json.utf8))
         }
         if let saved { settings = saved }
@@ -377,7 +413,9 @@ public final class PostgresStore: ChunkStore {
         let search = vectorSearch
         let model = try modelFingerprint()
         let (lexical, semantic, chunks) = try readTransaction { c in
-            let semantic = try query.map { try nearestRows(c, to: $0, count: max(settings.semanticCandidates, k), search: search, model: model) }
+            let semantic = try query.map {
+                try nearestRows(c, to: $0, count: max(settings.semanticCandidates, k), search: search, model: model)
+            }
             let lexical = retriever.applyingLexicalFloor(try lexicalRows(c, words: words, floor: settings.lexicalFloor))
             let documents = Set(lexical.map(\.document)).union((semantic ?? []).map(\.document))
             return (lexical, semantic, try chunkRows(c, at: Array(documents)))
@@ -387,7 +425,9 @@ public final class PostgresStore: ChunkStore {
 
     /// The question's vector (a "query" input), or an error when the store has no model.
     private func questionVector(_ question: String) throws -> [Float] {
-        guard let embedding else { throw RetrievalError.noVectors("semantic search needs the model the store was built with") }
+        guard let embedding else {
+            throw RetrievalError.noVectors("semantic search needs the model the store was built with")
+        }
         return try embedding.sentenceVector(for: question, inputType: .query)
     }
 
@@ -422,13 +462,19 @@ public final class PostgresStore: ChunkStore {
     }
 
     /// `nearest(to:count:)` on `c`, inside the caller's transaction.
-    private func nearestRows(_ c: PostgresConnection, to query: [Float], count: Int, search: VectorSearch,
-                             model: IndexFingerprint?) throws -> [(document: Int, score: Float)] {
+    private func nearestRows(
+        _ c: PostgresConnection, to query: [Float], count: Int, search: VectorSearch,
+        model: IndexFingerprint?
+    ) throws -> [(document: Int, score: Float)] {
         guard count > 0 else { return [] }
-        if let bad = query.firstIndex(where: { !$0.isFinite }) { throw VectorIndexError.nonFiniteValue(id: "<query>", component: bad) }
+        if let bad = query.firstIndex(where: { !$0.isFinite }) {
+            throw VectorIndexError.nonFiniteValue(id: "<query>", component: bad)
+        }
         guard try tablesExist(c) else { return [] }
         if let stored = try storedFingerprint(c) {
-            if let model, model != stored { throw VectorIndexError.fingerprintMismatch(expected: model, actual: stored) }
+            if let model, model != stored {
+                throw VectorIndexError.fingerprintMismatch(expected: model, actual: stored)
+            }
             guard stored.dimension == query.count else {
                 throw VectorIndexError.dimensionMismatch(expected: stored.dimension, actual: query.count)
             }
@@ -444,7 +490,7 @@ public final class PostgresStore: ChunkStore {
                 SELECT position, 1 - (embedding <=> $1::vector) AS score FROM \(chunksTable)
                 WHERE embedding IS NOT NULL ORDER BY embedding <=> $1::vector, position LIMIT $2
                 """
-        case let .hnsw(efSearch):
+        case .hnsw(let efSearch):
             try c.execute("SELECT set_config('hnsw.ef_search', $1, true)", [String(max(1, min(efSearch, 1000)))])
             // The index serves ORDER BY distance alone; ties are left to it.
             sql = """
@@ -462,7 +508,9 @@ public final class PostgresStore: ChunkStore {
     /// lower position first), the chunks sharing a term with the question that score at least
     /// `floor` × the best. The same formula and constants as `BM25` (k1 1.2, b 0.75,
     /// idf ln(1 + (N − df + 0.5)/(df + 0.5)), distinct terms).
-    package func lexicalCandidates(_ question: String, floor: Double = 0, k1: Double = 1.2, b: Double = 0.75) throws -> [(document: Int, score: Double)] {
+    package func lexicalCandidates(_ question: String, floor: Double = 0, k1: Double = 1.2, b: Double = 0.75) throws
+        -> [(document: Int, score: Double)]
+    {
         let words = terms(of: question)
         return try readTransaction { c in try lexicalRows(c, words: words, floor: floor, k1: k1, b: b) }
     }
@@ -473,11 +521,14 @@ public final class PostgresStore: ChunkStore {
     }
 
     /// `lexicalCandidates` for these terms on `c`, inside the caller's transaction.
-    private func lexicalRows(_ c: PostgresConnection, words: [String], floor: Double, k1: Double = 1.2, b: Double = 0.75) throws -> [(document: Int, score: Double)] {
+    private func lexicalRows(
+        _ c: PostgresConnection, words: [String], floor: Double, k1: Double = 1.2, b: Double = 0.75
+    ) throws -> [(document: Int, score: Double)] {
         guard !words.isEmpty else { return [] }
         guard try tablesExist(c) else { return [] }
         // Scores from the terms table alone; only the chunks past the floor meet the chunks table.
-        let rows = try c.execute("""
+        let rows = try c.execute(
+            """
             WITH stats AS (SELECT count(*)::float8 AS n, coalesce(avg(length), 0)::float8 AS avgdl FROM \(chunksTable)),
                  q AS (SELECT DISTINCT unnest($1::text[]) AS term),
                  df AS (SELECT t.term, count(*)::float8 AS df FROM \(terms) t JOIN q USING (term) GROUP BY t.term),
@@ -505,7 +556,8 @@ public final class PostgresStore: ChunkStore {
         guard !words.isEmpty else { return [] }
         return try withConnection { c in
             guard try tablesExist(c) else { return [] }
-            let rows = try c.execute("""
+            let rows = try c.execute(
+                """
                 WITH q AS (SELECT to_tsquery('english', array_to_string(ARRAY(SELECT quote_literal(w) FROM unnest($1::text[]) AS w), ' | ')) AS query)
                 SELECT c.position, ts_rank_cd(to_tsvector('english', c.text), q.query) AS score
                 FROM \(chunksTable) c CROSS JOIN q WHERE to_tsvector('english', c.text) @@ q.query
@@ -521,7 +573,8 @@ public final class PostgresStore: ChunkStore {
     /// `search` with `fullTextCandidates` as the lexical list (for the benchmark's comparison).
     package func searchWithFullText(_ question: String, mode: RetrievalMode, k: Int) throws -> [RetrievalHit] {
         let retriever = HybridRetriever(settings: settings, analyzer: analyzer)
-        let semantic = mode == .lexical ? nil : try semanticCandidates(question, count: max(settings.semanticCandidates, k))
+        let semantic =
+            mode == .lexical ? nil : try semanticCandidates(question, count: max(settings.semanticCandidates, k))
         let lexical = mode == .semantic ? [] : retriever.applyingLexicalFloor(try fullTextCandidates(question))
         let chunks = try chunks(at: Array(Set(lexical.map(\.document)).union((semantic ?? []).map(\.document))))
         return retriever.fuse(lexical: lexical, semantic: semantic, mode: mode, k: k) { chunks[$0] }
@@ -536,13 +589,16 @@ public final class PostgresStore: ChunkStore {
     private func chunkRows(_ c: PostgresConnection, at positions: [Int]) throws -> [Int: Chunk] {
         guard !positions.isEmpty else { return [:] }
         var out = [Int: Chunk]()
-        for row in try c.execute("""
+        for row in try c.execute(
+            """
             SELECT position, id, source, array_to_json(headings) AS headings, title, text, span_start, span_end
             FROM \(chunksTable) WHERE position = ANY($1::integer[])
-            """, [SQLText.array(positions.map(String.init))]).values {
+            """, [SQLText.array(positions.map(String.init))]
+        ).values {
             guard let p = row[0].flatMap({ Int($0) }), let id = row[1], let source = row[2], let headings = row[3],
-                  let title = row[4], let text = row[5],
-                  let list = try? JSONDecoder().decode([String].self, from: Data(headings.utf8)) else {
+                let title = row[4], let text = row[5],
+                let list = try? JSONDecoder().decode([String].self, from: Data(headings.utf8))
+            else {
                 throw PostgresStoreError.corruptStore("a row of \(chunksTable) is incomplete")
             }
             let span = zip(row[6].flatMap { Int($0) }, row[7].flatMap { Int($0) }).map { $0..<max($0, $1) }

@@ -22,14 +22,15 @@ public enum PostgresStoreError: Error, Equatable, Sendable, CustomStringConverti
 
     public var description: String {
         switch self {
-        case let .cannotConnect(message): return "cannot connect to PostgreSQL: \(message)"
-        case let .vectorExtensionMissing(message):
-            return "the database has no pgvector extension (CREATE EXTENSION vector needs it installed on the server): \(message)"
-        case let .permissionDenied(message): return "permission denied: \(message)"
-        case let .invalidTablePrefix(prefix):
+        case .cannotConnect(let message): return "cannot connect to PostgreSQL: \(message)"
+        case .vectorExtensionMissing(let message):
+            return
+                "the database has no pgvector extension (CREATE EXTENSION vector needs it installed on the server): \(message)"
+        case .permissionDenied(let message): return "permission denied: \(message)"
+        case .invalidTablePrefix(let prefix):
             return "table prefix '\(prefix)' must be a plain SQL identifier ([a-z_][a-z0-9_]*, at most 40 characters)"
-        case let .corruptStore(message): return "the store's tables are not usable: \(message)"
-        case let .queryFailed(state, message): return "PostgreSQL error \(state): \(message)"
+        case .corruptStore(let message): return "the store's tables are not usable: \(message)"
+        case .queryFailed(let state, let message): return "PostgreSQL error \(state): \(message)"
         }
     }
 }

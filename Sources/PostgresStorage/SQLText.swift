@@ -20,7 +20,10 @@ package enum SQLText {
         for item in items {
             if !first { out += "," }
             first = false
-            guard let item else { out += "NULL"; continue }
+            guard let item else {
+                out += "NULL"
+                continue
+            }
             out += "\""
             for character in clean(item).unicodeScalars {
                 if character == "\"" || character == "\\" { out.unicodeScalars.append("\\") }
@@ -57,7 +60,9 @@ package enum SQLText {
         func isLetter(_ c: Unicode.Scalar) -> Bool {
             c == "_" || ("a"..."z").contains(c) || (allowingUppercase && ("A"..."Z").contains(c))
         }
-        guard let first = name.unicodeScalars.first, isLetter(first), name.utf8.count <= maximumLength else { return false }
+        guard let first = name.unicodeScalars.first, isLetter(first), name.utf8.count <= maximumLength else {
+            return false
+        }
         return name.unicodeScalars.allSatisfy { isLetter($0) || ("0"..."9").contains($0) }
     }
 }

@@ -28,7 +28,10 @@ public struct Analyzer: Sendable {
         var word = String.UnicodeScalarView()
         var needsFolding = false
         func flush() {
-            defer { word = String.UnicodeScalarView(); needsFolding = false }
+            defer {
+                word = String.UnicodeScalarView()
+                needsFolding = false
+            }
             guard !word.isEmpty else { return }
             var w = String(word)
             if needsFolding {
@@ -45,7 +48,9 @@ public struct Analyzer: Sendable {
             case 0..<0x80: flush()
             default:
                 let properties = scalar.properties
-                if properties.isAlphabetic || properties.numericType != nil || properties.generalCategory == .nonspacingMark {
+                if properties.isAlphabetic || properties.numericType != nil
+                    || properties.generalCategory == .nonspacingMark
+                {
                     word.append(scalar)
                     needsFolding = true
                 } else {

@@ -18,7 +18,8 @@ public struct BM25: Codable, Sendable {
 
     /// Indexes already-analyzed documents.
     public init(documents: [[String]], k1: Double = 1.2, b: Double = 0.75) {
-        self.init(termCounts: documents.map { terms in terms.reduce(into: [:]) { $0[$1, default: 0] += 1 } }, k1: k1, b: b)
+        self.init(
+            termCounts: documents.map { terms in terms.reduce(into: [:]) { $0[$1, default: 0] += 1 } }, k1: k1, b: b)
     }
 
     /// Indexes documents given as term → count tables.
@@ -114,11 +115,13 @@ extension BM25 {
     /// - Throws: `DecodingError.dataCorrupted` when the tables are inconsistent.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        let k1 = try c.decode(Double.self, forKey: .k1), b = try c.decode(Double.self, forKey: .b)
+        let k1 = try c.decode(Double.self, forKey: .k1)
+        let b = try c.decode(Double.self, forKey: .b)
         if c.contains(.termCounts) {
             let termCounts = try c.decode([[String: Int]].self, forKey: .termCounts)
             guard termCounts.allSatisfy({ $0.values.allSatisfy { $0 > 0 } }) else {
-                throw DecodingError.dataCorruptedError(forKey: .termCounts, in: c, debugDescription: "BM25 counts must be positive")
+                throw DecodingError.dataCorruptedError(
+                    forKey: .termCounts, in: c, debugDescription: "BM25 counts must be positive")
             }
             self.init(termCounts: termCounts, k1: k1, b: b)
             return
@@ -138,7 +141,8 @@ extension BM25 {
             guard n <= (table.count - i) / 2 else { throw corrupt("document \(termCounts.count) runs past the end") }
             var counts = [String: Int](minimumCapacity: n)
             for _ in 0..<n {
-                let term = Int(table[i]), count = Int(table[i + 1])
+                let term = Int(table[i])
+                let count = Int(table[i + 1])
                 i += 2
                 guard term < terms.count, count > 0, counts.updateValue(count, forKey: terms[term]) == nil else {
                     throw corrupt("bad entry in document \(termCounts.count)")
@@ -150,9 +154,9 @@ extension BM25 {
     }
 }
 
-private extension Data {
+extension Data {
     /// The bytes read as little-endian `UInt32`s (trailing bytes short of a word are ignored).
-    func littleEndianWords() -> [UInt32] {
+    fileprivate func littleEndianWords() -> [UInt32] {
         var words = [UInt32](repeating: 0, count: count / 4)
         _ = words.withUnsafeMutableBytes { copyBytes(to: $0) }
         return words.map { UInt32(littleEndian: $0) }

@@ -31,7 +31,8 @@ public struct Chunk: Codable, Equatable, Hashable, Sendable {
         guard let span, span.lowerBound >= 0, span.upperBound <= page.utf8.count, !span.isEmpty else { return nil }
         let lower = page.utf8.index(page.utf8.startIndex, offsetBy: span.lowerBound)
         let upper = page.utf8.index(page.utf8.startIndex, offsetBy: span.upperBound)
-        guard lower.samePosition(in: page.unicodeScalars) != nil, upper.samePosition(in: page.unicodeScalars) != nil else { return nil }
+        guard lower.samePosition(in: page.unicodeScalars) != nil, upper.samePosition(in: page.unicodeScalars) != nil
+        else { return nil }
         return lower..<upper
     }
 }

@@ -140,7 +140,9 @@ extension ChunkStore {
 
     /// Recall at each of `ks` on `set` (see `EvaluationSet.recall`), searching with `mode` for
     /// the largest k.
-    public func evaluate(_ set: EvaluationSet, ks: [Int], mode: RetrievalMode = .hybrid) throws -> (recall: [Int: Double], failures: [EvaluationSet.Case]) {
+    public func evaluate(_ set: EvaluationSet, ks: [Int], mode: RetrievalMode = .hybrid) throws -> (
+        recall: [Int: Double], failures: [EvaluationSet.Case]
+    ) {
         let k = ks.max() ?? 0
         return try set.recall(ks: ks) { question in try search(question, mode: mode, k: k).map(\.chunk.id) }
     }

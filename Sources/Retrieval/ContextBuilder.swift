@@ -95,7 +95,13 @@ public struct ContextBuilder: Sendable {
         }
         var prompt = render()
         while countTokens(prompt) + answerTokens > windowTokens {
-            if !exchanges.isEmpty { exchanges.removeFirst() } else if sources.count > 1 { sources.removeLast() } else { break }
+            if !exchanges.isEmpty {
+                exchanges.removeFirst()
+            } else if sources.count > 1 {
+                sources.removeLast()
+            } else {
+                break
+            }
             prompt = render()
         }
         return AugmentedPrompt(text: prompt, sources: sources, history: exchanges)

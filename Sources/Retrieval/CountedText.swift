@@ -39,8 +39,10 @@ struct CountedText {
     private static func meetingCount(_ left: String, _ separator: Character, _ right: some StringProtocol) -> Int {
         // Printable ASCII neither ends nor starts a merge with a space or "\n" (only "\r" does,
         // and it is not printable): the common case costs no recount.
-        if separator == " " || separator == "\n", let before = left.unicodeScalars.last, let after = right.unicodeScalars.first,
-           (0x21...0x7E).contains(before.value), (0x21...0x7E).contains(after.value) {
+        if separator == " " || separator == "\n", let before = left.unicodeScalars.last,
+            let after = right.unicodeScalars.first,
+            (0x21...0x7E).contains(before.value), (0x21...0x7E).contains(after.value)
+        {
             return 3
         }
         let meeting = (left.last.map { String($0) } ?? "") + String(separator) + (right.first.map { String($0) } ?? "")

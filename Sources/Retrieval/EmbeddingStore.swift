@@ -56,7 +56,10 @@ public final class EmbeddingStore: ChunkStore {
     private let updating = Mutex(())
 
     /// A store embedding with `embedding` (nil: lexical search only).
-    public init(embedding: ContextualEmbedding?, lateChunking: Bool = false, chunker: MarkdownChunker = MarkdownChunker(), analyzer: Analyzer = Analyzer()) {
+    public init(
+        embedding: ContextualEmbedding?, lateChunking: Bool = false, chunker: MarkdownChunker = MarkdownChunker(),
+        analyzer: Analyzer = Analyzer()
+    ) {
         self.embedding = embedding
         self.chunker = chunker
         self.analyzer = analyzer
@@ -108,8 +111,10 @@ public final class EmbeddingStore: ChunkStore {
     /// picks from the fingerprint of its vectors (nil for a lexical-only file), and everything else
     /// (chunks, settings, late chunking, codes) is the file's.
     /// - Throws: as `load(from:verification:)`, and what `embedding` throws.
-    public convenience init(contentsOf url: URL, verification: IndexFile.Verification = .full,
-                            embedding: (IndexFingerprint?) throws -> ContextualEmbedding?) throws {
+    public convenience init(
+        contentsOf url: URL, verification: IndexFile.Verification = .full,
+        embedding: (IndexFingerprint?) throws -> ContextualEmbedding?
+    ) throws {
         let stored = try IndexFile.read(from: url, verification: verification)
         let lexicalOnly = stored.fingerprint.modelIdentifier == Self.lexicalOnlyIdentifier
         self.init(embedding: try embedding(lexicalOnly ? nil : stored.fingerprint))
@@ -122,7 +127,9 @@ public final class EmbeddingStore: ChunkStore {
     ///   `verification: .skippingVectors` maps the vectors without reading them (for int8 or binary
     ///   search of a large index; see `IndexFile.Verification`).
     public func load(from url: URL, verification: IndexFile.Verification = .full) throws {
-        try updating.withOrderedLock { _ in try install(try IndexFile.read(from: url, verification: verification), from: url) }
+        try updating.withOrderedLock { _ in
+            try install(try IndexFile.read(from: url, verification: verification), from: url)
+        }
     }
 
     /// Makes the file read from `url` the store's contents (the caller holds `updating`).
@@ -132,7 +139,8 @@ public final class EmbeddingStore: ChunkStore {
             throw RetrievalError.corruptStore(path: url.path, reason: "retrieval metadata is missing or malformed")
         }
         guard metadata.chunks.count == stored.index.count, metadata.contentHashes.count == metadata.chunks.count,
-              metadata.bm25.count == metadata.chunks.count, metadata.chunks.map(\.id) == stored.index.ids else {
+            metadata.bm25.count == metadata.chunks.count, metadata.chunks.map(\.id) == stored.index.ids
+        else {
             throw RetrievalError.corruptStore(path: url.path, reason: "chunks, hashes, BM25 and vectors disagree")
         }
         // A lexical-only file stores zero vectors under the "none" fingerprint: no vectors to keep.
@@ -179,7 +187,9 @@ public final class EmbeddingStore: ChunkStore {
     ///   `FlatIndex.search(_:k:precision:rescore:)` throws for it).
     public func setVectorSearch(_ search: VectorSearch) throws {
         guard let precision = search.codes else {
-            throw RetrievalError.unsupportedSearch("an index file has no \(search.name) index: search it \(Self.vectorSearchNames.joined(separator: ", "))")
+            throw RetrievalError.unsupportedSearch(
+                "an index file has no \(search.name) index: search it \(Self.vectorSearchNames.joined(separator: ", "))"
+            )
         }
         if let rescore = search.rescore { try FlatIndex.checkRescore(rescore) }
         updating.withOrderedLock { _ in
@@ -192,19 +202,24 @@ public final class EmbeddingStore: ChunkStore {
     /// Writes everything to `url` atomically.
     public func save(to url: URL) throws {
         let contents = read { $0 }
-        let metadata = Metadata(chunks: contents.chunks, contentHashes: contents.contentHashes, bm25: contents.bm25,
-                                lateChunking: contents.lateChunking, settings: contents.settings)
-        let fingerprint = try modelFingerprint() ?? contents.storedFingerprint
-            ?? IndexFingerprint(modelIdentifier: Self.lexicalOnlyIdentifier, dimension: 1, pooling: "none", normalized: false, tokenizerHash: "none")
+        let metadata = Metadata(
+            chunks: contents.chunks, contentHashes: contents.contentHashes, bm25: contents.bm25,
+            lateChunking: contents.lateChunking, settings: contents.settings)
+        let fingerprint =
+            try modelFingerprint() ?? contents.storedFingerprint
+            ?? IndexFingerprint(
+                modelIdentifier: Self.lexicalOnlyIdentifier, dimension: 1, pooling: "none", normalized: false,
+                tokenizerHash: "none")
         let vectors = contents.index ?? FlatIndex(dimension: max(1, fingerprint.dimension))
-        let data = try JSONEncoder().encode(metadata)
+        let data = try IndexFile.jsonEncoder.encode(metadata)
         let toWrite: FlatIndex
         if vectors.count == contents.chunks.count {
             toWrite = vectors
         } else {
             // Lexical-only store: write zero vectors so ids and chunks stay aligned.
-            toWrite = try FlatIndex(dimension: fingerprint.dimension, ids: contents.chunks.map(\.id),
-                                    rowMajorVectors: [Float](repeating: 0, count: contents.chunks.count * fingerprint.dimension))
+            toWrite = try FlatIndex(
+                dimension: fingerprint.dimension, ids: contents.chunks.map(\.id),
+                rowMajorVectors: [Float](repeating: 0, count: contents.chunks.count * fingerprint.dimension))
         }
         try IndexFile.write(StoredIndex(index: toWrite, fingerprint: fingerprint, metadata: data), to: url)
     }
@@ -220,13 +235,16 @@ public final class EmbeddingStore: ChunkStore {
         let old = read { $0 }
         let fingerprint = try modelFingerprint()
         // Vectors of another model are never kept (they are re-made, and the file says so on save).
-        let vectorsUsable = fingerprint != nil && old.index != nil && (old.storedFingerprint == nil || old.storedFingerprint == fingerprint)
+        let vectorsUsable =
+            fingerprint != nil && old.index != nil
+            && (old.storedFingerprint == nil || old.storedFingerprint == fingerprint)
         var stored = [String: StoredChunk]()
         for (chunk, hash) in zip(old.chunks, old.contentHashes) where stored[chunk.id] == nil {
             stored[chunk.id] = StoredChunk(contentHash: hash, hasVector: vectorsUsable)
         }
-        let pipeline = IndexingPipeline(chunker: chunker, embedding: embedding, lateChunking: old.lateChunking,
-                                        precomputedVectors: fingerprint == nil ? [:] : old.precomputedVectors)
+        let pipeline = IndexingPipeline(
+            chunker: chunker, embedding: embedding, lateChunking: old.lateChunking,
+            precomputedVectors: fingerprint == nil ? [:] : old.precomputedVectors)
         let plan = pipeline.plan(pages, stored: stored)
         var vectors = [[Float]?](repeating: nil, count: plan.chunks.count)
         if embedding != nil, let index = old.index {
@@ -269,9 +287,13 @@ public final class EmbeddingStore: ChunkStore {
     /// The question is encoded with no lock held.
     public func search(_ question: String, mode: RetrievalMode = .hybrid, k: Int = 4) throws -> [RetrievalHit] {
         let contents = read { $0 }
-        let semantic = mode == .lexical ? nil
+        let semantic =
+            mode == .lexical
+            ? nil
             : try semanticCandidates(question, count: max(contents.settings.semanticCandidates, k), in: contents)
-        return Self.retrieve(question, semantic: semantic, mode: mode, k: k, settings: contents.settings, contents: contents, analyzer: analyzer)
+        return Self.retrieve(
+            question, semantic: semantic, mode: mode, k: k, settings: contents.settings, contents: contents,
+            analyzer: analyzer)
     }
 
     /// The `count` chunks nearest to the question's embedding: `(chunk index, cosine)`, best first.
@@ -282,7 +304,9 @@ public final class EmbeddingStore: ChunkStore {
         try semanticCandidates(question, count: count, in: read { $0 })
     }
 
-    private func semanticCandidates(_ question: String, count: Int, in contents: Contents) throws -> [(document: Int, score: Float)] {
+    private func semanticCandidates(_ question: String, count: Int, in contents: Contents) throws -> [(
+        document: Int, score: Float
+    )] {
         guard let embedding, let index = contents.index, index.count == contents.chunks.count else {
             throw RetrievalError.noVectors("semantic search needs vectors: open the store with the model that built it")
         }
@@ -291,17 +315,25 @@ public final class EmbeddingStore: ChunkStore {
         }
         let query = try embedding.sentenceVector(for: question, inputType: .query)
         let search = contents.vectorSearch
-        return try index.search(query, k: count, precision: search.codes ?? .exact, rescore: search.rescore).map { ($0.row, $0.score) }
+        return try index.search(query, k: count, precision: search.codes ?? .exact, rescore: search.rescore).map {
+            ($0.row, $0.score)
+        }
     }
 
     /// Retrieval with precomputed semantic candidates and explicit settings (for sweeps).
-    package func search(_ question: String, semantic: [(document: Int, score: Float)]?, mode: RetrievalMode, k: Int,
-                        settings: RetrievalSettings) -> [RetrievalHit] {
-        Self.retrieve(question, semantic: semantic, mode: mode, k: k, settings: settings, contents: read { $0 }, analyzer: analyzer)
+    package func search(
+        _ question: String, semantic: [(document: Int, score: Float)]?, mode: RetrievalMode, k: Int,
+        settings: RetrievalSettings
+    ) -> [RetrievalHit] {
+        Self.retrieve(
+            question, semantic: semantic, mode: mode, k: k, settings: settings, contents: read { $0 },
+            analyzer: analyzer)
     }
 
-    private static func retrieve(_ question: String, semantic: [(document: Int, score: Float)]?, mode: RetrievalMode, k: Int,
-                                 settings: RetrievalSettings, contents: Contents, analyzer: Analyzer) -> [RetrievalHit] {
+    private static func retrieve(
+        _ question: String, semantic: [(document: Int, score: Float)]?, mode: RetrievalMode, k: Int,
+        settings: RetrievalSettings, contents: Contents, analyzer: Analyzer
+    ) -> [RetrievalHit] {
         HybridRetriever(settings: settings, analyzer: analyzer)
             .retrieve(question, chunks: contents.chunks, bm25: contents.bm25, semantic: semantic, mode: mode, k: k)
     }

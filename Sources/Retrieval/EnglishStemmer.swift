@@ -8,9 +8,12 @@ public struct EnglishStemmer: Sendable {
     private static let exceptions: [String: String] = [
         "skis": "ski", "skies": "sky", "dying": "die", "lying": "lie", "tying": "tie",
         "idly": "idl", "gently": "gentl", "ugly": "ugli", "early": "earli", "only": "onli", "singly": "singl",
-        "sky": "sky", "news": "news", "howe": "howe", "atlas": "atlas", "cosmos": "cosmos", "bias": "bias", "andes": "andes",
+        "sky": "sky", "news": "news", "howe": "howe", "atlas": "atlas", "cosmos": "cosmos", "bias": "bias",
+        "andes": "andes",
     ]
-    private static let invariantAfterStep1a: Set<String> = ["inning", "outing", "canning", "herring", "earring", "proceed", "exceed", "succeed"]
+    private static let invariantAfterStep1a: Set<String> = [
+        "inning", "outing", "canning", "herring", "earring", "proceed", "exceed", "succeed",
+    ]
 
     /// The stem of a lower-case word. Words of one or two letters are returned unchanged.
     public func stem(_ input: String) -> String {
@@ -40,7 +43,10 @@ public struct EnglishStemmer: Sendable {
 
     /// Step 0: apostrophe suffixes.
     private static func step0(_ w: inout [Character]) {
-        for suffix in ["'s'", "'s", "'"] where w.hasSuffix(suffix) { w.removeLast(suffix.count); break }
+        for suffix in ["'s'", "'s", "'"] where w.hasSuffix(suffix) {
+            w.removeLast(suffix.count)
+            break
+        }
     }
 
     /// Step 1a: plural s.
@@ -59,9 +65,13 @@ public struct EnglishStemmer: Sendable {
     /// Step 1b: eed, ed, ing (and their -ly forms), then the at/bl/iz, double-letter and short-word fixes.
     private static func step1b(_ w: inout [Character], r1: Int) {
         if let suffix = ["eedly", "eed"].first(where: { w.hasSuffix($0) }) {
-            if w.count - suffix.count >= r1 { w.removeLast(suffix.count); w += ["e", "e"] }
+            if w.count - suffix.count >= r1 {
+                w.removeLast(suffix.count)
+                w += ["e", "e"]
+            }
         } else if let suffix = ["ingly", "edly", "ing", "ed"].first(where: { w.hasSuffix($0) }),
-                  w.dropLast(suffix.count).contains(where: isVowel) {
+            w.dropLast(suffix.count).contains(where: isVowel)
+        {
             w.removeLast(suffix.count)
             if w.hasSuffix("at") || w.hasSuffix("bl") || w.hasSuffix("iz") {
                 w.append("e")
@@ -88,10 +98,15 @@ public struct EnglishStemmer: Sendable {
 
     /// Step 2: the longest listed suffix in R1 is replaced (ogi after l; li after a valid li-ending).
     private static func step2(_ w: inout [Character], r1: Int) {
-        guard let (suffix, replacement) = step2Suffixes.first(where: { w.hasSuffix($0.0) }), w.count - suffix.count >= r1 else { return }
+        guard let (suffix, replacement) = step2Suffixes.first(where: { w.hasSuffix($0.0) }),
+            w.count - suffix.count >= r1
+        else { return }
         let stemEnd = w.count - suffix.count
         if suffix == "ogi" {
-            if stemEnd > 0, w[stemEnd - 1] == "l" { w.removeLast(suffix.count); w += replacement }
+            if stemEnd > 0, w[stemEnd - 1] == "l" {
+                w.removeLast(suffix.count)
+                w += replacement
+            }
         } else if suffix == "li" {
             if stemEnd > 0, "cdeghkmnrt".contains(w[stemEnd - 1]) { w.removeLast(2) }
         } else {
@@ -107,7 +122,9 @@ public struct EnglishStemmer: Sendable {
 
     /// Step 3: the longest listed suffix in R1 is replaced (ative only in R2).
     private static func step3(_ w: inout [Character], r1: Int, r2: Int) {
-        guard let (suffix, replacement) = step3Suffixes.first(where: { w.hasSuffix($0.0) }), w.count - suffix.count >= r1 else { return }
+        guard let (suffix, replacement) = step3Suffixes.first(where: { w.hasSuffix($0.0) }),
+            w.count - suffix.count >= r1
+        else { return }
         if suffix == "ative" {
             if w.count - suffix.count >= r2 { w.removeLast(suffix.count) }
         } else {
@@ -117,7 +134,8 @@ public struct EnglishStemmer: Sendable {
     }
 
     private static let step4Suffixes = [
-        "ement", "ance", "ence", "able", "ible", "ment", "ant", "ent", "ism", "ate", "iti", "ous", "ive", "ize", "ion", "al", "er", "ic",
+        "ement", "ance", "ence", "able", "ible", "ment", "ant", "ent", "ism", "ate", "iti", "ous", "ive", "ize", "ion",
+        "al", "er", "ic",
     ]
 
     /// Step 4: the longest listed suffix in R2 is removed (ion only after s or t).
@@ -172,11 +190,11 @@ public struct EnglishStemmer: Sendable {
     }
 }
 
-private extension Array where Element == Character {
-    func hasSuffix(_ suffix: String) -> Bool {
+extension Array where Element == Character {
+    fileprivate func hasSuffix(_ suffix: String) -> Bool {
         let s = Array(suffix)
         return count >= s.count && Array(self[(count - s.count)...]) == s
     }
 
-    static func += (lhs: inout [Character], rhs: String) { lhs.append(contentsOf: rhs) }
+    fileprivate static func += (lhs: inout [Character], rhs: String) { lhs.append(contentsOf: rhs) }
 }

@@ -47,7 +47,9 @@ public struct EvaluationSet: Codable, Sendable {
     }
 
     /// Recall at each of `ks`: the fraction of cases that pass, plus the failing questions at the largest k.
-    public func recall(ks: [Int], retrieve: (String) throws -> [String]) rethrows -> (recall: [Int: Double], failures: [Case]) {
+    public func recall(ks: [Int], retrieve: (String) throws -> [String]) rethrows -> (
+        recall: [Int: Double], failures: [Case]
+    ) {
         var passed = [Int: Int]()
         var failures = [Case]()
         let largest = ks.max() ?? 0

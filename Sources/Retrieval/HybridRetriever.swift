@@ -72,7 +72,8 @@ public struct RetrievalSettings: Sendable, Equatable, Codable {
     public init() {}
 
     private enum CodingKeys: String, CodingKey {
-        case fusion, lexicalWeight, semanticWeight, rrfK, lexicalFloor, semanticCandidates, minimumSimilarity, offTopicSimilarity
+        case fusion, lexicalWeight, semanticWeight, rrfK, lexicalFloor, semanticCandidates, minimumSimilarity,
+            offTopicSimilarity
     }
 
     /// Decodes settings; keys missing from older index files keep their defaults.
@@ -139,7 +140,9 @@ public struct HybridRetriever: Sendable {
     ) -> [RetrievalHit] {
         guard k > 0, !chunks.isEmpty else { return [] }
         let lexical = mode == .semantic ? [] : lexicalHits(question, bm25: bm25)
-        return fuse(lexical: lexical, semantic: semantic, mode: mode, k: k) { chunks.indices.contains($0) ? chunks[$0] : nil }
+        return fuse(lexical: lexical, semantic: semantic, mode: mode, k: k) {
+            chunks.indices.contains($0) ? chunks[$0] : nil
+        }
     }
 
     /// The fusion step of `retrieve` over lists computed elsewhere (a database, say): `lexical`
@@ -147,7 +150,8 @@ public struct HybridRetriever: Sendable {
     /// a document number in either list. Documents are numbered in corpus order, as chunk indexes
     /// are, so ties break the same way.
     package func fuse(
-        lexical: [(document: Int, score: Double)], semantic: [(document: Int, score: Float)]?, mode: RetrievalMode, k: Int,
+        lexical: [(document: Int, score: Double)], semantic: [(document: Int, score: Float)]?, mode: RetrievalMode,
+        k: Int,
         chunk: (Int) -> Chunk?
     ) -> [RetrievalHit] {
         guard k > 0 else { return [] }
@@ -171,27 +175,34 @@ public struct HybridRetriever: Sendable {
             if let top = candidates.first?.score, let bottom = candidates.last?.score {
                 let spread = max(Double(top - bottom), 1e-6)
                 for (rank, hit) in candidates.enumerated() {
-                    fused[hit.document, default: (0, nil, nil)].score += settings.semanticWeight * Double(hit.score - bottom) / spread
+                    fused[hit.document, default: (0, nil, nil)].score +=
+                        settings.semanticWeight * Double(hit.score - bottom) / spread
                     fused[hit.document]?.semantic = rank + 1
                 }
             }
         case .hybrid:
             for (rank, hit) in lexical.enumerated() {
-                fused[hit.document, default: (0, nil, nil)].score += settings.lexicalWeight / (settings.rrfK + Double(rank + 1))
+                fused[hit.document, default: (0, nil, nil)].score +=
+                    settings.lexicalWeight / (settings.rrfK + Double(rank + 1))
                 fused[hit.document]?.lexical = rank + 1
             }
             for (rank, hit) in (semantic ?? []).prefix(settings.semanticCandidates).enumerated() {
-                fused[hit.document, default: (0, nil, nil)].score += settings.semanticWeight / (settings.rrfK + Double(rank + 1))
+                fused[hit.document, default: (0, nil, nil)].score +=
+                    settings.semanticWeight / (settings.rrfK + Double(rank + 1))
                 fused[hit.document]?.semantic = rank + 1
             }
         }
-        let ordered = fused.sorted { $0.value.score > $1.value.score || ($0.value.score == $1.value.score && $0.key < $1.key) }
+        let ordered = fused.sorted {
+            $0.value.score > $1.value.score || ($0.value.score == $1.value.score && $0.key < $1.key)
+        }
         var seenSections = Set<String>()
         var hits = [RetrievalHit]()
         for (document, value) in ordered {
             guard let chunk = chunk(document) else { continue }
             guard seenSections.insert(Self.sectionID(of: chunk.id)).inserted else { continue }
-            hits.append(RetrievalHit(chunk: chunk, score: value.score, lexicalRank: value.lexical, semanticRank: value.semantic))
+            hits.append(
+                RetrievalHit(chunk: chunk, score: value.score, lexicalRank: value.lexical, semanticRank: value.semantic)
+            )
             if hits.count == k { break }
         }
         return hits

@@ -41,8 +41,10 @@ package struct IndexingPipeline: Sendable {
     /// Vectors by chunk id used instead of encoding (the benchmark's copied corpora); counted as embedded.
     package let precomputedVectors: [String: [Float]]
 
-    package init(chunker: MarkdownChunker, embedding: ContextualEmbedding?, lateChunking: Bool,
-                 precomputedVectors: [String: [Float]] = [:]) {
+    package init(
+        chunker: MarkdownChunker, embedding: ContextualEmbedding?, lateChunking: Bool,
+        precomputedVectors: [String: [Float]] = [:]
+    ) {
         self.chunker = chunker
         self.embedding = embedding
         self.lateChunking = lateChunking
@@ -79,7 +81,8 @@ package struct IndexingPipeline: Sendable {
             for chunk in chunker.chunks(of: page.text, source: page.source) {
                 plan.chunks.append(chunk)
                 // With late chunking a chunk's vector depends on its whole page.
-                plan.contentHashes.append(lateChunking ? ContentHash.of(chunk.text + "\u{0}" + pageHash) : ContentHash.of(chunk.text))
+                plan.contentHashes.append(
+                    lateChunking ? ContentHash.of(chunk.text + "\u{0}" + pageHash) : ContentHash.of(chunk.text))
                 plan.pageOfChunk.append(p)
             }
         }
@@ -109,8 +112,10 @@ package struct IndexingPipeline: Sendable {
     /// of `plan.statistics.embedded`; a lexical-only run reports none.
     /// - Returns: the run's statistics.
     /// - Throws: `EmbeddingsError` from the encoder; whatever `write` throws.
-    package func run(_ plan: Plan, progress: IndexingProgress?,
-                     write: (_ positions: [Int], _ vectors: [[Float]]?) throws -> Void) throws -> IndexingStatistics {
+    package func run(
+        _ plan: Plan, progress: IndexingProgress?,
+        write: (_ positions: [Int], _ vectors: [[Float]]?) throws -> Void
+    ) throws -> IndexingStatistics {
         var statistics = plan.statistics
         guard let embedding else {
             for batch in Self.batches(plan.fresh) { try write(batch, nil) }
@@ -124,7 +129,9 @@ package struct IndexingPipeline: Sendable {
             progress?(done, total)
         }
         let known = plan.fresh.filter { precomputedVectors[plan.chunks[$0].id] != nil }
-        for batch in Self.batches(known) { try written(batch, batch.map { precomputedVectors[plan.chunks[$0].id] ?? [] }) }
+        for batch in Self.batches(known) {
+            try written(batch, batch.map { precomputedVectors[plan.chunks[$0].id] ?? [] })
+        }
         var plain = plan.fresh.filter { precomputedVectors[plan.chunks[$0].id] == nil }
         if lateChunking {
             let late = plain
@@ -140,10 +147,13 @@ package struct IndexingPipeline: Sendable {
                 let spans = group.map { plan.chunks[$0].range(in: page) }
                 let found = group.indices.filter { spans[$0] != nil }
                 let vectors = try embedding.lateChunkVectors(for: page, spans: found.compactMap { spans[$0] })
-                var made = [Int](), madeVectors = [[Float]]()
+                var made = [Int]()
+                var madeVectors = [[Float]]()
                 for (k, vector) in zip(found, vectors) {
                     // A span that holds no token pools to zero: that chunk is encoded alone.
-                    if vector.allSatisfy({ $0 == 0 }) { plain.append(group[k]) } else {
+                    if vector.allSatisfy({ $0 == 0 }) {
+                        plain.append(group[k])
+                    } else {
                         made.append(group[k])
                         madeVectors.append(vector)
                     }
@@ -156,13 +166,16 @@ package struct IndexingPipeline: Sendable {
         }
         for batch in Self.batches(plain) {
             let texts = batch.map { plan.chunks[$0].text }
-            try written(batch, try embedding.sentenceVectors(for: texts, inputType: .passage, batchSize: Self.batchSize))
+            try written(
+                batch, try embedding.sentenceVectors(for: texts, inputType: .passage, batchSize: Self.batchSize))
         }
         return statistics
     }
 
     /// `positions` cut into runs of `batchSize`.
     private static func batches(_ positions: [Int]) -> [[Int]] {
-        stride(from: 0, to: positions.count, by: batchSize).map { Array(positions[$0..<min(positions.count, $0 + batchSize)]) }
+        stride(from: 0, to: positions.count, by: batchSize).map {
+            Array(positions[$0..<min(positions.count, $0 + batchSize)])
+        }
     }
 }

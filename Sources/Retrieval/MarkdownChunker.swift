@@ -40,7 +40,8 @@ public struct MarkdownChunker: Sendable {
     /// Step 1: the page cut at headings of level 1–4 (front matter dropped, fenced code never
     /// cut), each section with its heading path; and the page's first level-1 heading.
     private static func sections(of markdown: String) -> (sections: [Section], pageTitle: String?) {
-        var lines = markdown.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map { line -> Substring in
+        var lines = markdown.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map
+        { line -> Substring in
             line.hasSuffix("\r") ? line.dropLast() : line
         }
         // Front matter: a first line of `---` up to the next `---` or `...`.
@@ -95,8 +96,10 @@ public struct MarkdownChunker: Sendable {
             var header = title
             if let last = headings.last, last != title { header += " — " + last }
             for (n, piece) in pieces(of: body).enumerated() {
-                chunks.append(Chunk(id: ids.next(label: label, piece: n), source: source, headings: headings, title: title,
-                                    text: header + "\n\n" + piece, span: locator?.span(of: piece)))
+                chunks.append(
+                    Chunk(
+                        id: ids.next(label: label, piece: n), source: source, headings: headings, title: title,
+                        text: header + "\n\n" + piece, span: locator?.span(of: piece)))
             }
         }
         return chunks
@@ -134,10 +137,13 @@ public struct MarkdownChunker: Sendable {
     /// The `*.md` files below `folder`, with their paths relative to it, sorted.
     public static func markdownFiles(in folder: URL) throws -> [(url: URL, relative: String)] {
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+        guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory), isDirectory.boolValue
+        else {
             throw RetrievalError.unreadable(path: folder.path, reason: "not a folder")
         }
-        guard let enumerator = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.isRegularFileKey]) else {
+        guard
+            let enumerator = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.isRegularFileKey])
+        else {
             throw RetrievalError.unreadable(path: folder.path, reason: "cannot list the folder")
         }
         let root = folder.standardizedFileURL.resolvingSymlinksInPath().path
@@ -172,7 +178,9 @@ public struct MarkdownChunker: Sendable {
             throw RetrievalError.unreadable(path: url.path, reason: error.localizedDescription)
         }
         guard let text = String(data: data, encoding: .utf8) else { throw RetrievalError.invalidUTF8(path: url.path) }
-        guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw RetrievalError.emptyFile(path: url.path) }
+        guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            throw RetrievalError.emptyFile(path: url.path)
+        }
         return text
     }
 
@@ -180,13 +188,20 @@ public struct MarkdownChunker: Sendable {
     static func heading(_ line: Substring) -> (Int, String)? {
         var level = 0
         var rest = line[...]
-        while rest.first == "#" { level += 1; rest = rest.dropFirst() }
+        while rest.first == "#" {
+            level += 1
+            rest = rest.dropFirst()
+        }
         guard (1...6).contains(level), rest.isEmpty || rest.first == " " || rest.first == "\t" else { return nil }
         // Newline characters too: a lone carriage return at the end would merge with the
         // header's line break into one "\r\n" character (found by fuzzing).
         var text = rest.trimmingCharacters(in: .whitespacesAndNewlines)
         // An optional closing sequence of #s.
-        if let range = text.range(of: #"\s+#+$"#, options: .regularExpression) { text.removeSubrange(range) } else if text.allSatisfy({ $0 == "#" }) { text = "" }
+        if let range = text.range(of: #"\s+#+$"#, options: .regularExpression) {
+            text.removeSubrange(range)
+        } else if text.allSatisfy({ $0 == "#" }) {
+            text = ""
+        }
         return (level, text)
     }
 
@@ -214,9 +229,11 @@ public struct MarkdownChunker: Sendable {
         var units = [String]()
         for block in blocks(of: body) {
             switch block {
-            case let .code(code): units.append(code)
-            case let .prose(text):
-                for sentence in Self.sentences(text) { units.append(contentsOf: Self.limit(sentence, to: targetLength)) }
+            case .code(let code): units.append(code)
+            case .prose(let text):
+                for sentence in Self.sentences(text) {
+                    units.append(contentsOf: Self.limit(sentence, to: targetLength))
+                }
             }
         }
         var pieces = [String]()
@@ -224,7 +241,9 @@ public struct MarkdownChunker: Sendable {
         for unit in units {
             let unitCount = unit.count
             if !current.isEmpty, current.count + 1 + unitCount > targetLength { pieces.append(current.take()) }
-            let fenced = unit.hasPrefix("```") || unit.hasPrefix("~~~") || current.text.hasSuffix("```") || current.text.hasSuffix("~~~")
+            let fenced =
+                unit.hasPrefix("```") || unit.hasPrefix("~~~") || current.text.hasSuffix("```")
+                || current.text.hasSuffix("~~~")
             current.append(unit, count: unitCount, separator: fenced ? "\n" : " ")
         }
         if !current.isEmpty { pieces.append(current.text) }
@@ -295,7 +314,9 @@ public struct MarkdownChunker: Sendable {
             let c = characters[i]
             current.append(c)
             let atEnd = i + 1 == characters.count
-            if atEnd || ((c == "." || c == "!" || c == "?") && characters[i + 1].isWhitespace) || (c == "\n" && characters[i + 1] == "\n") {
+            if atEnd || ((c == "." || c == "!" || c == "?") && characters[i + 1].isWhitespace)
+                || (c == "\n" && characters[i + 1] == "\n")
+            {
                 let sentence = current.trimmedOfWhiteSpace()
                 if !sentence.isEmpty { result.append(sentence) }
                 current = ""
@@ -366,9 +387,12 @@ struct SpanLocator {
             if start == nil { start = found }
             position = found + word.count
         }
-        guard let start, let lower = pageIndex(start), let upper = pageIndex(position - 1).map({ page.index(after: $0) }) else { return nil }
+        guard let start, let lower = pageIndex(start),
+            let upper = pageIndex(position - 1).map({ page.index(after: $0) })
+        else { return nil }
         cursor = position
-        return page.utf8.distance(from: page.startIndex, to: lower)..<page.utf8.distance(from: page.startIndex, to: upper)
+        return page.utf8.distance(
+            from: page.startIndex, to: lower)..<page.utf8.distance(from: page.startIndex, to: upper)
     }
 
     /// The page index of the body's Character at `offset`: found from where the previous lookup
@@ -412,7 +436,8 @@ extension String {
         let scalars = unicodeScalars
         let white = CharacterSet.whitespacesAndNewlines
         guard let first = scalars.firstIndex(where: { !white.contains($0) }),
-              let last = scalars.lastIndex(where: { !white.contains($0) }) else { return "" }
+            let last = scalars.lastIndex(where: { !white.contains($0) })
+        else { return "" }
         return String(scalars[first...last])
     }
 }

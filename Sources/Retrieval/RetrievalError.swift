@@ -25,13 +25,13 @@ public enum RetrievalError: Error, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case let .invalidUTF8(path): return "\(path): not valid UTF-8"
-        case let .emptyFile(path): return "\(path): empty file"
-        case let .unreadable(path, reason): return "\(path): \(reason)"
-        case let .corruptStore(path, reason): return "\(path): \(reason)"
-        case let .noVectors(message): return message
-        case let .unsupportedSearch(message): return message
-        case let .invalidArgument(message): return message
+        case .invalidUTF8(let path): return "\(path): not valid UTF-8"
+        case .emptyFile(let path): return "\(path): empty file"
+        case .unreadable(let path, let reason): return "\(path): \(reason)"
+        case .corruptStore(let path, let reason): return "\(path): \(reason)"
+        case .noVectors(let message): return message
+        case .unsupportedSearch(let message): return message
+        case .invalidArgument(let message): return message
         }
     }
 }

@@ -60,7 +60,7 @@ public enum VectorSearch: Sendable, Equatable, CustomStringConvertible {
     /// The rescore factor given with codes (nil: the codes' default, or not a code search).
     public var rescore: Int? {
         switch self {
-        case let .int8(rescore), let .binary(rescore): return rescore
+        case .int8(let rescore), .binary(let rescore): return rescore
         case .exact, .hnsw: return nil
         }
     }

@@ -7,8 +7,8 @@ public enum SentencePieceError: Error, Equatable, Sendable, CustomStringConverti
 
     public var description: String {
         switch self {
-        case let .invalidVocabulary(reason): return "invalid SentencePiece vocabulary: \(reason)"
-        case let .invalidNormalization(reason): return "invalid SentencePiece normalization table: \(reason)"
+        case .invalidVocabulary(let reason): return "invalid SentencePiece vocabulary: \(reason)"
+        case .invalidNormalization(let reason): return "invalid SentencePiece normalization table: \(reason)"
         }
     }
 }

@@ -38,9 +38,15 @@ public struct UnigramModel: Sendable {
     public init(bytes: [UInt8], offsets: [Int32], scores: [Float], unknownID: Int) throws {
         func invalid(_ reason: String) -> SentencePieceError { .invalidVocabulary(reason: reason) }
         guard !scores.isEmpty else { throw invalid("no pieces") }
-        guard offsets.count == scores.count + 1 else { throw invalid("\(offsets.count) offsets for \(scores.count) pieces") }
-        guard offsets[0] == 0, Int(offsets[scores.count]) == bytes.count else { throw invalid("piece offsets do not span the piece bytes") }
-        guard (0..<scores.count).contains(unknownID) else { throw invalid("unknown piece id \(unknownID) out of range") }
+        guard offsets.count == scores.count + 1 else {
+            throw invalid("\(offsets.count) offsets for \(scores.count) pieces")
+        }
+        guard offsets[0] == 0, Int(offsets[scores.count]) == bytes.count else {
+            throw invalid("piece offsets do not span the piece bytes")
+        }
+        guard (0..<scores.count).contains(unknownID) else {
+            throw invalid("unknown piece id \(unknownID) out of range")
+        }
         var longest = 1
         var lowest = Double.infinity
         for i in 0..<scores.count {
@@ -68,7 +74,8 @@ public struct UnigramModel: Sendable {
         let mask = size - 1
         bytes.withUnsafeBufferPointer { b in
             for i in 0..<scores.count {
-                let start = Int(offsets[i]), end = Int(offsets[i + 1])
+                let start = Int(offsets[i])
+                let end = Int(offsets[i + 1])
                 var slot = Int(truncatingIfNeeded: Self.hash(b.baseAddress! + start, count: end - start)) & mask
                 while slots[slot] != 0 { slot = (slot + 1) & mask }
                 slots[slot] = Int32(i + 1)
@@ -129,7 +136,8 @@ public struct UnigramModel: Sendable {
             while true {
                 let v = Int(slots[slot])
                 if v == 0 { return nil }
-                let start = Int(offsets[v - 1]), end = Int(offsets[v])
+                let start = Int(offsets[v - 1])
+                let end = Int(offsets[v])
                 if end - start == n, memcmp(b.baseAddress! + start, p, n) == 0 { return v - 1 }
                 slot = (slot + 1) & mask
             }

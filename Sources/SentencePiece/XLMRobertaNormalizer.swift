@@ -31,10 +31,15 @@ public struct XLMRobertaNormalizer: Sendable {
     public init(table: [UInt32: [UInt32]]) throws {
         var converted = [UInt32: [Unicode.Scalar]](minimumCapacity: table.count)
         for (key, value) in table {
-            guard Unicode.Scalar(key) != nil else { throw SentencePieceError.invalidNormalization(reason: "key \(key) is not a Unicode scalar") }
+            guard Unicode.Scalar(key) != nil else {
+                throw SentencePieceError.invalidNormalization(reason: "key \(key) is not a Unicode scalar")
+            }
             var scalars = [Unicode.Scalar]()
             for v in value {
-                guard let s = Unicode.Scalar(v) else { throw SentencePieceError.invalidNormalization(reason: "replacement \(v) of \(key) is not a Unicode scalar") }
+                guard let s = Unicode.Scalar(v) else {
+                    throw SentencePieceError.invalidNormalization(
+                        reason: "replacement \(v) of \(key) is not a Unicode scalar")
+                }
                 scalars.append(s)
             }
             converted[key] = scalars
@@ -146,7 +151,9 @@ public struct XLMRobertaNormalizer: Sendable {
             if change > 0 {
                 alignment = cursor > 0 ? ranges[cursor - 1] : empty
             } else {
-                alignment = cursor < ranges.count ? ranges[cursor] : (ranges.last.map { $0.upperBound..<$0.upperBound } ?? empty)
+                alignment =
+                    cursor < ranges.count
+                    ? ranges[cursor] : (ranges.last.map { $0.upperBound..<$0.upperBound } ?? empty)
                 cursor += 1
             }
             if change < 0 { cursor += -change }

@@ -39,9 +39,14 @@ public struct XLMRobertaTokenizer: TextTokenizer {
     ///   - specialTokens: the literal tokens (`<s>`, `<pad>`, `</s>`, `<unk>`, `<mask>`), each
     ///     with its id; they are matched in the raw text before normalization.
     /// - Throws: `SentencePieceError.invalidVocabulary` when an id is out of range or `maximumLength` is below 2.
-    public init(model: UnigramModel, normalizer: XLMRobertaNormalizer, maximumLength: Int = 512,
-                beginTokenID: Int, endTokenID: Int, specialTokens: [(text: String, id: Int)]) throws {
-        guard maximumLength >= 2 else { throw SentencePieceError.invalidVocabulary(reason: "maximum length \(maximumLength) leaves no room for <s> and </s>") }
+    public init(
+        model: UnigramModel, normalizer: XLMRobertaNormalizer, maximumLength: Int = 512,
+        beginTokenID: Int, endTokenID: Int, specialTokens: [(text: String, id: Int)]
+    ) throws {
+        guard maximumLength >= 2 else {
+            throw SentencePieceError.invalidVocabulary(
+                reason: "maximum length \(maximumLength) leaves no room for <s> and </s>")
+        }
         for id in [beginTokenID, endTokenID] + specialTokens.map(\.id) where !(0..<model.count).contains(id) {
             throw SentencePieceError.invalidVocabulary(reason: "special token id \(id) out of range")
         }
@@ -59,7 +64,9 @@ public struct XLMRobertaTokenizer: TextTokenizer {
             bytes.append(10)
         }
         for (key, value) in normalizer.entries { bytes += Array("\(key)>\(value.map(\.value))".utf8) + [10] }
-        bytes += Array("xlmr normalization=\(normalizer.count) max=\(maximumLength) bos=\(beginTokenID) eos=\(endTokenID) specials=\(specialTokens.map { "\($0.text):\($0.id)" })".utf8)
+        bytes += Array(
+            "xlmr normalization=\(normalizer.count) max=\(maximumLength) bos=\(beginTokenID) eos=\(endTokenID) specials=\(specialTokens.map { "\($0.text):\($0.id)" })"
+                .utf8)
         self.fingerprint = String(SHA256.hex(of: bytes).prefix(16))
     }
 
@@ -127,7 +134,8 @@ public struct XLMRobertaTokenizer: TextTokenizer {
         if token.bytes.upperBound <= shift, shift > 0 {
             return Token(id: token.id, text: token.text, range: text.startIndex..<text.startIndex, isSpecial: true)
         }
-        let lower = index(token.bytes.lowerBound), upper = index(token.bytes.upperBound)
+        let lower = index(token.bytes.lowerBound)
+        let upper = index(token.bytes.upperBound)
         return Token(id: token.id, text: token.text, range: lower..<max(lower, upper), isSpecial: false)
     }
 
@@ -180,7 +188,9 @@ public struct XLMRobertaTokenizer: TextTokenizer {
     /// end the shift early.
     func blockEnd(in text: String, from start: String.Index, blockBytes: Int) -> String.Index {
         let utf8 = text.utf8
-        guard let minimum = utf8.index(start, offsetBy: max(1, blockBytes), limitedBy: utf8.endIndex) else { return text.endIndex }
+        guard let minimum = utf8.index(start, offsetBy: max(1, blockBytes), limitedBy: utf8.endIndex) else {
+            return text.endIndex
+        }
         func startsWithRemoval(_ at: String.Index) -> Bool {
             guard at < text.endIndex, let scalar = text.unicodeScalars[at...].first else { return false }
             return normalizer.replacement(of: scalar)?.isEmpty ?? false
@@ -236,7 +246,10 @@ public struct XLMRobertaTokenizer: TextTokenizer {
                 let matchEnd = utf8.index(i, offsetBy: special.text.utf8.count)
                 appendContent(of: text[segmentStart..<matchStart], byteOffset: byteOffset(segmentStart), to: &tokens)
                 // The token's text is what it matched, stripped white space included (as tokenizers reports it).
-                tokens.append(ByteToken(id: special.id, text: String(text[matchStart..<matchEnd]), bytes: byteOffset(matchStart)..<byteOffset(matchEnd)))
+                tokens.append(
+                    ByteToken(
+                        id: special.id, text: String(text[matchStart..<matchEnd]),
+                        bytes: byteOffset(matchStart)..<byteOffset(matchEnd)))
                 segmentStart = matchEnd
                 i = matchEnd
             } else {
@@ -250,7 +263,8 @@ public struct XLMRobertaTokenizer: TextTokenizer {
 
     /// The index of `value` in the ascending `boundaries` (binary search).
     private func position(of value: Int, in boundaries: [Int]) -> Int {
-        var low = 0, high = boundaries.count - 1
+        var low = 0
+        var high = boundaries.count - 1
         while low < high {
             let mid = (low + high) / 2
             if boundaries[mid] < value { low = mid + 1 } else { high = mid }
@@ -276,7 +290,10 @@ public struct XLMRobertaTokenizer: TextTokenizer {
             boundaries.append(0)
             for k in word {
                 var n = 0
-                UTF8.encode(scalars[k]) { encoded[n] = $0; n += 1 }
+                UTF8.encode(scalars[k]) {
+                    encoded[n] = $0
+                    n += 1
+                }
                 bytes.append(contentsOf: encoded[0..<n])
                 boundaries.append(bytes.count)
             }
@@ -287,7 +304,8 @@ public struct XLMRobertaTokenizer: TextTokenizer {
                 let last = position(of: segment.bytes.upperBound, in: boundaries) - 1
                 let lower = normalized.alignments[word.lowerBound + first].lowerBound
                 let upper = normalized.alignments[word.lowerBound + last].upperBound
-                let text = segment.id == model.unknownID
+                let text =
+                    segment.id == model.unknownID
                     ? String(decoding: bytes[segment.bytes], as: UTF8.self)
                     : model.piece(segment.id)
                 tokens.append(ByteToken(id: segment.id, text: text, bytes: lower..<max(lower, upper)))

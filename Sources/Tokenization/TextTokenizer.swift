@@ -35,7 +35,8 @@ extension TextTokenizer {
         guard !prefix.isEmpty else { return tokenize(text) }
         let whole = tokenize(prefix + text)
         let shift = prefix.utf8.count
-        let utf8 = text.utf8, wholeUTF8 = whole.string.utf8
+        let utf8 = text.utf8
+        let wholeUTF8 = whole.string.utf8
         func moved(_ index: String.Index) -> String.Index {
             let byte = wholeUTF8.distance(from: wholeUTF8.startIndex, to: index) - shift
             return utf8.index(utf8.startIndex, offsetBy: min(max(0, byte), utf8.count))
@@ -46,7 +47,9 @@ extension TextTokenizer {
                 return Token(id: token.id, text: token.text, range: text.startIndex..<text.startIndex, isSpecial: true)
             }
             let lower = moved(token.range.lowerBound)
-            return Token(id: token.id, text: token.text, range: lower..<max(lower, moved(token.range.upperBound)), isSpecial: token.isSpecial)
+            return Token(
+                id: token.id, text: token.text, range: lower..<max(lower, moved(token.range.upperBound)),
+                isSpecial: token.isSpecial)
         }
         return TokenizedText(string: text, tokens: tokens, isTruncated: whole.isTruncated)
     }

@@ -45,8 +45,10 @@ public struct TokenizedText: Sendable {
         let scalars = string.unicodeScalars
         return tokens.map { token in
             if token.isSpecial { return (0, 0) }
-            return (scalars.distance(from: scalars.startIndex, to: token.range.lowerBound),
-                    scalars.distance(from: scalars.startIndex, to: token.range.upperBound))
+            return (
+                scalars.distance(from: scalars.startIndex, to: token.range.lowerBound),
+                scalars.distance(from: scalars.startIndex, to: token.range.upperBound)
+            )
         }
     }
 }

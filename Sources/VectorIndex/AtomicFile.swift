@@ -1,12 +1,13 @@
 import Foundation
 import LinearAlgebra
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Crash-safe file replacement: write a temporary file beside the target, flush it to disk,
@@ -24,7 +25,9 @@ package enum AtomicFile {
         removeStaleTemporaries(of: url)
         let temporary = folder + "/" + temporaryPrefix(of: url) + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL, 0o644)
-        guard fd >= 0 else { throw VectorIndexError.io(path: path, operation: "create temporary file", message: MappedFile.lastError()) }
+        guard fd >= 0 else {
+            throw VectorIndexError.io(path: path, operation: "create temporary file", message: MappedFile.lastError())
+        }
         // Held until the file is closed (or the process dies): marks the file as a live save.
         _ = flock(fd, LOCK_EX | LOCK_NB)
         var closed = false
@@ -38,7 +41,7 @@ package enum AtomicFile {
             guard var base = bytes.baseAddress else { return }
             var remaining = bytes.count
             while remaining > 0 {
-                let n = Glibc_write(fd, base, remaining)
+                let n = posixWrite(fd, base, remaining)
                 if n < 0 {
                     if errno == EINTR { continue }
                     throw VectorIndexError.io(path: path, operation: "write", message: MappedFile.lastError())
@@ -47,9 +50,13 @@ package enum AtomicFile {
                 base += n
             }
         }
-        guard fsync(fd) == 0 else { throw VectorIndexError.io(path: path, operation: "fsync", message: MappedFile.lastError()) }
+        guard fsync(fd) == 0 else {
+            throw VectorIndexError.io(path: path, operation: "fsync", message: MappedFile.lastError())
+        }
         closed = true
-        guard close(fd) == 0 else { throw VectorIndexError.io(path: path, operation: "close", message: MappedFile.lastError()) }
+        guard close(fd) == 0 else {
+            throw VectorIndexError.io(path: path, operation: "close", message: MappedFile.lastError())
+        }
         reach(.renaming, temporary: temporary)
         guard rename(temporary, path) == 0 else {
             throw VectorIndexError.io(path: path, operation: "rename", message: MappedFile.lastError())
@@ -107,7 +114,10 @@ extension AtomicFile {
         let folder = url.deletingLastPathComponent().path
         let probe = folder + "/" + temporaryPrefix(of: url) + "\(getpid())-probe-\(UInt32.random(in: 0...UInt32.max))"
         let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0o644)
-        guard fd >= 0 else { throw VectorIndexError.io(path: url.path, operation: "create temporary file", message: MappedFile.lastError()) }
+        guard fd >= 0 else {
+            throw VectorIndexError.io(
+                path: url.path, operation: "create temporary file", message: MappedFile.lastError())
+        }
         close(fd)
         unlink(probe)
     }
@@ -138,9 +148,9 @@ extension AtomicFile {
             var info = stat()
             guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
             #if canImport(Darwin)
-            let modified = info.st_mtimespec
+                let modified = info.st_mtimespec
             #else
-            let modified = info.st_mtim
+                let modified = info.st_mtim
             #endif
             guard duration(from: modified, to: now) > age else { continue }
             if flock(fd, LOCK_EX | LOCK_NB) == 0 { unlink(path) }
@@ -154,12 +164,12 @@ extension AtomicFile {
 }
 
 @inline(__always)
-private func Glibc_write(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+private func posixWrite(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
     #if canImport(Darwin)
-    return Darwin.write(fd, buffer, count)
+        return Darwin.write(fd, buffer, count)
     #elseif canImport(Musl)
-    return Musl.write(fd, buffer, count)
+        return Musl.write(fd, buffer, count)
     #else
-    return Glibc.write(fd, buffer, count)
+        return Glibc.write(fd, buffer, count)
     #endif
 }

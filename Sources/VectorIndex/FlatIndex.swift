@@ -152,7 +152,8 @@ public struct FlatIndex: Sendable {
     /// `k ≤ 0` gives no hits; `k > count` gives `count` hits. `isIncluded`, when given, filters by id.
     /// - Throws: `dimensionMismatch` or `nonFiniteValue` for a bad query.
     /// - Complexity: O(n·D + n log k).
-    public func search(_ query: [Float], k: Int, isIncluded: (@Sendable (String) -> Bool)? = nil) throws -> [SearchHit] {
+    public func search(_ query: [Float], k: Int, isIncluded: (@Sendable (String) -> Bool)? = nil) throws -> [SearchHit]
+    {
         try validate(query, id: "<query>")
         guard k > 0, count > 0 else { return [] }
         let scores = try scores(for: query)
@@ -173,7 +174,9 @@ public struct FlatIndex: Sendable {
         storage.withUnsafeBufferPointer { matrix in
             unit.withUnsafeBufferPointer { q in
                 scores.withUnsafeMutableBufferPointer { s in
-                    Self.scores(matrix: matrix.baseAddress!, rows: count, dimension: dimension, query: q.baseAddress!, into: s.baseAddress!)
+                    Self.scores(
+                        matrix: matrix.baseAddress!, rows: count, dimension: dimension, query: q.baseAddress!,
+                        into: s.baseAddress!)
                 }
             }
         }
@@ -184,18 +187,24 @@ public struct FlatIndex: Sendable {
     /// large (memory bandwidth, not arithmetic, bounds it; one core cannot saturate it). A plain
     /// vectorized row-dot pass: at 1,000,000 × 384 it measured 47–53 ms on 2 cores against
     /// 75–92 ms for OpenBLAS sgemv on the same split (Docs/Benchmarks.md).
-    static func scores(matrix: UnsafePointer<Float>, rows: Int, dimension: Int, query: UnsafePointer<Float>, into scores: UnsafeMutablePointer<Float>) {
+    static func scores(
+        matrix: UnsafePointer<Float>, rows: Int, dimension: Int, query: UnsafePointer<Float>,
+        into scores: UnsafeMutablePointer<Float>
+    ) {
         let pointers = WorkerShared(SendablePointers(matrix: matrix, query: query, scores: scores))
         _ = RowSplit.map(rows: rows, parts: RowSplit.parts(rows: rows, dimension: dimension)) { part in
-            Kernels.dotRows(pointers.value.matrix + part.lowerBound * dimension, rows: part.count, columns: dimension,
-                            query: pointers.value.query, into: pointers.value.scores + part.lowerBound)
+            Kernels.dotRows(
+                pointers.value.matrix + part.lowerBound * dimension, rows: part.count, columns: dimension,
+                query: pointers.value.query, into: pointers.value.scores + part.lowerBound)
         }
     }
 
     /// `search` for many queries at once: matrix-matrix products over blocks of rows, so each
     /// block of the index is read from memory once for all the queries.
     /// - Complexity: O(Q·n·D + Q·n log k).
-    public func search(batch queries: [[Float]], k: Int, isIncluded: (@Sendable (String) -> Bool)? = nil) throws -> [[SearchHit]] {
+    public func search(batch queries: [[Float]], k: Int, isIncluded: (@Sendable (String) -> Bool)? = nil) throws
+        -> [[SearchHit]]
+    {
         for query in queries { try validate(query, id: "<query>") }
         guard k > 0, count > 0, !queries.isEmpty else { return queries.map { _ in [] } }
         let q = queries.count
@@ -209,10 +218,12 @@ public struct FlatIndex: Sendable {
         let scan = {
             storage.withUnsafeBufferPointer { matrix in
                 packed.withUnsafeBufferPointer { queryMatrix in
-                    let shared = WorkerShared(SharedBatch(matrix: matrix.baseAddress!, queries: queryMatrix.baseAddress!))
+                    let shared = WorkerShared(
+                        SharedBatch(matrix: matrix.baseAddress!, queries: queryMatrix.baseAddress!))
                     return RowSplit.map(rows: count, parts: parts) { rows in
-                        Self.scanBlocks(matrix: shared.value.matrix, rows: rows, dimension: dimension,
-                                        queries: shared.value.queries, queryCount: q, k: k, isIncluded: filter)
+                        Self.scanBlocks(
+                            matrix: shared.value.matrix, rows: rows, dimension: dimension,
+                            queries: shared.value.queries, queryCount: q, k: k, isIncluded: filter)
                     }
                 }
             }
@@ -241,11 +252,13 @@ public struct FlatIndex: Sendable {
             while start < rows.upperBound {
                 let n = min(blockRows, rows.upperBound - start)
                 // s[Q, n] = queries[Q, D] · block[n, D]ᵀ
-                BLAS.gemm(.none, .transposed, m: q, n: n, k: dimension, a: queries, lda: dimension,
-                          b: matrix + start * dimension, ldb: dimension, c: s.baseAddress!, ldc: n)
+                BLAS.gemm(
+                    .none, .transposed, m: q, n: n, k: dimension, a: queries, lda: dimension,
+                    b: matrix + start * dimension, ldb: dimension, c: s.baseAddress!, ldc: n)
                 for i in 0..<q {
-                    heaps[i].insert(contentsOf: UnsafeBufferPointer(rebasing: s[(i * n)..<(i * n + n)]),
-                                    indexOffset: start, isIncluded: isIncluded)
+                    heaps[i].insert(
+                        contentsOf: UnsafeBufferPointer(rebasing: s[(i * n)..<(i * n + n)]),
+                        indexOffset: start, isIncluded: isIncluded)
                 }
                 start += n
             }

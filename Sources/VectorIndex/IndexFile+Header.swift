@@ -28,8 +28,10 @@ extension IndexFile {
         package var vectorsOffset: Int
 
         /// A header with every field given (tests build odd ones).
-        package init(version: UInt32, flags: UInt32, fingerprintLength: Int, count: Int, dimension: Int,
-                     idsLength: Int, metadataLength: Int, vectorsOffset: Int) {
+        package init(
+            version: UInt32, flags: UInt32, fingerprintLength: Int, count: Int, dimension: Int,
+            idsLength: Int, metadataLength: Int, vectorsOffset: Int
+        ) {
             self.version = version
             self.flags = flags
             self.fingerprintLength = fingerprintLength
@@ -44,9 +46,10 @@ extension IndexFile {
         /// 64-byte boundary after the metadata.
         init(flags: UInt32, fingerprintLength: Int, count: Int, dimension: Int, idsLength: Int, metadataLength: Int) {
             let unpadded = Self.size + fingerprintLength + idsLength + metadataLength
-            self.init(version: IndexFile.version, flags: flags, fingerprintLength: fingerprintLength, count: count,
-                      dimension: dimension, idsLength: idsLength, metadataLength: metadataLength,
-                      vectorsOffset: (unpadded + 63) / 64 * 64)
+            self.init(
+                version: IndexFile.version, flags: flags, fingerprintLength: fingerprintLength, count: count,
+                dimension: dimension, idsLength: idsLength, metadataLength: metadataLength,
+                vectorsOffset: (unpadded + 63) / 64 * 64)
         }
 
         /// Where each field lies, little-endian.
@@ -65,7 +68,9 @@ extension IndexFile {
             }
             append(version)
             append(flags)
-            for field in [fingerprintLength, count, dimension, idsLength, metadataLength, vectorsOffset] { append(UInt64(field)) }
+            for field in [fingerprintLength, count, dimension, idsLength, metadataLength, vectorsOffset] {
+                append(UInt64(field))
+            }
             assert(bytes.count == Self.size)
             return bytes
         }
@@ -78,7 +83,9 @@ extension IndexFile {
         /// few of them cannot overflow unnoticed). The fields are not checked against each other
         /// or the file's size: `read` does that.
         /// - Throws: `notAnIndexFile`, `truncatedFile`, `unsupportedVersion` or `corruptFile`.
-        package static func parse(_ bytes: UnsafeRawBufferPointer, path: String, minimumFileSize: Int = size) throws -> Header {
+        package static func parse(_ bytes: UnsafeRawBufferPointer, path: String, minimumFileSize: Int = size) throws
+            -> Header
+        {
             let magic = IndexFile.magic
             let prefix = min(bytes.count, magic.count)
             guard prefix > 0, Array(bytes[0..<prefix]) == Array(magic[0..<prefix]) else {
@@ -88,7 +95,9 @@ extension IndexFile {
             guard bytes.count >= required else {
                 throw VectorIndexError.truncatedFile(path: path, expectedBytes: required, actualBytes: bytes.count)
             }
-            func u32(_ offset: Int) -> UInt32 { UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)) }
+            func u32(_ offset: Int) -> UInt32 {
+                UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+            }
             func field(_ offset: Int) throws -> Int {
                 let v = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
                 guard v <= UInt64(Int.max / 8) else {
@@ -97,7 +106,9 @@ extension IndexFile {
                 return Int(v)
             }
             let version = u32(Offset.version)
-            guard IndexFile.readableVersions.contains(version) else { throw VectorIndexError.unsupportedVersion(path: path, version: version) }
+            guard IndexFile.readableVersions.contains(version) else {
+                throw VectorIndexError.unsupportedVersion(path: path, version: version)
+            }
             let flags = u32(Offset.flags)
             if version == 1, flags != 0 {
                 throw VectorIndexError.corruptFile(path: path, reason: "reserved field is \(flags)")
@@ -106,10 +117,11 @@ extension IndexFile {
             guard flags & ~known == 0, flags & IndexFile.perVectorFlag == 0 || flags & IndexFile.int8Flag != 0 else {
                 throw VectorIndexError.corruptFile(path: path, reason: "unknown codes flags \(flags)")
             }
-            return Header(version: version, flags: flags, fingerprintLength: try field(Offset.fingerprintLength),
-                          count: try field(Offset.count), dimension: try field(Offset.dimension),
-                          idsLength: try field(Offset.idsLength), metadataLength: try field(Offset.metadataLength),
-                          vectorsOffset: try field(Offset.vectorsOffset))
+            return Header(
+                version: version, flags: flags, fingerprintLength: try field(Offset.fingerprintLength),
+                count: try field(Offset.count), dimension: try field(Offset.dimension),
+                idsLength: try field(Offset.idsLength), metadataLength: try field(Offset.metadataLength),
+                vectorsOffset: try field(Offset.vectorsOffset))
         }
 
         /// The bytes of the checksums and end marker: one checksum in version 1, two after.

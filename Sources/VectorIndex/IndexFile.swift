@@ -1,10 +1,11 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// An index as stored on disk: the vectors, what made them, and opaque metadata for higher layers.
@@ -94,11 +95,15 @@ public enum IndexFile {
         if flags & int8Flag != 0 {
             let codes = count.multipliedReportingOverflow(by: dimension)
             if flags & perVectorFlag == 0 {
-                guard let parameters = take(dimension.multipliedReportingOverflow(by: 8)), let c = take(codes) else { return nil }
+                guard let parameters = take(dimension.multipliedReportingOverflow(by: 8)), let c = take(codes) else {
+                    return nil
+                }
                 layout.int8Parameters = parameters
                 layout.int8Codes = c
             } else {
-                guard let c = take(codes), let scales = take(count.multipliedReportingOverflow(by: 4)) else { return nil }
+                guard let c = take(codes), let scales = take(count.multipliedReportingOverflow(by: 4)) else {
+                    return nil
+                }
                 layout.int8Codes = c
                 layout.int8Scales = scales
             }
@@ -113,12 +118,20 @@ public enum IndexFile {
         return layout
     }
 
+    /// The encoder for the JSON an index file holds: keys sorted, so that the same index gives the
+    /// same bytes in every process (a dictionary's order otherwise follows the process's hash seed).
+    package static var jsonEncoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }
+
     /// Writes `stored` to `url` atomically: readers see the old file or the new one, never a mix.
     /// The index's int8 and binary codes, when it keeps them, are written too.
     /// - Throws: `VectorIndexError.io` (the previous file, if any, is left untouched).
     public static func write(_ stored: StoredIndex, to url: URL) throws {
         let index = stored.index
-        let fingerprintJSON = try JSONEncoder().encode(stored.fingerprint)
+        let fingerprintJSON = try IndexFile.jsonEncoder.encode(stored.fingerprint)
         var ids = [UInt8]()
         for id in index.ids {
             let utf8 = Array(id.utf8)
@@ -131,8 +144,9 @@ public enum IndexFile {
             if int8.quantizer.scheme == .perVector { flags |= perVectorFlag }
         }
         if index.binaryTable != nil { flags |= binaryFlag }
-        let header = Header(flags: flags, fingerprintLength: fingerprintJSON.count, count: index.count, dimension: index.dimension,
-                            idsLength: ids.count, metadataLength: stored.metadata.count)
+        let header = Header(
+            flags: flags, fingerprintLength: fingerprintJSON.count, count: index.count, dimension: index.dimension,
+            idsLength: ids.count, metadataLength: stored.metadata.count)
         var head = header.encode()
         head.reserveCapacity(header.vectorsOffset)
         head.append(contentsOf: fingerprintJSON)
@@ -140,12 +154,14 @@ public enum IndexFile {
         head.append(contentsOf: stored.metadata)
         head.append(contentsOf: [UInt8](repeating: 0, count: header.vectorsOffset - head.count))
         let vectorsEnd = header.vectorsOffset + index.count * index.dimension * 4
-        guard let layout = codesLayout(after: vectorsEnd, count: index.count, dimension: index.dimension, flags: flags) else {
+        guard let layout = codesLayout(after: vectorsEnd, count: index.count, dimension: index.dimension, flags: flags)
+        else {
             throw VectorIndexError.io(path: url.path, operation: "write", message: "index too large to lay out")
         }
 
         try AtomicFile.write(to: url) { sink in
-            var outside = Checksum(), inside = Checksum()
+            var outside = Checksum()
+            var inside = Checksum()
             var written = 0
             func emit(_ bytes: UnsafeRawBufferPointer, vectors: Bool = false) throws {
                 if vectors { inside.update(bytes) } else { outside.update(bytes) }
@@ -192,7 +208,8 @@ public enum IndexFile {
         let file = try MappedFile(path: path)
         let header = try Header.parse(file.bytes, path: path)
         guard header.fingerprintRange.upperBound <= file.bytes.count else {
-            throw VectorIndexError.truncatedFile(path: path, expectedBytes: header.fingerprintRange.upperBound, actualBytes: file.bytes.count)
+            throw VectorIndexError.truncatedFile(
+                path: path, expectedBytes: header.fingerprintRange.upperBound, actualBytes: file.bytes.count)
         }
         return try fingerprint(in: file.bytes, header: header, path: path)
     }
@@ -204,8 +221,10 @@ public enum IndexFile {
     /// the fingerprint, the ids, the vectors, then the codes; the first failure is thrown.
     /// - Throws: `notAnIndexFile`, `truncatedFile`, `unsupportedVersion`, `checksumMismatch`,
     ///   `corruptFile`, `fingerprintMismatch` or `io`. Never returns a partially read index.
-    public static func read(from url: URL, expecting expected: IndexFingerprint? = nil,
-                            verification: Verification = .full) throws -> StoredIndex {
+    public static func read(
+        from url: URL, expecting expected: IndexFingerprint? = nil,
+        verification: Verification = .full
+    ) throws -> StoredIndex {
         let path = url.path
         let file = try MappedFile(path: path)
         let bytes = file.bytes
@@ -219,7 +238,8 @@ public enum IndexFile {
 
         let fingerprint = try fingerprint(in: bytes, header: header, path: path)
         guard fingerprint.dimension == header.dimension else {
-            throw VectorIndexError.corruptFile(path: path, reason: "fingerprint says \(fingerprint.dimension) dimensions, header \(header.dimension)")
+            throw VectorIndexError.corruptFile(
+                path: path, reason: "fingerprint says \(fingerprint.dimension) dimensions, header \(header.dimension)")
         }
         if let expected, expected != fingerprint {
             throw VectorIndexError.fingerprintMismatch(expected: expected, actual: fingerprint)
@@ -245,24 +265,32 @@ public enum IndexFile {
         /// - Throws: `corruptFile` when the sizes overflow or the sections overlap, `truncatedFile`
         ///   when the file is shorter than the header says, `corruptFile` when longer.
         init(_ header: Header, fileSize actual: Int, path: String) throws {
-            let count = header.count, dimension = header.dimension, vectorsOffset = header.vectorsOffset
+            let count = header.count
+            let dimension = header.dimension
+            let vectorsOffset = header.vectorsOffset
             guard dimension > 0 else { throw VectorIndexError.corruptFile(path: path, reason: "dimension is 0") }
             let (floats, o1) = count.multipliedReportingOverflow(by: dimension)
             let (vectorBytes, o2) = floats.multipliedReportingOverflow(by: 4)
             let (vectorsEnd, o3) = vectorsOffset.addingReportingOverflow(vectorBytes)
-            guard !(o1 || o2 || o3), let codes = codesLayout(after: vectorsEnd, count: count, dimension: dimension, flags: header.flags) else {
+            guard !(o1 || o2 || o3),
+                let codes = codesLayout(after: vectorsEnd, count: count, dimension: dimension, flags: header.flags)
+            else {
                 throw VectorIndexError.corruptFile(path: path, reason: "sizes overflow (\(count) × \(dimension))")
             }
             let (expectedSize, o4) = codes.end.addingReportingOverflow(header.trailerSize)
-            guard !o4 else { throw VectorIndexError.corruptFile(path: path, reason: "sizes overflow (\(count) × \(dimension))") }
+            guard !o4 else {
+                throw VectorIndexError.corruptFile(path: path, reason: "sizes overflow (\(count) × \(dimension))")
+            }
             guard vectorsOffset % 64 == 0, vectorsOffset >= header.metadataRange.upperBound else {
-                throw VectorIndexError.corruptFile(path: path, reason: "vectors offset \(vectorsOffset) is inconsistent")
+                throw VectorIndexError.corruptFile(
+                    path: path, reason: "vectors offset \(vectorsOffset) is inconsistent")
             }
             guard actual >= expectedSize else {
                 throw VectorIndexError.truncatedFile(path: path, expectedBytes: expectedSize, actualBytes: actual)
             }
             guard actual == expectedSize else {
-                throw VectorIndexError.corruptFile(path: path, reason: "\(actual - expectedSize) unexpected bytes after the end")
+                throw VectorIndexError.corruptFile(
+                    path: path, reason: "\(actual - expectedSize) unexpected bytes after the end")
             }
             self.floats = floats
             self.vectorsEnd = vectorsEnd
@@ -274,25 +302,35 @@ public enum IndexFile {
     /// Version 1: one checksum of everything before it. Version 2: one of everything but the
     /// vectors, and (with `.full`) one of the vectors.
     /// - Throws: `checksumMismatch`.
-    private static func verifyChecksums(_ bytes: UnsafeRawBufferPointer, header: Header, layout: FileLayout,
-                                        verification: Verification, path: String) throws {
-        func stored(at offset: Int) -> UInt64 { UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
+    private static func verifyChecksums(
+        _ bytes: UnsafeRawBufferPointer, header: Header, layout: FileLayout,
+        verification: Verification, path: String
+    ) throws {
+        func stored(at offset: Int) -> UInt64 {
+            UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+        }
         func checksum(_ range: Range<Int>) -> Checksum {
             var c = Checksum()
             c.update(UnsafeRawBufferPointer(rebasing: bytes[range]))
             return c
         }
         if header.version == 1 {
-            guard Checksum.of(UnsafeRawBufferPointer(rebasing: bytes[0..<layout.vectorsEnd])) == stored(at: layout.vectorsEnd) else {
+            guard
+                Checksum.of(UnsafeRawBufferPointer(rebasing: bytes[0..<layout.vectorsEnd]))
+                    == stored(at: layout.vectorsEnd)
+            else {
                 throw VectorIndexError.checksumMismatch(path: path)
             }
             return
         }
         var outside = checksum(0..<header.vectorsOffset)
         outside.update(UnsafeRawBufferPointer(rebasing: bytes[layout.vectorsEnd..<layout.codes.end]))
-        guard outside.finalize() == stored(at: layout.codes.end) else { throw VectorIndexError.checksumMismatch(path: path) }
+        guard outside.finalize() == stored(at: layout.codes.end) else {
+            throw VectorIndexError.checksumMismatch(path: path)
+        }
         if verification == .full {
-            guard checksum(header.vectorsOffset..<layout.vectorsEnd).finalize() == stored(at: layout.codes.end + 8) else {
+            guard checksum(header.vectorsOffset..<layout.vectorsEnd).finalize() == stored(at: layout.codes.end + 8)
+            else {
                 throw VectorIndexError.checksumMismatch(path: path)
             }
         }
@@ -300,7 +338,9 @@ public enum IndexFile {
 
     /// The fingerprint JSON after the header (the caller has checked that the file holds it).
     /// - Throws: `corruptFile` when it is not a fingerprint.
-    private static func fingerprint(in bytes: UnsafeRawBufferPointer, header: Header, path: String) throws -> IndexFingerprint {
+    private static func fingerprint(in bytes: UnsafeRawBufferPointer, header: Header, path: String) throws
+        -> IndexFingerprint
+    {
         do {
             return try JSONDecoder().decode(IndexFingerprint.self, from: Data(bytes[header.fingerprintRange]))
         } catch {
@@ -318,14 +358,18 @@ public enum IndexFile {
         ids.reserveCapacity(min(count, header.idsLength / 4 + 1))
         while ids.count < count {
             guard cursor + 4 <= idsEnd else {
-                throw VectorIndexError.corruptFile(path: path, reason: "ids section ends after \(ids.count) of \(count) ids")
+                throw VectorIndexError.corruptFile(
+                    path: path, reason: "ids section ends after \(ids.count) of \(count) ids")
             }
             let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: cursor, as: UInt32.self)))
             cursor += 4
             guard length <= idsEnd - cursor else {
                 throw VectorIndexError.corruptFile(path: path, reason: "id \(ids.count) runs past the ids section")
             }
-            guard let id = String(validating: UnsafeRawBufferPointer(rebasing: bytes[cursor..<(cursor + length)]), as: UTF8.self) else {
+            guard
+                let id = String(
+                    validating: UnsafeRawBufferPointer(rebasing: bytes[cursor..<(cursor + length)]), as: UTF8.self)
+            else {
                 throw VectorIndexError.corruptFile(path: path, reason: "id \(ids.count) is not valid UTF-8")
             }
             ids.append(id)
@@ -340,13 +384,16 @@ public enum IndexFile {
     /// The index over the mapped vectors, each checked finite unless `verification` skips them
     /// (version 1 files are always checked).
     /// - Throws: `corruptFile` for a non-finite value or a repeated id.
-    private static func vectors(of file: MappedFile, header: Header, ids: [String], layout: FileLayout,
-                                verification: Verification) throws -> FlatIndex {
+    private static func vectors(
+        of file: MappedFile, header: Header, ids: [String], layout: FileLayout,
+        verification: Verification
+    ) throws -> FlatIndex {
         let storage = VectorStorage.mapped(file, offset: header.vectorsOffset, count: layout.floats)
         if verification == .full || header.version == 1 {
             let nonFinite = storage.withUnsafeBufferPointer { values in values.firstIndex { !$0.isFinite } }
             if let bad = nonFinite {
-                throw VectorIndexError.corruptFile(path: file.path, reason: "vector \(bad / header.dimension) has a non-finite value")
+                throw VectorIndexError.corruptFile(
+                    path: file.path, reason: "vector \(bad / header.dimension) has a non-finite value")
             }
         }
         do {
@@ -358,14 +405,21 @@ public enum IndexFile {
 
     /// Attaches the int8 and binary codes the file keeps to `index`, mapped.
     /// - Throws: `corruptFile` for int8 ranges that are not finite or an invalid per-vector scale.
-    private static func readCodes(of file: MappedFile, header: Header, layout: FileLayout, into index: inout FlatIndex) throws {
-        let count = header.count, dimension = header.dimension, path = file.path
+    private static func readCodes(of file: MappedFile, header: Header, layout: FileLayout, into index: inout FlatIndex)
+        throws
+    {
+        let count = header.count
+        let dimension = header.dimension
+        let path = file.path
         if let codes = layout.codes.int8Codes {
             let quantizer: Int8Quantizer
             if let parameters = layout.codes.int8Parameters {
-                let values = (0..<(2 * dimension)).map { file.bytes.loadUnaligned(fromByteOffset: parameters.lowerBound + 4 * $0, as: Float.self) }
+                let values = (0..<(2 * dimension)).map {
+                    file.bytes.loadUnaligned(fromByteOffset: parameters.lowerBound + 4 * $0, as: Float.self)
+                }
                 do {
-                    quantizer = try Int8Quantizer(minimum: Array(values[0..<dimension]), step: Array(values[dimension...]))
+                    quantizer = try Int8Quantizer(
+                        minimum: Array(values[0..<dimension]), step: Array(values[dimension...]))
                 } catch {
                     throw VectorIndexError.corruptFile(path: path, reason: "int8 ranges are not finite")
                 }
@@ -376,13 +430,18 @@ public enum IndexFile {
             if let range = layout.codes.int8Scales {
                 scales = .mapped(file, offset: range.lowerBound, count: count)
                 let bad = scales.withUnsafeBufferPointer { $0.firstIndex { !$0.isFinite || $0 < 0 } }
-                if let bad { throw VectorIndexError.corruptFile(path: path, reason: "int8 scale of vector \(bad) is invalid") }
+                if let bad {
+                    throw VectorIndexError.corruptFile(path: path, reason: "int8 scale of vector \(bad) is invalid")
+                }
             }
-            index.int8Table = Int8Table(quantizer: quantizer, codes: .mapped(file, offset: codes.lowerBound, count: layout.floats), scales: scales)
+            index.int8Table = Int8Table(
+                quantizer: quantizer, codes: .mapped(file, offset: codes.lowerBound, count: layout.floats),
+                scales: scales)
         }
         if let range = layout.codes.binaryCodes {
             let words = (dimension + 63) / 64
-            index.binaryTable = BinaryTable(words: words, codes: .mapped(file, offset: range.lowerBound, count: count * words))
+            index.binaryTable = BinaryTable(
+                words: words, codes: .mapped(file, offset: range.lowerBound, count: count * words))
         }
     }
 }

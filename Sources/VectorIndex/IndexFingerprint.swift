@@ -16,7 +16,10 @@ public struct IndexFingerprint: Codable, Equatable, Hashable, Sendable, CustomSt
     public var quantization: String?
 
     /// A fingerprint from its parts.
-    public init(modelIdentifier: String, dimension: Int, pooling: String, normalized: Bool, tokenizerHash: String, quantization: String? = nil) {
+    public init(
+        modelIdentifier: String, dimension: Int, pooling: String, normalized: Bool, tokenizerHash: String,
+        quantization: String? = nil
+    ) {
         self.modelIdentifier = modelIdentifier
         self.dimension = dimension
         self.pooling = pooling

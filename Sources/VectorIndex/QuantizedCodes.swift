@@ -154,7 +154,8 @@ struct Int8Table: Sendable {
     /// Codes for `rows` unit vectors.
     init(quantizer: Int8Quantizer, vectors: UnsafeBufferPointer<Float>) {
         self.quantizer = quantizer
-        let d = quantizer.dimension, rows = vectors.count / d
+        let d = quantizer.dimension
+        let rows = vectors.count / d
         var codes = [UInt8](repeating: 0, count: rows * d)
         var scales = [Float](repeating: 1, count: quantizer.scheme == .perVector ? rows : 0)
         let perVector = quantizer.scheme == .perVector
@@ -163,7 +164,8 @@ struct Int8Table: Sendable {
                 let shared = WorkerShared(EncodeTargets(vectors: vectors, codes: c.baseAddress, scales: s.baseAddress))
                 forEachRowRange(rows: rows, dimension: d) { range in
                     for r in range {
-                        let scale = quantizer.encode(shared.value.vectors.baseAddress! + r * d, into: shared.value.codes! + r * d)
+                        let scale = quantizer.encode(
+                            shared.value.vectors.baseAddress! + r * d, into: shared.value.codes! + r * d)
                         if perVector { shared.value.scales![r] = scale }
                     }
                 }
@@ -176,7 +178,9 @@ struct Int8Table: Sendable {
     /// One vector's codes and scale.
     private func encoded(_ unit: [Float]) -> (codes: [UInt8], scale: Float) {
         var row = [UInt8](repeating: 0, count: quantizer.dimension)
-        let scale = unit.withUnsafeBufferPointer { x in row.withUnsafeMutableBufferPointer { quantizer.encode(x.baseAddress!, into: $0.baseAddress!) } }
+        let scale = unit.withUnsafeBufferPointer { x in
+            row.withUnsafeMutableBufferPointer { quantizer.encode(x.baseAddress!, into: $0.baseAddress!) }
+        }
         return (row, scale)
     }
 
@@ -219,7 +223,9 @@ struct BinaryTable: Sendable {
             let shared = WorkerShared(EncodeTargets(vectors: vectors, bits: c.baseAddress))
             forEachRowRange(rows: rows, dimension: dimension) { range in
                 for r in range {
-                    Self.encode(shared.value.vectors.baseAddress! + r * dimension, count: dimension, into: shared.value.bits! + r * words)
+                    Self.encode(
+                        shared.value.vectors.baseAddress! + r * dimension, count: dimension,
+                        into: shared.value.bits! + r * words)
                 }
             }
         }
@@ -233,7 +239,9 @@ struct BinaryTable: Sendable {
 
     static func code(of unit: [Float]) -> [UInt64] {
         var code = [UInt64](repeating: 0, count: (unit.count + 63) / 64)
-        unit.withUnsafeBufferPointer { x in code.withUnsafeMutableBufferPointer { encode(x.baseAddress!, count: unit.count, into: $0.baseAddress!) } }
+        unit.withUnsafeBufferPointer { x in
+            code.withUnsafeMutableBufferPointer { encode(x.baseAddress!, count: unit.count, into: $0.baseAddress!) }
+        }
         return code
     }
 

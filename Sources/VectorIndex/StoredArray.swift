@@ -7,16 +7,16 @@ enum StoredArray<Element: BitwiseCopyable & Sendable>: Sendable {
 
     var count: Int {
         switch self {
-        case let .owned(values): return values.count
-        case let .mapped(_, _, count): return count
+        case .owned(let values): return values.count
+        case .mapped(_, _, let count): return count
         }
     }
 
     func withUnsafeBufferPointer<R>(_ body: (UnsafeBufferPointer<Element>) throws -> R) rethrows -> R {
         switch self {
-        case let .owned(values):
+        case .owned(let values):
             return try values.withUnsafeBufferPointer(body)
-        case let .mapped(file, offset, count):
+        case .mapped(let file, let offset, let count):
             let base = (file.bytes.baseAddress! + offset).assumingMemoryBound(to: Element.self)
             return try body(UnsafeBufferPointer(start: base, count: count))
         }
@@ -32,7 +32,7 @@ enum StoredArray<Element: BitwiseCopyable & Sendable>: Sendable {
 
     func makeOwned() -> [Element] {
         switch self {
-        case let .owned(values): return values
+        case .owned(let values): return values
         case .mapped: return withUnsafeBufferPointer { Array($0) }
         }
     }

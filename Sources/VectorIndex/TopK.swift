@@ -57,7 +57,9 @@ struct BoundedHeap {
         a.score < b.score || (a.score == b.score && a.index > b.index)
     }
 
-    mutating func insert(contentsOf scores: UnsafeBufferPointer<Float>, indexOffset: Int, isIncluded: (@Sendable (Int) -> Bool)?) {
+    mutating func insert(
+        contentsOf scores: UnsafeBufferPointer<Float>, indexOffset: Int, isIncluded: (@Sendable (Int) -> Bool)?
+    ) {
         guard capacity > 0 else { return }
         for i in 0..<scores.count {
             let score = scores[i]
@@ -115,7 +117,9 @@ struct BoundedHeap {
 package enum ReferenceTopK {
     /// The `k` best of `scores`, best first, ties by lower index; NaN scores are skipped.
     /// - Complexity: O(n log n).
-    package static func select(from scores: [Float], k: Int, isIncluded: (@Sendable (Int) -> Bool)? = nil) -> [TopK.Element] {
+    package static func select(from scores: [Float], k: Int, isIncluded: (@Sendable (Int) -> Bool)? = nil) -> [TopK
+        .Element]
+    {
         guard k > 0 else { return [] }
         let candidates = scores.indices.filter { !scores[$0].isNaN && (isIncluded?($0) ?? true) }
         let ordered = candidates.sorted { a, b in

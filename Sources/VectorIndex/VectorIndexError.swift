@@ -37,24 +37,26 @@ public enum VectorIndexError: Error, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case let .dimensionMismatch(expected, actual):
+        case .dimensionMismatch(let expected, let actual):
             return "vector has \(actual) components, the index holds \(expected)-dimensional vectors"
-        case let .nonFiniteValue(id, component):
+        case .nonFiniteValue(let id, let component):
             return "vector for id '\(id)' has a non-finite value at component \(component)"
-        case let .duplicateID(id): return "id '\(id)' is already in the index"
-        case let .unknownID(id): return "id '\(id)' is not in the index"
-        case let .truncatedFile(path, expected, actual):
+        case .duplicateID(let id): return "id '\(id)' is already in the index"
+        case .unknownID(let id): return "id '\(id)' is not in the index"
+        case .truncatedFile(let path, let expected, let actual):
             return "\(path): truncated index file (\(actual) bytes, expected \(expected))"
-        case let .notAnIndexFile(path): return "\(path): not an index file (bad magic bytes)"
-        case let .unsupportedVersion(path, version): return "\(path): unsupported index format version \(version)"
-        case let .checksumMismatch(path): return "\(path): checksum mismatch (the file is corrupt)"
-        case let .corruptFile(path, reason): return "\(path): corrupt index file: \(reason)"
-        case let .fingerprintMismatch(expected, actual):
-            return "the vectors were made by \(actual), not by \(expected): use the model that made them, or index again"
-        case let .io(path, operation, message): return "\(path): \(operation) failed: \(message)"
-        case let .codesMissing(precision):
-            return "the index keeps no \(precision.rawValue) codes (build them with buildCodes, or search with exact precision)"
-        case let .invalidCodes(reason): return "invalid codes: \(reason)"
+        case .notAnIndexFile(let path): return "\(path): not an index file (bad magic bytes)"
+        case .unsupportedVersion(let path, let version): return "\(path): unsupported index format version \(version)"
+        case .checksumMismatch(let path): return "\(path): checksum mismatch (the file is corrupt)"
+        case .corruptFile(let path, let reason): return "\(path): corrupt index file: \(reason)"
+        case .fingerprintMismatch(let expected, let actual):
+            return
+                "the vectors were made by \(actual), not by \(expected): use the model that made them, or index again"
+        case .io(let path, let operation, let message): return "\(path): \(operation) failed: \(message)"
+        case .codesMissing(let precision):
+            return
+                "the index keeps no \(precision.rawValue) codes (build them with buildCodes, or search with exact precision)"
+        case .invalidCodes(let reason): return "invalid codes: \(reason)"
         }
     }
 }

@@ -1,5 +1,5 @@
-import Hashing
 import Foundation
+import Hashing
 
 /// Hugging Face's fast BERT tokenizer (`BertNormalizer`, `BertPreTokenizer`, `WordPiece`, and the
 /// `[CLS] … [SEP]` template), producing the same ids and offsets, with every token's range in the
@@ -64,14 +64,18 @@ public struct BertTokenizer: TextTokenizer {
         let inSpecialTokens = Set(specials.flatMap { $0.unicodeScalars.map(\.value) })
         self.blockBoundary = (0..<128).map { (value: UInt32) in
             let ascii = Unicode.Scalar(UInt8(value))
-            let boundary = ascii == " " || ascii == "\n" || ascii == "\t" || ascii == "\r"
-                || (33...47).contains(value) || (58...64).contains(value) || (91...96).contains(value) || (123...126).contains(value)
+            let boundary =
+                ascii == " " || ascii == "\n" || ascii == "\t" || ascii == "\r"
+                || (33...47).contains(value) || (58...64).contains(value) || (91...96).contains(value)
+                || (123...126).contains(value)
             return boundary && !inSpecialTokens.contains(value)
         }
         var bytes = [UInt8]()
         for token in vocabulary.tokens { bytes += Array(token.utf8) + [10] }
         let strip = normalizer.stripAccents.map { $0 ? "true" : "false" } ?? "default"
-        bytes += Array("lower=\(normalizer.lowercase) strip=\(strip) cjk=\(normalizer.handleChineseCharacters) max=\(maximumLength) words=\(model.maximumCharactersPerWord)".utf8)
+        bytes += Array(
+            "lower=\(normalizer.lowercase) strip=\(strip) cjk=\(normalizer.handleChineseCharacters) max=\(maximumLength) words=\(model.maximumCharactersPerWord)"
+                .utf8)
         self.fingerprint = String(SHA256.hex(of: bytes).prefix(16))
     }
 
@@ -83,7 +87,8 @@ public struct BertTokenizer: TextTokenizer {
         let configURL = folder.appendingPathComponent("tokenizer_config.json")
         if FileManager.default.fileExists(atPath: configURL.path) {
             guard let data = try? Data(contentsOf: configURL),
-                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+            else {
                 throw WordPieceError.invalidVocabulary(path: configURL.path, reason: "not a JSON object")
             }
             config = object
@@ -105,7 +110,8 @@ public struct BertTokenizer: TextTokenizer {
                 separatorToken: token("sep_token", "[SEP]"), paddingToken: token("pad_token", "[PAD]"),
                 maskToken: token("mask_token", "[MASK]"))
         } catch WordPieceError.invalidVocabulary(_, let reason) {
-            throw WordPieceError.invalidVocabulary(path: folder.appendingPathComponent("vocab.txt").path, reason: reason)
+            throw WordPieceError.invalidVocabulary(
+                path: folder.appendingPathComponent("vocab.txt").path, reason: reason)
         }
     }
 
@@ -117,7 +123,10 @@ public struct BertTokenizer: TextTokenizer {
         var content = [Token]()
         var truncated = false
         for token in contentTokens(of: text) {
-            if content.count == limit { truncated = true; break }
+            if content.count == limit {
+                truncated = true
+                break
+            }
             content.append(token)
         }
         let start = text.startIndex..<text.startIndex
@@ -183,7 +192,9 @@ public struct BertTokenizer: TextTokenizer {
 
     /// The tokens of the block that starts at `start`: at least `blockScalars` scalars (unless the
     /// text ends first), up to and including the next block boundary. Returns where the block ends.
-    private func blockTokens(of text: String, from start: String.Index, blockScalars: Int) -> (tokens: [Token], end: String.Index) {
+    private func blockTokens(of text: String, from start: String.Index, blockScalars: Int) -> (
+        tokens: [Token], end: String.Index
+    ) {
         var indices = [String.Index]()
         var scalars = [Unicode.Scalar]()
         let view = text.unicodeScalars
@@ -229,7 +240,9 @@ public struct BertTokenizer: TextTokenizer {
                 tokenizeSegment(segmentStart..<position, scalars: scalars, indices: indices) { tokens.append($0) }
                 guard let special else { break }
                 let end = position + special.scalars.count
-                tokens.append(Token(id: special.id, text: special.text, range: indices[position]..<indices[end], isSpecial: false))
+                tokens.append(
+                    Token(id: special.id, text: special.text, range: indices[position]..<indices[end], isSpecial: false)
+                )
                 position = end
                 segmentStart = end
             } else {
@@ -239,7 +252,9 @@ public struct BertTokenizer: TextTokenizer {
         return tokens
     }
 
-    private func specialMatch(in scalars: [Unicode.Scalar], at position: Int) -> (text: String, scalars: [Unicode.Scalar], id: Int)? {
+    private func specialMatch(in scalars: [Unicode.Scalar], at position: Int) -> (
+        text: String, scalars: [Unicode.Scalar], id: Int
+    )? {
         for special in specialScalars where special.scalars.first == scalars[position] {
             let end = position + special.scalars.count
             if end <= scalars.count, Array(scalars[position..<end]) == special.scalars { return special }

@@ -24,7 +24,9 @@ public struct BertNormalizer: Sendable {
     public var lowercase: Bool
 
     /// A normalizer with Hugging Face's defaults unless told otherwise.
-    public init(cleanText: Bool = true, handleChineseCharacters: Bool = true, stripAccents: Bool? = nil, lowercase: Bool = true) {
+    public init(
+        cleanText: Bool = true, handleChineseCharacters: Bool = true, stripAccents: Bool? = nil, lowercase: Bool = true
+    ) {
         self.cleanText = cleanText
         self.handleChineseCharacters = handleChineseCharacters
         self.stripAccents = stripAccents
@@ -94,7 +96,7 @@ public struct BertNormalizer: Sendable {
     static func isChineseCharacter(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x4E00...0x9FFF, 0x3400...0x4DBF, 0x20000...0x2A6DF, 0x2A700...0x2B73F,
-             0x2B740...0x2B81F, 0x2B820...0x2CEAF, 0xF900...0xFAFF, 0x2F800...0x2FA1F:
+            0x2B740...0x2B81F, 0x2B820...0x2CEAF, 0xF900...0xFAFF, 0x2F800...0x2FA1F:
             return true
         default:
             return false
@@ -105,10 +107,12 @@ public struct BertNormalizer: Sendable {
     /// punctuation categories (Pc, Pd, Ps, Pe, Pi, Pf, Po).
     static func isPunctuation(_ scalar: Unicode.Scalar) -> Bool {
         let v = scalar.value
-        if (33...47).contains(v) || (58...64).contains(v) || (91...96).contains(v) || (123...126).contains(v) { return true }
+        if (33...47).contains(v) || (58...64).contains(v) || (91...96).contains(v) || (123...126).contains(v) {
+            return true
+        }
         switch scalar.properties.generalCategory {
         case .connectorPunctuation, .dashPunctuation, .openPunctuation, .closePunctuation,
-             .initialPunctuation, .finalPunctuation, .otherPunctuation:
+            .initialPunctuation, .finalPunctuation, .otherPunctuation:
             return true
         default:
             return false
@@ -119,7 +123,10 @@ public struct BertNormalizer: Sendable {
     static func canonicalDecomposition(_ scalar: Unicode.Scalar) -> [Unicode.Scalar] {
         // Most non-ASCII scalars do not decompose; asking Foundation is the slow path.
         if scalar.properties.canonicalCombiningClass == .notReordered,
-           scalar.value < 0xC0 { return [scalar] }
+            scalar.value < 0xC0
+        {
+            return [scalar]
+        }
         let s = String(String.UnicodeScalarView([scalar]))
         return Array(s.decomposedStringWithCanonicalMapping.unicodeScalars)
     }

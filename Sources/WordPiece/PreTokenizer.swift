@@ -10,9 +10,15 @@ public struct BertPreTokenizer: Sendable {
         var start: Int? = nil
         for (i, item) in text.enumerated() {
             if BertNormalizer.isWhitespace(item.scalar) {
-                if let s = start { words.append(s..<i); start = nil }
+                if let s = start {
+                    words.append(s..<i)
+                    start = nil
+                }
             } else if BertNormalizer.isPunctuation(item.scalar) {
-                if let s = start { words.append(s..<i); start = nil }
+                if let s = start {
+                    words.append(s..<i)
+                    start = nil
+                }
                 words.append(i..<(i + 1))
             } else if start == nil {
                 start = i

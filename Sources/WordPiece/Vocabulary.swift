@@ -27,7 +27,8 @@ public struct Vocabulary: Sendable {
         guard let text = String(data: data, encoding: .utf8) else {
             throw WordPieceError.invalidVocabulary(path: url.path, reason: "not UTF-8")
         }
-        var lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map { line -> String in
+        var lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).map {
+            line -> String in
             line.hasSuffix("\r") ? String(line.dropLast()) : String(line)
         }
         if lines.last == "" { lines.removeLast() }

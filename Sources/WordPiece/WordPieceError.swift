@@ -9,8 +9,8 @@ public enum WordPieceError: Error, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case let .unreadableVocabulary(path, reason): return "\(path): cannot read vocabulary: \(reason)"
-        case let .invalidVocabulary(path, reason): return "\(path): invalid vocabulary: \(reason)"
+        case .unreadableVocabulary(let path, let reason): return "\(path): cannot read vocabulary: \(reason)"
+        case .invalidVocabulary(let path, let reason): return "\(path): invalid vocabulary: \(reason)"
         }
     }
 }

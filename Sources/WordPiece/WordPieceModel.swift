@@ -13,7 +13,10 @@ public struct WordPieceModel: Sendable {
     let unknownID: Int
 
     /// - Precondition: `unknownToken` is in the vocabulary (the tokenizer checks this with an error).
-    public init(vocabulary: Vocabulary, unknownToken: String = "[UNK]", continuingSubwordPrefix: String = "##", maximumCharactersPerWord: Int = 100) {
+    public init(
+        vocabulary: Vocabulary, unknownToken: String = "[UNK]", continuingSubwordPrefix: String = "##",
+        maximumCharactersPerWord: Int = 100
+    ) {
         precondition(vocabulary.id(for: unknownToken) != nil, "unknown token missing from the vocabulary")
         self.vocabulary = vocabulary
         self.unknownToken = unknownToken

@@ -32,10 +32,11 @@ final class SafetensorsTests: XCTestCase {
 
     func assertInvalid(_ url: URL, _ fragment: String, file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertThrowsError(try SafetensorsFile(contentsOf: url), file: file, line: line) { error in
-            guard case let EncoderError.invalidSafetensors(_, reason) = error else {
+            guard case EncoderError.invalidSafetensors(_, let reason) = error else {
                 return XCTFail("unexpected error \(error)", file: file, line: line)
             }
-            XCTAssertTrue(reason.contains(fragment), "'\(reason)' does not mention '\(fragment)'", file: file, line: line)
+            XCTAssertTrue(
+                reason.contains(fragment), "'\(reason)' does not mention '\(fragment)'", file: file, line: line)
         }
     }
 
@@ -43,7 +44,8 @@ final class SafetensorsTests: XCTestCase {
         let f32 = floatBytes([1, -2.5, 3])
         let f16: [UInt8] = [0x00, 0x3C, 0x00, 0xC0, 0x00, 0x7C]  // 1, -2, +inf
         let bf16: [UInt8] = [0x80, 0x3F, 0x20, 0xC0]  // 1, -2.5
-        let header = #"{"a":{"dtype":"F32","shape":[3],"data_offsets":[0,12]},"h":{"dtype":"F16","shape":[3],"data_offsets":[12,18]},"b":{"dtype":"BF16","shape":[2],"data_offsets":[18,22]},"__metadata__":{"format":"pt"}}"#
+        let header =
+            #"{"a":{"dtype":"F32","shape":[3],"data_offsets":[0,12]},"h":{"dtype":"F16","shape":[3],"data_offsets":[12,18]},"b":{"dtype":"BF16","shape":[2],"data_offsets":[18,22]},"__metadata__":{"format":"pt"}}"#
         let st = try SafetensorsFile(contentsOf: file(header: header, data: f32 + f16 + bf16))
         XCTAssertEqual(try st.floats("a", shape: [3]), [1, -2.5, 3])
         XCTAssertEqual(try st.floats("h", shape: [3]), [1, -2, .infinity])
@@ -78,24 +80,40 @@ final class SafetensorsTests: XCTestCase {
     }
 
     func testUnknownDtype() throws {
-        assertInvalid(try file(header: #"{"x":{"dtype":"F8_E4M3","shape":[1],"data_offsets":[0,1]}}"#, data: [0]), "unknown dtype")
+        assertInvalid(
+            try file(header: #"{"x":{"dtype":"F8_E4M3","shape":[1],"data_offsets":[0,1]}}"#, data: [0]), "unknown dtype"
+        )
     }
 
     func testOffsetsOutOfRange() throws {
-        assertInvalid(try file(header: #"{"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}"#, data: [0, 0, 0, 0]), "outside")
-        assertInvalid(try file(header: #"{"x":{"dtype":"F32","shape":[1],"data_offsets":[8,4]}}"#, data: [UInt8](repeating: 0, count: 8)), "outside")
-        assertInvalid(try file(header: #"{"x":{"dtype":"F32","shape":[1],"data_offsets":[-4,0]}}"#, data: [0, 0, 0, 0]), "outside")
+        assertInvalid(
+            try file(header: #"{"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}"#, data: [0, 0, 0, 0]), "outside")
+        assertInvalid(
+            try file(
+                header: #"{"x":{"dtype":"F32","shape":[1],"data_offsets":[8,4]}}"#,
+                data: [UInt8](repeating: 0, count: 8)), "outside")
+        assertInvalid(
+            try file(header: #"{"x":{"dtype":"F32","shape":[1],"data_offsets":[-4,0]}}"#, data: [0, 0, 0, 0]), "outside"
+        )
     }
 
     func testOverlappingTensors() throws {
-        let header = #"{"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"y":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}}"#
+        let header =
+            #"{"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"y":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}}"#
         assertInvalid(try file(header: header, data: [UInt8](repeating: 0, count: 12)), "overlap")
     }
 
     func testShapeDisagreesWithByteCount() throws {
-        assertInvalid(try file(header: #"{"x":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}}"#, data: [UInt8](repeating: 0, count: 8)), "needs 12")
-        assertInvalid(try file(header: #"{"x":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}}"#, data: [0, 0, 0, 0]), "shape")
-        assertInvalid(try file(header: #"{"x":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,4]}}"#, data: [0, 0, 0, 0]), "larger than the file")
+        assertInvalid(
+            try file(
+                header: #"{"x":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}}"#,
+                data: [UInt8](repeating: 0, count: 8)), "needs 12")
+        assertInvalid(
+            try file(header: #"{"x":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}}"#, data: [0, 0, 0, 0]), "shape")
+        assertInvalid(
+            try file(
+                header: #"{"x":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,4]}}"#,
+                data: [0, 0, 0, 0]), "larger than the file")
     }
 
     func testMissingFields() throws {
@@ -112,7 +130,9 @@ final class SafetensorsTests: XCTestCase {
         let config = try BertConfiguration(contentsOf: model.appendingPathComponent("config.json"))
         for length in [0, 7, 8, 100, 5_000, 90_000, 1_000_000, bytes.count - 1] {
             try bytes.prefix(length).write(to: cut)
-            XCTAssertThrowsError(try BertWeights(file: SafetensorsFile(contentsOf: cut), configuration: config), "length \(length)") {
+            XCTAssertThrowsError(
+                try BertWeights(file: SafetensorsFile(contentsOf: cut), configuration: config), "length \(length)"
+            ) {
                 XCTAssertTrue($0 is EncoderError, "length \(length): \($0)")
             }
         }
@@ -122,9 +142,15 @@ final class SafetensorsTests: XCTestCase {
         let url = folder.appendingPathComponent("config.json")
         try Data(#"{"vocab_size": 10}"#.utf8).write(to: url)
         XCTAssertThrowsError(try BertConfiguration(contentsOf: url))
-        try Data(#"{"vocab_size":10,"hidden_size":10,"num_hidden_layers":1,"num_attention_heads":3,"intermediate_size":4,"max_position_embeddings":8,"type_vocab_size":1,"layer_norm_eps":1e-12,"hidden_act":"gelu"}"#.utf8).write(to: url)
+        try Data(
+            #"{"vocab_size":10,"hidden_size":10,"num_hidden_layers":1,"num_attention_heads":3,"intermediate_size":4,"max_position_embeddings":8,"type_vocab_size":1,"layer_norm_eps":1e-12,"hidden_act":"gelu"}"#
+                .utf8
+        ).write(to: url)
         XCTAssertThrowsError(try BertConfiguration(contentsOf: url)) { XCTAssertTrue("\($0)".contains("multiple")) }
-        try Data(#"{"vocab_size":10,"hidden_size":12,"num_hidden_layers":1,"num_attention_heads":3,"intermediate_size":4,"max_position_embeddings":8,"type_vocab_size":1,"layer_norm_eps":1e-12,"hidden_act":"relu"}"#.utf8).write(to: url)
+        try Data(
+            #"{"vocab_size":10,"hidden_size":12,"num_hidden_layers":1,"num_attention_heads":3,"intermediate_size":4,"max_position_embeddings":8,"type_vocab_size":1,"layer_norm_eps":1e-12,"hidden_act":"relu"}"#
+                .utf8
+        ).write(to: url)
         XCTAssertThrowsError(try BertConfiguration(contentsOf: url)) { XCTAssertTrue("\($0)".contains("relu")) }
     }
 

@@ -1,13 +1,16 @@
-@testable import BytePairEncoding
 import GGUF
 import ModelTestSupport
 import TestSupport
 import Tokenization
 import XCTest
 
+@testable import BytePairEncoding
+
 /// The byte-level BPE tokenizer against Hugging Face `tokenizers` (Fixtures/generation/tokenizer.json,
 /// made by Fixtures/generation/generate.py from the default model's GGUF vocabulary and merges).
 final class BytePairTokenizerTests: XCTestCase {
+    // Fields named as the generator script writes the JSON keys (Decodable reads them by name).
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     struct Fixture: Decodable {
         struct Case: Decodable {
             let name: String, source: String, text: String
@@ -25,8 +28,9 @@ final class BytePairTokenizerTests: XCTestCase {
     /// The default model's vocabulary and merges with another pre-tokenizer.
     func tokenizer(_ pre: BytePairPreTokenizer) throws -> BytePairTokenizer {
         let model = try TestLanguageModel.tokenizer()
-        return try BytePairTokenizer(tokens: model.tokens, merges: Self.merges(), tokenTypes: model.tokenTypes.map(\.rawValue),
-                                     preTokenizer: pre)
+        return try BytePairTokenizer(
+            tokens: model.tokens, merges: Self.merges(), tokenTypes: model.tokenTypes.map(\.rawValue),
+            preTokenizer: pre)
     }
 
     /// The default model's merges, read from its GGUF file.
@@ -47,12 +51,18 @@ final class BytePairTokenizerTests: XCTestCase {
             let tokens = tokenizer.tokenizeWithoutSpecialTokens(c.text)
             let ids = tokens.map(\.id)
             if let i = firstDifference(ids, c.ids) {
-                XCTFail("\(c.source):\(c.name): ids differ at token \(i): \(ids[i...].prefix(8)) vs \(c.ids[i...].prefix(8))")
+                XCTFail(
+                    "\(c.source):\(c.name): ids differ at token \(i): \(ids[i...].prefix(8)) vs \(c.ids[i...].prefix(8))"
+                )
                 continue
             }
             let scalars = c.text.unicodeScalars
-            let offsets = tokens.map { [scalars.distance(from: scalars.startIndex, to: $0.range.lowerBound),
-                                        scalars.distance(from: scalars.startIndex, to: $0.range.upperBound)] }
+            let offsets = tokens.map {
+                [
+                    scalars.distance(from: scalars.startIndex, to: $0.range.lowerBound),
+                    scalars.distance(from: scalars.startIndex, to: $0.range.upperBound),
+                ]
+            }
             if let i = firstDifference(offsets, c.offsets) {
                 XCTFail("\(c.source):\(c.name): offsets differ at token \(i): \(offsets[i]) vs \(c.offsets[i])")
             }
@@ -129,8 +139,9 @@ final class BytePairTokenizerTests: XCTestCase {
         }
         XCTAssertEqual(tokenizer.decode(tokens.map(\.id)), text)
         // U+0004 is byte 0x04, which has no token: it is dropped and its neighbours merge.
-        XCTAssertEqual(tokenizer.tokenizeWithoutSpecialTokens("ab\u{4}cd").map(\.id),
-                       tokenizer.tokenizeWithoutSpecialTokens("abcd").map(\.id))
+        XCTAssertEqual(
+            tokenizer.tokenizeWithoutSpecialTokens("ab\u{4}cd").map(\.id),
+            tokenizer.tokenizeWithoutSpecialTokens("abcd").map(\.id))
     }
 
     /// The heap-based merge gives the plain loop's tokens, on random pieces and on long runs.
@@ -143,7 +154,10 @@ final class BytePairTokenizerTests: XCTestCase {
             let bytes = (0..<length).map { _ in alphabet.randomElement(using: &random)! }
             XCTAssertEqual(tokenizer.merge(bytes), tokenizer.referenceMerge(bytes), "\(bytes)")
         }
-        for run in [Array(repeating: UInt8(ascii: "a"), count: 3_000), Array("ab".utf8 + Array(repeating: UInt8(ascii: "b"), count: 999))] {
+        for run in [
+            Array(repeating: UInt8(ascii: "a"), count: 3_000),
+            Array("ab".utf8 + Array(repeating: UInt8(ascii: "b"), count: 999)),
+        ] {
             XCTAssertEqual(tokenizer.merge(run), tokenizer.referenceMerge(run))
         }
     }
@@ -154,9 +168,10 @@ final class BytePairTokenizerTests: XCTestCase {
         let model = try TestLanguageModel.tokenizer()
         XCTAssertFalse(model.addsBeginOfSequence)
         XCTAssertEqual(model.tokenize("Hello world").ids, model.tokenizeWithoutSpecialTokens("Hello world").map(\.id))
-        let withBOS = try BytePairTokenizer(tokens: model.tokens, merges: Self.merges(), tokenTypes: model.tokenTypes.map(\.rawValue),
-                                            preTokenizer: .smollm, beginOfSequenceID: 1, endOfSequenceID: 2,
-                                            addsBeginOfSequence: true, addsEndOfSequence: true, maximumLength: 4)
+        let withBOS = try BytePairTokenizer(
+            tokens: model.tokens, merges: Self.merges(), tokenTypes: model.tokenTypes.map(\.rawValue),
+            preTokenizer: .smollm, beginOfSequenceID: 1, endOfSequenceID: 2,
+            addsBeginOfSequence: true, addsEndOfSequence: true, maximumLength: 4)
         let short = withBOS.tokenize("one two three four five")
         XCTAssertEqual(short.ids.count, 4)
         XCTAssertEqual(short.ids.first, 1)
@@ -171,17 +186,36 @@ final class BytePairTokenizerTests: XCTestCase {
     func testInvalidVocabulariesAreErrors() {
         let bytes = (0..<256).map { String(Character(ByteLevel.scalars[$0])) }
         func error(_ body: () throws -> Void) -> String {
-            do { try body(); return "" } catch { return "\(error)" }
+            do {
+                try body()
+                return ""
+            } catch { return "\(error)" }
         }
-        XCTAssertEqual(error { _ = try BytePairTokenizer(tokens: bytes + ["ab"], merges: ["a b"], preTokenizer: .gpt2) }, "")
-        XCTAssertTrue(error { _ = try BytePairTokenizer(tokens: bytes, merges: ["a b"], preTokenizer: .gpt2) }.contains("'ab'"))
-        XCTAssertTrue(error { _ = try BytePairTokenizer(tokens: bytes, merges: ["a"], preTokenizer: .gpt2) }.contains("merge 0"))
-        XCTAssertTrue(error { _ = try BytePairTokenizer(tokens: bytes, merges: ["a zz"], preTokenizer: .gpt2) }.contains("not in the vocabulary"))
-        XCTAssertTrue(error { _ = try BytePairTokenizer(tokens: bytes + ["a"], merges: [], preTokenizer: .gpt2) }.contains("repeats"))
-        XCTAssertTrue(error { _ = try BytePairTokenizer(tokens: bytes, merges: [], tokenTypes: [9] + Array(repeating: 1, count: 255),
-                                                        preTokenizer: .gpt2) }.contains("type 9"))
-        XCTAssertTrue(error { _ = try BytePairTokenizer(tokens: bytes, merges: [], preTokenizer: .gpt2, endOfSequenceID: 999) }.contains("999"))
-        XCTAssertTrue(error { _ = try BytePairTokenizer(tokens: ["<a>", "<b>"], merges: [], preTokenizer: .gpt2) }.contains("byte-level"))
-        XCTAssertTrue(error { _ = try BytePairTokenizer(tokens: [], merges: [], preTokenizer: .gpt2) }.contains("0 tokens"))
+        XCTAssertEqual(
+            error { _ = try BytePairTokenizer(tokens: bytes + ["ab"], merges: ["a b"], preTokenizer: .gpt2) }, "")
+        XCTAssertTrue(
+            error { _ = try BytePairTokenizer(tokens: bytes, merges: ["a b"], preTokenizer: .gpt2) }.contains("'ab'"))
+        XCTAssertTrue(
+            error { _ = try BytePairTokenizer(tokens: bytes, merges: ["a"], preTokenizer: .gpt2) }.contains("merge 0"))
+        XCTAssertTrue(
+            error { _ = try BytePairTokenizer(tokens: bytes, merges: ["a zz"], preTokenizer: .gpt2) }.contains(
+                "not in the vocabulary"))
+        XCTAssertTrue(
+            error { _ = try BytePairTokenizer(tokens: bytes + ["a"], merges: [], preTokenizer: .gpt2) }.contains(
+                "repeats"))
+        XCTAssertTrue(
+            error {
+                _ = try BytePairTokenizer(
+                    tokens: bytes, merges: [], tokenTypes: [9] + Array(repeating: 1, count: 255),
+                    preTokenizer: .gpt2)
+            }.contains("type 9"))
+        XCTAssertTrue(
+            error { _ = try BytePairTokenizer(tokens: bytes, merges: [], preTokenizer: .gpt2, endOfSequenceID: 999) }
+                .contains("999"))
+        XCTAssertTrue(
+            error { _ = try BytePairTokenizer(tokens: ["<a>", "<b>"], merges: [], preTokenizer: .gpt2) }.contains(
+                "byte-level"))
+        XCTAssertTrue(
+            error { _ = try BytePairTokenizer(tokens: [], merges: [], preTokenizer: .gpt2) }.contains("0 tokens"))
     }
 }

@@ -1,7 +1,8 @@
-@testable import BytePairEncoding
 import ModelTestSupport
 import TestSupport
 import XCTest
+
+@testable import BytePairEncoding
 
 final class IncrementalDecoderTests: XCTestCase {
     /// Streaming the tokens of multilingual text gives, joined, the text itself, and no piece ever
@@ -39,7 +40,8 @@ final class IncrementalDecoderTests: XCTestCase {
         XCTAssertEqual(decoder.append(bytes: [0xE0, 0x80]), String(decoding: [0xE0, 0x80] as [UInt8], as: UTF8.self))
         var random = SeededGenerator(seed: 7)
         for _ in 0..<200 {
-            let junk = (0..<Int.random(in: 1...12, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            let junk = (0..<Int.random(in: 1...12, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random)
+            }
             var d = IncrementalDecoder(tokenizer: tokenizer)
             var joined = ""
             var i = 0

@@ -8,7 +8,9 @@ extension XCTestCase {
     /// Runs the built `embeddings` with `arguments` to completion (`ChildProcess.run`): every CLI
     /// test class runs the executable through this one helper. `input` goes to its standard input
     /// (nil: the null device); `environment` nil keeps this process's.
-    func embeddings(_ arguments: [String], input: Data? = nil, environment: [String: String]? = nil) throws -> ProcessResult {
+    func embeddings(_ arguments: [String], input: Data? = nil, environment: [String: String]? = nil) throws
+        -> ProcessResult
+    {
         try ChildProcess.run(CLITests.executable, arguments, environment: environment, input: input)
     }
 }
@@ -19,7 +21,8 @@ final class CLITests: XCTestCase {
     typealias Run = ProcessResult
 
     static var executable: URL {
-        let products = Bundle.allBundles.first { $0.bundlePath.hasSuffix(".xctest") }?.bundleURL.deletingLastPathComponent()
+        let products =
+            Bundle.allBundles.first { $0.bundlePath.hasSuffix(".xctest") }?.bundleURL.deletingLastPathComponent()
             ?? Bundle.main.bundleURL
         return products.appendingPathComponent("embeddings")
     }
@@ -47,13 +50,25 @@ final class CLITests: XCTestCase {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         // 400 texts: far more output (token vectors) than a pipe buffers.
-        let input = (0..<400).map { #"{"id": "t\#($0)", "text": "Text number \#($0) about closures, optionals and protocols."}"# }.joined(separator: "\n") + "\n"
+        let input =
+            (0..<400).map {
+                #"{"id": "t\#($0)", "text": "Text number \#($0) about closures, optionals and protocols."}"#
+            }.joined(separator: "\n") + "\n"
         try Data(input.utf8).write(to: folder.appendingPathComponent("in.jsonl"))
         let errors = folder.appendingPathComponent("stderr.txt").path
         for (label, script) in [
-            ("embed | head -1", #""$0" embed --token-vectors < "$1/in.jsonl" 2>"$2" | head -1 >/dev/null; echo "status=${PIPESTATUS[0]}""#),
-            ("embed | head -c 600", #""$0" embed --token-vectors < "$1/in.jsonl" 2>"$2" | head -c 600 >/dev/null; echo "status=${PIPESTATUS[0]}""#),
-            ("embed 2>&1 | head -c 10", #""$0" embed --token-vectors < "$1/in.jsonl" 2>&1 | head -c 10 >/dev/null; echo "status=${PIPESTATUS[0]}"; : > "$2""#),
+            (
+                "embed | head -1",
+                #""$0" embed --token-vectors < "$1/in.jsonl" 2>"$2" | head -1 >/dev/null; echo "status=${PIPESTATUS[0]}""#
+            ),
+            (
+                "embed | head -c 600",
+                #""$0" embed --token-vectors < "$1/in.jsonl" 2>"$2" | head -c 600 >/dev/null; echo "status=${PIPESTATUS[0]}""#
+            ),
+            (
+                "embed 2>&1 | head -c 10",
+                #""$0" embed --token-vectors < "$1/in.jsonl" 2>&1 | head -c 10 >/dev/null; echo "status=${PIPESTATUS[0]}"; : > "$2""#
+            ),
         ] {
             let r = try bash(script, [Self.executable.path, folder.path, errors])
             let status = r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -61,7 +76,9 @@ final class CLITests: XCTestCase {
             let stderr = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
             XCTAssertEqual(stderr, "", "\(label): nothing on stderr")
         }
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted(), ["in.jsonl", "stderr.txt"], "no temporary files")
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted(), ["in.jsonl", "stderr.txt"],
+            "no temporary files")
     }
 
     func testUsageErrorsExit64() throws {
@@ -92,10 +109,11 @@ final class CLITests: XCTestCase {
 
     func testEmbedMatchesTheLibraryExactly() throws {
         let texts = ["A river bank.", "", "Ünïcödé 東京 🚀 text", "[SEP] inside"]
-        let input = texts.enumerated().map { i, t -> String in
-            let data = try! JSONSerialization.data(withJSONObject: ["id": "t\(i)", "text": t])
-            return String(decoding: data, as: UTF8.self)
-        }.joined(separator: "\n") + "\n"
+        let input =
+            texts.enumerated().map { i, t -> String in
+                let data = try! JSONSerialization.data(withJSONObject: ["id": "t\(i)", "text": t])
+                return String(decoding: data, as: UTF8.self)
+            }.joined(separator: "\n") + "\n"
         let r = try embeddings(["embed", "--tokens"], input: Data(input.utf8))
         XCTAssertEqual(r.status, 0, r.stderr)
         let lines = r.stdout.split(separator: "\n")
@@ -119,7 +137,9 @@ final class CLITests: XCTestCase {
     }
 
     func testTokenVectorsOptionWritesTheMatrix() throws {
-        let r = try embeddings(["embed", "--token-vectors", "--no-normalize", "--pooling", "max"], input: Data("{\"id\": \"a\", \"text\": \"two words\"}\n".utf8))
+        let r = try embeddings(
+            ["embed", "--token-vectors", "--no-normalize", "--pooling", "max"],
+            input: Data("{\"id\": \"a\", \"text\": \"two words\"}\n".utf8))
         XCTAssertEqual(r.status, 0, r.stderr)
         let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         let matrix = try XCTUnwrap(object["token_vectors"] as? [[Double]])
@@ -129,24 +149,45 @@ final class CLITests: XCTestCase {
         for j in 0..<384 { XCTAssertEqual(vector[j], matrix.map { $0[j] }.max()!, accuracy: 0) }
     }
 
+    /// The same folder indexed by two processes gives byte-identical files (the JSON inside is
+    /// written with sorted keys; BM25's postings are a dictionary, whose order follows each
+    /// process's hash seed).
+    func testIndexFilesAreByteIdenticalAcrossProcesses() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let corpus = TestFixtures.folder.appendingPathComponent("corpus/swift-lessons").path
+        var files = [Data]()
+        for name in ["first.index", "second.index"] {
+            let out = folder.appendingPathComponent(name)
+            let r = try embeddings(["index", corpus, "--out", out.path, "--lexical-only"])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            files.append(try Data(contentsOf: out))
+        }
+        XCTAssertGreaterThan(files[0].count, 10_000)
+        XCTAssertEqual(files[0], files[1], "the two index files differ")
+    }
+
     func testIndexSearchEvalExportRoundTrip() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID())")
         let docs = folder.appendingPathComponent("docs/guide")
         try FileManager.default.createDirectory(at: docs, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        try Data("""
-        # Closures
+        try Data(
+            """
+            # Closures
 
-        Intro about closures in general.
+            Intro about closures in general.
 
-        ## Capturing values
+            ## Capturing values
 
-        A closure captures variables from the scope around it and keeps them alive.
+            A closure captures variables from the scope around it and keeps them alive.
 
-        ## Trailing syntax
+            ## Trailing syntax
 
-        When the last argument is a closure you may write it after the parentheses.
-        """.utf8).write(to: docs.appendingPathComponent("closures.md"))
+            When the last argument is a closure you may write it after the parentheses.
+            """.utf8
+        ).write(to: docs.appendingPathComponent("closures.md"))
         try Data([0xFF, 0xFE, 0x00]).write(to: docs.appendingPathComponent("broken.md"))
         let index = folder.appendingPathComponent("docs.index").path
         let built = try embeddings(["index", folder.appendingPathComponent("docs").path, "--out", index])
@@ -155,7 +196,9 @@ final class CLITests: XCTestCase {
         let again = try embeddings(["index", folder.appendingPathComponent("docs").path, "--out", index])
         XCTAssertTrue(again.stderr.contains("0 embedded"), again.stderr)
 
-        let search = try embeddings(["search", "--index", index, "--json", "--k", "2", "how does a closure capture variables"])
+        let search = try embeddings([
+            "search", "--index", index, "--json", "--k", "2", "how does a closure capture variables",
+        ])
         XCTAssertEqual(search.status, 0, search.stderr)
         let result = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(search.stdout.utf8)) as? [String: Any])
         let hits = try XCTUnwrap(result["hits"] as? [[String: Any]])
@@ -166,21 +209,29 @@ final class CLITests: XCTestCase {
         XCTAssertTrue((result["context"] as? String)?.contains("captures variables") ?? false)
 
         let cases = folder.appendingPathComponent("cases.json")
-        try Data(#"{"cases": [{"question": "trailing closure after parentheses", "expected": ["guide/closures#trailing"]}, {"question": "knitting wool", "expected": []}]}"#.utf8).write(to: cases)
+        try Data(
+            #"{"cases": [{"question": "trailing closure after parentheses", "expected": ["guide/closures#trailing"]}, {"question": "knitting wool", "expected": []}]}"#
+                .utf8
+        ).write(to: cases)
         let eval = try embeddings(["eval", "--index", index, cases.path, "--k", "2"])
         XCTAssertEqual(eval.status, 0, eval.stderr)
         XCTAssertTrue(eval.stdout.contains("recall@2: 1.000"), eval.stdout)
 
         // Quantized codes: stored by --codes, used by --precision, same hits and scores here.
         let exactHits = hits.map { $0["id"] as? String }
-        let coded = try embeddings(["index", folder.appendingPathComponent("docs").path, "--out", index, "--codes", "int8,binary"])
+        let coded = try embeddings([
+            "index", folder.appendingPathComponent("docs").path, "--out", index, "--codes", "int8,binary",
+        ])
         XCTAssertEqual(coded.status, 0, coded.stderr)
         XCTAssertTrue(coded.stderr.contains("0 embedded"), "codes come from the stored vectors: \(coded.stderr)")
         for precision in ["int8", "binary"] {
-            let quantized = try embeddings(["search", "--index", index, "--json", "--k", "2", "--precision", precision, "--rescore", "2",
-                                     "how does a closure capture variables"])
+            let quantized = try embeddings([
+                "search", "--index", index, "--json", "--k", "2", "--precision", precision, "--rescore", "2",
+                "how does a closure capture variables",
+            ])
             XCTAssertEqual(quantized.status, 0, quantized.stderr)
-            let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(quantized.stdout.utf8)) as? [String: Any])
+            let object = try XCTUnwrap(
+                JSONSerialization.jsonObject(with: Data(quantized.stdout.utf8)) as? [String: Any])
             let quantizedHits = try XCTUnwrap(object["hits"] as? [[String: Any]])
             XCTAssertEqual(quantizedHits.map { $0["id"] as? String }, exactHits, precision)
             XCTAssertEqual(quantizedHits.map { $0["score"] as? Double }, hits.map { $0["score"] as? Double }, precision)
@@ -189,8 +240,11 @@ final class CLITests: XCTestCase {
         XCTAssertTrue(quantizedEval.stdout.contains("recall@2: 1.000"), quantizedEval.stdout)
         assertError(try embeddings(["search", "--index", index, "--precision", "int4", "q"]), status: 64)
         assertError(try embeddings(["search", "--index", index, "--rescore", "3", "q"]), status: 64)
-        assertError(try embeddings(["search", "--index", index, "--precision", "int8", "--rescore", "0", "q"]), status: 64)
-        assertError(try embeddings(["index", folder.appendingPathComponent("docs").path, "--out", index, "--codes", "int16"]), status: 64)
+        assertError(
+            try embeddings(["search", "--index", index, "--precision", "int8", "--rescore", "0", "q"]), status: 64)
+        assertError(
+            try embeddings(["index", folder.appendingPathComponent("docs").path, "--out", index, "--codes", "int16"]),
+            status: 64)
 
         for format in ["npy", "fvecs", "jsonl"] {
             let out = folder.appendingPathComponent("vectors.\(format)").path

@@ -1,6 +1,6 @@
 import Foundation
-import Retrieval
 import ModelTestSupport
+import Retrieval
 import TestSupport
 import VectorIndex
 import XCTest
@@ -16,14 +16,16 @@ final class CrashSafetyTests: XCTestCase {
     /// them complete and replace it. No sleeps: the stop is reported on standard error.
     func testIndexFileSurvivesSIGKILLDuringSaves() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("crash-\(UUID())")
-        let small = folder.appendingPathComponent("small"), large = folder.appendingPathComponent("large")
+        let small = folder.appendingPathComponent("small")
+        let large = folder.appendingPathComponent("large")
         try FileManager.default.createDirectory(at: small, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: large, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         try Data("# Small\n\nOne page.\n".utf8).write(to: small.appendingPathComponent("a.md"))
         let lessons = TestFixtures.folder.appendingPathComponent("corpus/swift-lessons")
         for name in try FileManager.default.contentsOfDirectory(atPath: lessons.path) {
-            try FileManager.default.copyItem(at: lessons.appendingPathComponent(name), to: large.appendingPathComponent(name))
+            try FileManager.default.copyItem(
+                at: lessons.appendingPathComponent(name), to: large.appendingPathComponent(name))
         }
         let index = folder.appendingPathComponent("corpus.index")
         let child = CLITests.executable.deletingLastPathComponent().appendingPathComponent("CrashSafetyChild")
@@ -62,8 +64,9 @@ final class CrashSafetyTests: XCTestCase {
             XCTAssertEqual(words.count, 4, "round \(round): the save reported its stop: \(line ?? "nothing")")
             XCTAssertEqual(words.dropFirst(2).first, step.rawValue, "round \(round)")
             let leftBehind = Set(try temporaries()).subtracting(before)
-            XCTAssertEqual(leftBehind.map { folder.appendingPathComponent($0).path }, words.suffix(1),
-                           "round \(round): the kill lands while the save's own temporary file exists")
+            XCTAssertEqual(
+                leftBehind.map { folder.appendingPathComponent($0).path }, words.suffix(1),
+                "round \(round): the kill lands while the save's own temporary file exists")
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             XCTAssertEqual(process.terminationReason, .uncaughtSignal, "round \(round)")
@@ -71,7 +74,8 @@ final class CrashSafetyTests: XCTestCase {
             XCTAssertEqual(try chunkCount(), previous, "round \(round), killed at '\(step)': the previous index, whole")
             // A run that completes replaces it with the other corpus's index.
             try complete(source, settings: keep)
-            XCTAssertEqual(try chunkCount(), source == large ? largeCount : smallCount, "round \(round): the new index, whole")
+            XCTAssertEqual(
+                try chunkCount(), source == large ? largeCount : smallCount, "round \(round): the new index, whole")
         }
         print("crash safety: \(killed) saves killed inside the save; every file read back whole")
         // Killed saves leave their temporary files; a save removes those of dead processes older
@@ -86,9 +90,12 @@ final class CrashSafetyTests: XCTestCase {
     func testFailedSavesKeepThePreviousIndex() throws {
         var skipped = [String]()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("failing-saves-\(UUID())")
-        let small = folder.appendingPathComponent("small"), large = folder.appendingPathComponent("large")
+        let small = folder.appendingPathComponent("small")
+        let large = folder.appendingPathComponent("large")
         let target = folder.appendingPathComponent("target")
-        for dir in [small, large, target] { try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true) }
+        for dir in [small, large, target] {
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        }
         defer {
             chmod(target.path, 0o755)
             try? FileManager.default.removeItem(at: folder)
@@ -96,10 +103,12 @@ final class CrashSafetyTests: XCTestCase {
         try Data("# Small\n\nOne page.\n".utf8).write(to: small.appendingPathComponent("a.md"))
         let lessons = TestFixtures.folder.appendingPathComponent("corpus/swift-lessons")
         for name in try FileManager.default.contentsOfDirectory(atPath: lessons.path) {
-            try FileManager.default.copyItem(at: lessons.appendingPathComponent(name), to: large.appendingPathComponent(name))
+            try FileManager.default.copyItem(
+                at: lessons.appendingPathComponent(name), to: large.appendingPathComponent(name))
         }
         let old = folder.appendingPathComponent("old.index")
-        var r = try shell("exec \"$0\" index \"$1\" --out \"$2\" --lexical-only", [CLITests.executable.path, small.path, old.path])
+        var r = try shell(
+            "exec \"$0\" index \"$1\" --out \"$2\" --lexical-only", [CLITests.executable.path, small.path, old.path])
         XCTAssertEqual(r.status, 0, r.stderr)
         let oldBytes = try Data(contentsOf: old)
 
@@ -120,7 +129,8 @@ final class CrashSafetyTests: XCTestCase {
         } else {
             let limited = target.appendingPathComponent("limited.index")
             try oldBytes.write(to: limited)
-            r = try shell("""
+            r = try shell(
+                """
                 ulimit -f 200
                 "$0" index "$1" --out "$2" --lexical-only; echo "status=$?"
                 cmp -s "$2" "$3" && echo intact; ls -a "$(dirname "$2")"
@@ -129,14 +139,17 @@ final class CrashSafetyTests: XCTestCase {
         }
 
         // 2. No space: a 256 KiB tmpfs in a private mount namespace holds the old index; the new one does not fit.
-        r = try shell("""
+        r = try shell(
+            """
             mount -t tmpfs -o size=256k tmpfs "$4" || { echo nomount; exit 0; }
             cp "$3" "$4/corpus.index"
             "$0" index "$1" --out "$4/corpus.index" --lexical-only; echo "status=$?"
             cmp -s "$4/corpus.index" "$3" && echo intact; ls -a "$4"
             """, [CLITests.executable.path, large.path, "", old.path, target.path], namespace: true)
         if r.stdout.contains("nomount") || r.status != 0 {
-            skipped.append("no space (cannot mount a tmpfs in a user namespace here: \(r.stderr.trimmingCharacters(in: .whitespacesAndNewlines)))")
+            skipped.append(
+                "no space (cannot mount a tmpfs in a user namespace here: \(r.stderr.trimmingCharacters(in: .whitespacesAndNewlines)))"
+            )
         } else {
             checkFailure(r, mentions: "No space left on device", "no space")
         }
@@ -147,7 +160,8 @@ final class CrashSafetyTests: XCTestCase {
         try oldBytes.write(to: denied)
         chmod(target.path, 0o555)
         let asNobody = getuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : ""
-        r = try shell("""
+        r = try shell(
+            """
             \(asNobody)"$0" index "$1" --out "$2" --lexical-only; echo "status=$?"
             cmp -s "$2" "$3" && echo intact; ls -a "$(dirname "$2")"
             """, [CLITests.executable.path, small.path, denied.path, old.path])
@@ -159,7 +173,8 @@ final class CrashSafetyTests: XCTestCase {
 
     /// Runs `script` with `sh -c` (arguments as $0, $1, …), optionally inside new user and mount namespaces.
     private func shell(_ script: String, _ arguments: [String], namespace: Bool = false) throws -> CLITests.Run {
-        try ChildProcess.run(URL(fileURLWithPath: namespace ? "/usr/bin/unshare" : "/bin/sh"),
-                            (namespace ? ["-Urm", "/bin/sh"] : []) + ["-c", script] + arguments)
+        try ChildProcess.run(
+            URL(fileURLWithPath: namespace ? "/usr/bin/unshare" : "/bin/sh"),
+            (namespace ? ["-Urm", "/bin/sh"] : []) + ["-c", script] + arguments)
     }
 }

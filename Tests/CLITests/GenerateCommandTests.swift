@@ -9,16 +9,21 @@ final class GenerateCommandTests: XCTestCase {
     /// the same command gives the same answer.
     func testGreedyJSON() throws {
         let model = try TestLanguageModel.file().path
-        let run = try embeddings(["generate", "--model", model, "--greedy", "--max-tokens", "8", "--json", "The capital of France is"])
+        let run = try embeddings([
+            "generate", "--model", model, "--greedy", "--max-tokens", "8", "--json", "The capital of France is",
+        ])
         XCTAssertEqual(run.status, 0, run.stderr)
         let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         XCTAssertEqual(object["prompt_tokens"] as? [Int], [504, 3575, 282, 4649, 314])
         XCTAssertLessThanOrEqual((object["tokens"] as? [Int])?.count ?? 99, 8)
         XCTAssertTrue(["stop", "length"].contains(object["stop_reason"] as? String ?? ""))
         XCTAssertTrue((object["text"] as? String ?? "").contains("Paris"), run.stdout)
-        XCTAssertEqual(try embeddings(["generate", "--model", model, "--greedy", "--max-tokens", "8", "--json", "The capital of France is"]).stdout
-                        .replacingOccurrences(of: #""timings":\{[^}]*\}"#, with: "", options: .regularExpression),
-                       run.stdout.replacingOccurrences(of: #""timings":\{[^}]*\}"#, with: "", options: .regularExpression))
+        XCTAssertEqual(
+            try embeddings([
+                "generate", "--model", model, "--greedy", "--max-tokens", "8", "--json", "The capital of France is",
+            ]).stdout
+                .replacingOccurrences(of: #""timings":\{[^}]*\}"#, with: "", options: .regularExpression),
+            run.stdout.replacingOccurrences(of: #""timings":\{[^}]*\}"#, with: "", options: .regularExpression))
     }
 
     /// Bad input: a clear message and the documented exit code, nothing on standard output.
@@ -64,6 +69,8 @@ final class GenerateCommandTests: XCTestCase {
         let tokens = try XCTUnwrap(object["tokens"] as? [[String: Any]])
         XCTAssertFalse(tokens.contains { ($0["id"] as? Int) == 2 })
         XCTAssertEqual(tokens.first?["utf8"] as? [Int], [0, 2])
-        XCTAssertEqual(try embeddings(["tokenize", "--model", "HuggingFaceTB/SmolLM2-135M-Instruct", "--input-type", "query", "x"]).status, 64)
+        XCTAssertEqual(
+            try embeddings(["tokenize", "--model", "HuggingFaceTB/SmolLM2-135M-Instruct", "--input-type", "query", "x"])
+                .status, 64)
     }
 }

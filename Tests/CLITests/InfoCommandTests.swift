@@ -24,6 +24,16 @@ final class InfoCommandTests: XCTestCase {
         return try embeddings(["info"] + arguments, environment: environment)
     }
 
+    /// `KernelCheckChild arguments…` (the kernel check at load with `BLAS.testSettings` from its
+    /// arguments, printing the CPU and BLAS as `info` does), in the same environment as `info`.
+    func kernelCheck(_ arguments: [String], environment extra: [String: String] = [:]) throws -> ProcessResult {
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "CONTEXTUAL_EMBEDDINGS_KEEP_BLAS_CORE")
+        for (key, value) in extra { environment[key] = value }
+        let child = CLITests.executable.deletingLastPathComponent().appendingPathComponent("KernelCheckChild")
+        return try ChildProcess.run(child, arguments, environment: environment)
+    }
+
     func testInfoDescribesCPUBLASAndModel() throws {
         let r = try info(["--json"])
         XCTAssertEqual(r.status, 0, r.stderr)
@@ -39,7 +49,9 @@ final class InfoCommandTests: XCTestCase {
         XCTAssertTrue(paths.contains("generic") && paths.contains(int8["path"] as? String ?? "?"), "\(int8)")
         if (cpu["features"] as? [String] ?? []).contains("avx2") { XCTAssertTrue(paths.contains("AVX2"), "\(paths)") }
         let procinfo = try String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)
-        if let name = procinfo.split(separator: "\n").first(where: { $0.hasPrefix("vendor_id") })?.split(separator: ":").last {
+        if let name = procinfo.split(separator: "\n").first(where: { $0.hasPrefix("vendor_id") })?.split(separator: ":")
+            .last
+        {
             XCTAssertEqual(cpu["vendor"] as? String, name.trimmingCharacters(in: .whitespaces))
         }
         XCTAssertEqual(r.blas["library"] as? String, "OpenBLAS")
@@ -61,7 +73,8 @@ final class InfoCommandTests: XCTestCase {
 
     /// The version that `dpkg` says is installed, e.g. "0.3.21".
     func debianOpenBLASVersion() throws -> String? {
-        let r = try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/dpkg-query"), ["-W", "-f", "${Version}", "libopenblas0-pthread"])
+        let r = try ChildProcess.run(
+            URL(fileURLWithPath: "/usr/bin/dpkg-query"), ["-W", "-f", "${Version}", "libopenblas0-pthread"])
         guard r.status == 0 else { return nil }
         // "0.3.21+ds-4" → "0.3.21"
         return r.stdout.split(whereSeparator: { $0 == "+" || $0 == "-" }).first.map(String.init)
@@ -73,7 +86,10 @@ final class InfoCommandTests: XCTestCase {
         let inUse = try XCTUnwrap(before.blas["core_in_use"] as? String)
         let features = try XCTUnwrap((before.json["cpu"] as? [String: Any])?["features"] as? [String])
         // Another core: a sibling of the same class where there is one, else an older class.
-        let candidates = features.contains("avx2") ? ["Haswell", "Zen", "Sandybridge"] : features.contains("avx") ? ["Sandybridge", "Nehalem"] : ["Nehalem", "Prescott"]
+        let candidates =
+            features.contains("avx2")
+            ? ["Haswell", "Zen", "Sandybridge"]
+            : features.contains("avx") ? ["Sandybridge", "Nehalem"] : ["Nehalem", "Prescott"]
         let target = userCore ?? candidates.first { $0.lowercased() != inUse.lowercased() }!
         let r = try info(["--json", "--try-core", target.uppercased()])
         XCTAssertEqual(r.status, 0, r.stderr)
@@ -100,8 +116,8 @@ final class InfoCommandTests: XCTestCase {
     /// A CPU that OpenBLAS does not know, stood in for by starting from its Prescott fallback:
     /// the check corrects it to the best core for this CPU, unless the user or the opt-out says no.
     func testTheCheckCorrectsAnOutclassedCoreAtLoad() throws {
-        let simulate = ["CONTEXTUAL_EMBEDDINGS_TEST_CORE_AT_LOAD": "Prescott"]
-        let r = try info(["--json"], environment: simulate)
+        let simulate = ["--core-at-load", "Prescott"]
+        let r = try kernelCheck(["--json"] + simulate)
         XCTAssertEqual(r.status, 0, r.stderr)
         let features = try XCTUnwrap((r.json["cpu"] as? [String: Any])?["features"] as? [String])
         let vendor = (r.json["cpu"] as? [String: Any])?["vendor"] as? String ?? ""
@@ -109,19 +125,26 @@ final class InfoCommandTests: XCTestCase {
             // The machine's own choice stands: the stand-in is ignored and nothing is switched.
             XCTAssertEqual((r.blas["core_in_use"] as? String)?.lowercased(), userCore.lowercased())
             XCTAssertEqual(r.blas["corrected"] as? Bool, false)
-        } else if features.contains("avx2") && features.contains("fma") && ["GenuineIntel", "AuthenticAMD", "HygonGenuine"].contains(vendor) {
-            let expected = vendor != "GenuineIntel" ? "Zen" : features.contains("avx512_bf16") ? "Cooperlake" : features.contains("avx512f") ? "SkylakeX" : "Haswell"
+        } else if features.contains("avx2") && features.contains("fma")
+            && ["GenuineIntel", "AuthenticAMD", "HygonGenuine"].contains(vendor)
+        {
+            let expected =
+                vendor != "GenuineIntel"
+                ? "Zen"
+                : features.contains("avx512_bf16")
+                    ? "Cooperlake" : features.contains("avx512f") ? "SkylakeX" : "Haswell"
             XCTAssertEqual(r.blas["core_at_load"] as? String, "Prescott")
             XCTAssertEqual(r.blas["core_in_use"] as? String, expected)
             XCTAssertEqual(r.blas["corrected"] as? Bool, true)
             XCTAssertEqual(r.stderr, "", "a successful switch is silent")
-            let text = try info([], environment: simulate)
+            let text = try kernelCheck(simulate)
             XCTAssertTrue(text.stdout.contains("core:         \(expected) (corrected from Prescott)"), text.stdout)
         } else {
             XCTAssertEqual(r.blas["core_in_use"] as? String, "Prescott", "no AVX2: nothing clearly better to switch to")
         }
         if userCore == nil {
-            let kept = try info(["--json"], environment: simulate.merging(["CONTEXTUAL_EMBEDDINGS_KEEP_BLAS_CORE": "1"]) { $1 })
+            let kept = try kernelCheck(
+                ["--json"] + simulate, environment: ["CONTEXTUAL_EMBEDDINGS_KEEP_BLAS_CORE": "1"])
             XCTAssertEqual(kept.blas["core_in_use"] as? String, "Prescott", "the opt-out keeps OpenBLAS's choice")
             XCTAssertEqual(kept.blas["check"] as? String, "kept Prescott: CONTEXTUAL_EMBEDDINGS_KEEP_BLAS_CORE is set")
         }
@@ -132,12 +155,11 @@ final class InfoCommandTests: XCTestCase {
     func testAFailedSelfCheckSwitchesBackAndSaysSoOnce() throws {
         guard userCore == nil else {
             // With the machine's own OPENBLAS_CORETYPE nothing is ever switched; that is asserted above.
-            let r = try info(["--json"], environment: ["CONTEXTUAL_EMBEDDINGS_TEST_FAIL_SELF_CHECK": "1"])
+            let r = try kernelCheck(["--json", "--fail-self-check"])
             XCTAssertEqual(r.blas["corrected"] as? Bool, false)
             return
         }
-        let r = try info(["--json"], environment: ["CONTEXTUAL_EMBEDDINGS_TEST_CORE_AT_LOAD": "Prescott",
-                                                          "CONTEXTUAL_EMBEDDINGS_TEST_FAIL_SELF_CHECK": "1"])
+        let r = try kernelCheck(["--json", "--core-at-load", "Prescott", "--fail-self-check"])
         XCTAssertEqual(r.status, 0, r.stderr)
         let features = (r.json["cpu"] as? [String: Any])?["features"] as? [String] ?? []
         XCTAssertEqual(r.blas["core_in_use"] as? String, "Prescott")

@@ -1,6 +1,7 @@
-@testable import EmbeddingsCLI
 import Foundation
 import XCTest
+
+@testable import EmbeddingsCLI
 
 /// `JSONLinesReader` on bytes handed over in reads of chosen sizes: the lines it returns, and
 /// that it touches each byte a bounded number of times (a 5 MB line once took 3.7 s).
@@ -25,7 +26,8 @@ final class JSONLinesReaderTests: XCTestCase {
     func testLinesAreTheSameWhateverTheReadSize() {
         let text = "first\n\nthird é\r\nlast without newline"
         for chunk in [1, 2, 3, 7, 1 << 16] {
-            XCTAssertEqual(lines(text, chunk: chunk), ["first", "", "third é\r", "last without newline"], "reads of \(chunk)")
+            XCTAssertEqual(
+                lines(text, chunk: chunk), ["first", "", "third é\r", "last without newline"], "reads of \(chunk)")
         }
         XCTAssertEqual(lines("", chunk: 4), [])
         XCTAssertEqual(lines("\n", chunk: 4), [""])

@@ -16,7 +16,8 @@ final class MultilingualCommandTests: XCTestCase {
     /// The acceptance check: on held-out everyday sentences, the nearest English sentence to a
     /// French, Portuguese, Spanish or German one is its translation at least 95% of the time.
     func testEmbedFindsTheTranslationOfHeldOutSentences() throws {
-        let set = try TranslationSet(contentsOf: TestFixtures.folder.appendingPathComponent("eval/crosslingual-heldout.json"))
+        let set = try TranslationSet(
+            contentsOf: TestFixtures.folder.appendingPathComponent("eval/crosslingual-heldout.json"))
         XCTAssertEqual(Set(set.languages), ["en", "fr", "pt", "es", "de"])
         var lines = ""
         for language in set.languages {
@@ -25,12 +26,15 @@ final class MultilingualCommandTests: XCTestCase {
                 lines += String(decoding: data, as: UTF8.self) + "\n"
             }
         }
-        let r = try embeddings(["embed", "--model", "intfloat/multilingual-e5-small", "--input-type", "query", "--quiet"], input: Data(lines.utf8))
+        let r = try embeddings(
+            ["embed", "--model", "intfloat/multilingual-e5-small", "--input-type", "query", "--quiet"],
+            input: Data(lines.utf8))
         XCTAssertEqual(r.status, 0, r.stderr)
         var vectors = [String: [Float]]()
         for line in r.stdout.split(separator: "\n") {
             let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-            vectors[try XCTUnwrap(object["id"] as? String)] = try XCTUnwrap(object["vector"] as? [Double]).map(Float.init)
+            vectors[try XCTUnwrap(object["id"] as? String)] = try XCTUnwrap(object["vector"] as? [Double]).map(
+                Float.init)
         }
         XCTAssertEqual(vectors.count, set.ids.count * set.languages.count)
         let accuracy = try set.accuracy { texts in
@@ -40,7 +44,9 @@ final class MultilingualCommandTests: XCTestCase {
         for a in accuracy {
             XCTAssertGreaterThanOrEqual(a.toPivot, 0.95, "\(a.language): \(a.misses)")
         }
-        print("held-out translation retrieval (embeddings embed): " + accuracy.map { String(format: "%@ %.1f%%", $0.language, $0.toPivot * 100) }.joined(separator: ", "))
+        print(
+            "held-out translation retrieval (embeddings embed): "
+                + accuracy.map { String(format: "%@ %.1f%%", $0.language, $0.toPivot * 100) }.joined(separator: ", "))
     }
 
     /// Offsets slice back to the text for any input: invalid UTF-8 (repaired), NUL, controls,
@@ -81,7 +87,8 @@ final class MultilingualCommandTests: XCTestCase {
             var previousEnd = 0
             for token in tokens {
                 let range = try XCTUnwrap(token["utf8"] as? [Int])
-                XCTAssertTrue(0 <= range[0] && range[0] <= range[1] && range[1] <= text.count, "\(range) in \(text.count) bytes")
+                XCTAssertTrue(
+                    0 <= range[0] && range[0] <= range[1] && range[1] <= text.count, "\(range) in \(text.count) bytes")
                 let slice = Array(text[range[0]..<range[1]])
                 XCTAssertNotNil(String(bytes: slice, encoding: .utf8), "\(range) cuts a character")
                 if range[0] < range[1] {
@@ -93,11 +100,15 @@ final class MultilingualCommandTests: XCTestCase {
     }
 
     func testPositionalTextAndBadArguments() throws {
-        let r = try embeddings(["tokenize", "--model", "multilingual-e5-small", "--input-type", "passage", "Olá", "mundo"])
+        let r = try embeddings([
+            "tokenize", "--model", "multilingual-e5-small", "--input-type", "passage", "Olá", "mundo",
+        ])
         XCTAssertEqual(r.status, 0, r.stderr)
-        XCTAssertTrue(r.stdout.contains(#""text":"▁mundo","utf8":[4,10]"#), r.stdout)  // the space before it, then the word
+        // The space before it, then the word.
+        XCTAssertTrue(r.stdout.contains(#""text":"▁mundo","utf8":[4,10]"#), r.stdout)
         XCTAssertTrue(r.stdout.contains(#""text":"▁passage""#), r.stdout)
-        let bad = try embeddings(["embed", "--model", "intfloat/multilingual-e5-small", "--input-type", "question"], input: Data())
+        let bad = try embeddings(
+            ["embed", "--model", "intfloat/multilingual-e5-small", "--input-type", "question"], input: Data())
         XCTAssertEqual(bad.status, 64, bad.stderr)
         let unknown = try embeddings(["embed", "--model", "no-such-model"], input: Data())
         XCTAssertEqual(unknown.status, 66, unknown.stderr)
@@ -109,14 +120,21 @@ final class MultilingualCommandTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: folder) }
         let index = folder.appendingPathComponent("cozinha.index").path
         let corpus = TestFixtures.folder.appendingPathComponent("corpus/licoes-cozinha").path
-        let built = try embeddings(["index", corpus, "--out", index, "--model", "intfloat/multilingual-e5-small", "--quiet"])
+        let built = try embeddings([
+            "index", corpus, "--out", index, "--model", "intfloat/multilingual-e5-small", "--quiet",
+        ])
         XCTAssertEqual(built.status, 0, built.stderr)
         // No --model: search uses the model the index names.
-        let found = try embeddings(["search", "--index", index, "--mode", "semantic", "--json", "Como deixar o arroz soltinho?"])
+        let found = try embeddings([
+            "search", "--index", index, "--mode", "semantic", "--json", "Como deixar o arroz soltinho?",
+        ])
         XCTAssertEqual(found.status, 0, found.stderr)
         XCTAssertTrue(found.stdout.contains("02-arroz-branco"), found.stdout)
         // Another model's questions against these vectors: an error, never mixed vectors.
-        let mixed = try embeddings(["search", "--index", index, "--mode", "semantic", "--model", "sentence-transformers/all-MiniLM-L6-v2", "arroz"])
+        let mixed = try embeddings([
+            "search", "--index", index, "--mode", "semantic", "--model", "sentence-transformers/all-MiniLM-L6-v2",
+            "arroz",
+        ])
         XCTAssertNotEqual(mixed.status, 0)
         XCTAssertTrue(mixed.stderr.contains("made by intfloat/multilingual-e5-small"), mixed.stderr)
     }

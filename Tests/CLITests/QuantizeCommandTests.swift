@@ -35,38 +35,52 @@ final class QuantizeCommandTests: XCTestCase {
         let docs = folder.appendingPathComponent("docs")
         try FileManager.default.createDirectory(at: docs, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        try Data("""
-        # Closures
+        try Data(
+            """
+            # Closures
 
-        ## Capturing values
+            ## Capturing values
 
-        A closure captures variables from the scope around it and keeps them alive.
+            A closure captures variables from the scope around it and keeps them alive.
 
-        ## Trailing syntax
+            ## Trailing syntax
 
-        When the last argument is a closure you may write it after the parentheses.
-        """.utf8).write(to: docs.appendingPathComponent("closures.md"))
+            When the last argument is a closure you may write it after the parentheses.
+            """.utf8
+        ).write(to: docs.appendingPathComponent("closures.md"))
         let index = folder.appendingPathComponent("int8.index").path
         let built = try embeddings(["index", docs.path, "--out", index, "--quantize", "int8"])
         XCTAssertEqual(built.status, 0, built.stderr)
 
         // search and eval take the encoder from the index: no --quantize needed.
-        let search = try embeddings(["search", "--index", index, "--json", "--k", "1", "--mode", "semantic", "how does a closure capture variables"])
+        let search = try embeddings([
+            "search", "--index", index, "--json", "--k", "1", "--mode", "semantic",
+            "how does a closure capture variables",
+        ])
         XCTAssertEqual(search.status, 0, search.stderr)
-        let hits = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(search.stdout.utf8)) as? [String: Any])?["hits"] as? [[String: Any]])
+        let hits = try XCTUnwrap(
+            (try JSONSerialization.jsonObject(with: Data(search.stdout.utf8)) as? [String: Any])?["hits"]
+                as? [[String: Any]])
         XCTAssertEqual(hits.first?["id"] as? String, "closures#capturing-values")
         let cases = folder.appendingPathComponent("cases.json")
-        try Data(#"{"cases": [{"question": "trailing closure after parentheses", "expected": ["closures#trailing-syntax"]}]}"#.utf8).write(to: cases)
+        try Data(
+            #"{"cases": [{"question": "trailing closure after parentheses", "expected": ["closures#trailing-syntax"]}]}"#
+                .utf8
+        ).write(to: cases)
         let eval = try embeddings(["eval", "--index", index, cases.path, "--k", "2"])
         XCTAssertEqual(eval.status, 0, eval.stderr)
         XCTAssertTrue(eval.stdout.contains("recall@2: 1.000"), eval.stdout)
 
         // Asking for the other encoder is refused: its question vectors would not compare.
-        let mixed = try embeddings(["search", "--index", index, "--quantize", "float32", "--mode", "semantic", "closures"])
+        let mixed = try embeddings([
+            "search", "--index", index, "--quantize", "float32", "--mode", "semantic", "closures",
+        ])
         XCTAssertEqual(mixed.status, 65, mixed.stderr)
         XCTAssertTrue(mixed.stderr.contains("int8 encoder"), mixed.stderr)
         // Lexical search needs no encoder at all.
-        XCTAssertEqual(try embeddings(["search", "--index", index, "--quantize", "float32", "--mode", "lexical", "closures"]).status, 0)
+        XCTAssertEqual(
+            try embeddings(["search", "--index", index, "--quantize", "float32", "--mode", "lexical", "closures"])
+                .status, 0)
 
         // Re-indexing the same file with the unchanged encoder reuses every vector; with float32,
         // none: the file never mixes the two.

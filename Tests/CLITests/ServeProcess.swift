@@ -22,7 +22,8 @@ final class ServeProcess: @unchecked Sendable {
         (process, reader) = try ChildProcess.start(CLITests.executable, ["serve", "--port", "0"] + arguments)
         guard let line = firstLine(startingWith: "listening on http://", from: reader) else {
             process.waitUntilExit()
-            throw LoopbackHTTPError(description: "serve ended (status \(process.terminationStatus)) before its ready line")
+            throw LoopbackHTTPError(
+                description: "serve ended (status \(process.terminationStatus)) before its ready line")
         }
         readyLine = line
         let address = line.dropFirst("listening on http://".count).prefix { $0 != " " }
@@ -45,14 +46,18 @@ final class ServeProcess: @unchecked Sendable {
         if process.isRunning { process.terminate() }
         process.waitUntilExit()
         logDone.wait()
-        return (process.terminationStatus, process.terminationReason == .exit, String(decoding: log.withOrderedLock { $0 }, as: UTF8.self))
+        return (
+            process.terminationStatus, process.terminationReason == .exit,
+            String(decoding: log.withOrderedLock { $0 }, as: UTF8.self)
+        )
     }
 
     /// The server's peak resident memory so far (VmHWM), in bytes.
     func peakResidentBytes() throws -> Int {
         let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
         guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-              let kilobytes = line.split(separator: " ").compactMap({ Int($0) }).first else {
+            let kilobytes = line.split(separator: " ").compactMap({ Int($0) }).first
+        else {
             throw LoopbackHTTPError(description: "no VmHWM for \(pid)")
         }
         return kilobytes * 1024

@@ -1,10 +1,11 @@
 import Embeddings
-@testable import EmbeddingsCLI
 import Foundation
 import PostgresStorage
 import Retrieval
 import VectorIndex
 import XCTest
+
+@testable import EmbeddingsCLI
 
 /// The server's parts that need no process: key comparison, base64, ranges, request decoding,
 /// metrics text, store errors' statuses.
@@ -19,7 +20,9 @@ extension ServerTests {
     }
 
     func testBase64IsLittleEndianFloat32() {
-        XCTAssertEqual(EmbeddingServer.base64([1, -2]), Data([0x00, 0x00, 0x80, 0x3F, 0x00, 0x00, 0x00, 0xC0]).base64EncodedString())
+        XCTAssertEqual(
+            EmbeddingServer.base64([1, -2]),
+            Data([0x00, 0x00, 0x80, 0x3F, 0x00, 0x00, 0x00, 0xC0]).base64EncodedString())
         XCTAssertEqual(EmbeddingServer.base64([]), "")
         XCTAssertEqual(Self.decodeBase64(EmbeddingServer.base64([0.1, 1e-30, -0])), [0.1, 1e-30, -0])
     }
@@ -28,11 +31,17 @@ extension ServerTests {
         let text = "é river"  // é is 2 UTF-8 bytes, 1 scalar
         let bytes = try EmbeddingServer.stringRange(OffsetRange(start: 3, end: 8, unit: nil), unit: "utf8", in: text)
         XCTAssertEqual(String(text[bytes]), "river")
-        let scalars = try EmbeddingServer.stringRange(OffsetRange(start: 2, end: 7, unit: "scalar"), unit: "scalar", in: text)
+        let scalars = try EmbeddingServer.stringRange(
+            OffsetRange(start: 2, end: 7, unit: "scalar"), unit: "scalar", in: text)
         XCTAssertEqual(String(text[scalars]), "river")
-        XCTAssertEqual(String(text[try EmbeddingServer.stringRange(OffsetRange(start: 0, end: 0, unit: nil), unit: "utf8", in: text)]), "")
+        XCTAssertEqual(
+            String(
+                text[try EmbeddingServer.stringRange(OffsetRange(start: 0, end: 0, unit: nil), unit: "utf8", in: text)]),
+            "")
         for (start, end, unit) in [(1, 3, "utf8"), (0, 9, "utf8"), (0, 8, "scalar"), (4, 2, "utf8"), (-1, 2, "utf8")] {
-            XCTAssertThrowsError(try EmbeddingServer.stringRange(OffsetRange(start: start, end: end, unit: unit), unit: unit, in: text), "\(start)..<\(end) \(unit)")
+            XCTAssertThrowsError(
+                try EmbeddingServer.stringRange(OffsetRange(start: start, end: end, unit: unit), unit: unit, in: text),
+                "\(start)..<\(end) \(unit)")
         }
     }
 
@@ -49,10 +58,16 @@ extension ServerTests {
         metrics.request(route: "other", status: 404, seconds: 0.0001, inputs: 0)
         metrics.batch(inputs: 3, tokens: 40)
         let text = metrics.text(queueDepth: 5)
-        for line in ["embeddings_requests_total{route=\"/v1/embeddings\",status=\"200\"} 1", "embeddings_requests_total{route=\"other\",status=\"404\"} 1",
-                     "embeddings_request_duration_seconds_bucket{le=\"0.001\"} 1", "embeddings_request_duration_seconds_bucket{le=\"0.005\"} 2",
-                     "embeddings_request_duration_seconds_count 2", "embeddings_inputs_total 2", "embeddings_batch_inputs_bucket{le=\"2.0\"} 0",
-                     "embeddings_batch_inputs_bucket{le=\"4.0\"} 1", "embeddings_batch_tokens_sum 40.0", "embeddings_queue_depth 5"] {
+        for line in [
+            "embeddings_requests_total{route=\"/v1/embeddings\",status=\"200\"} 1",
+            "embeddings_requests_total{route=\"other\",status=\"404\"} 1",
+            "embeddings_request_duration_seconds_bucket{le=\"0.001\"} 1",
+            "embeddings_request_duration_seconds_bucket{le=\"0.005\"} 2",
+            "embeddings_request_duration_seconds_count 2", "embeddings_inputs_total 2",
+            "embeddings_batch_inputs_bucket{le=\"2.0\"} 0",
+            "embeddings_batch_inputs_bucket{le=\"4.0\"} 1", "embeddings_batch_tokens_sum 40.0",
+            "embeddings_queue_depth 5",
+        ] {
             XCTAssertTrue(text.split(separator: "\n").contains(Substring(line)), "missing '\(line)' in\n\(text)")
         }
     }
@@ -60,7 +75,8 @@ extension ServerTests {
     /// Every case of every error a store throws answers `/search` with a status of its own
     /// choosing, never the catch-all 500 `internal_error`.
     func testEveryStoreErrorHasAStatus() {
-        let fingerprint = IndexFingerprint(modelIdentifier: "m", dimension: 2, pooling: "mean", normalized: true, tokenizerHash: "t")
+        let fingerprint = IndexFingerprint(
+            modelIdentifier: "m", dimension: 2, pooling: "mean", normalized: true, tokenizerHash: "t")
         var int8 = fingerprint
         int8.quantization = "int8"
         let cases: [(any Error, Int, String)] = [

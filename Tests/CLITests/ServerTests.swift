@@ -1,10 +1,11 @@
-@testable import EmbeddingsCLI
 import Foundation
 import LinearAlgebra
 import ModelTestSupport
 import Synchronization
 import TestSupport
 import XCTest
+
+@testable import EmbeddingsCLI
 
 /// `embeddings serve` as a client sees it: a real server process on a loopback port (started
 /// with `--port 0`, its ready line awaited), every route, every error, hostile clients, SIGTERM.
@@ -45,29 +46,43 @@ final class ServerTests: XCTestCase {
     static func decodeBase64(_ text: String) -> [Float] {
         let bytes = [UInt8](Data(base64Encoded: text) ?? Data())
         return stride(from: 0, to: bytes.count - 3, by: 4).map { i in
-            Float(bitPattern: UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16 | UInt32(bytes[i + 3]) << 24)
+            Float(
+                bitPattern: UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16 | UInt32(
+                    bytes[i + 3]) << 24)
         }
     }
 
     static func cosine(_ a: [Float], _ b: [Float]) -> Double {
-        var dot = 0.0, na = 0.0, nb = 0.0
-        for (x, y) in zip(a, b) { dot += Double(x) * Double(y); na += Double(x * x); nb += Double(y * y) }
+        var dot = 0.0
+        var na = 0.0
+        var nb = 0.0
+        for (x, y) in zip(a, b) {
+            dot += Double(x) * Double(y)
+            na += Double(x * x)
+            nb += Double(y * y)
+        }
         return dot / (na.squareRoot() * nb.squareRoot())
     }
 
     /// `embeddings <arguments>` on `texts` as JSON Lines: each output line parsed.
     static func cli(_ arguments: [String], _ texts: [String]) throws -> [[String: Any]] {
-        let input = try texts.enumerated().map { i, text in
-            String(decoding: try JSONSerialization.data(withJSONObject: ["id": "\(i)", "text": text]), as: UTF8.self)
-        }.joined(separator: "\n") + "\n"
+        let input =
+            try texts.enumerated().map { i, text in
+                String(
+                    decoding: try JSONSerialization.data(withJSONObject: ["id": "\(i)", "text": text]), as: UTF8.self)
+            }.joined(separator: "\n") + "\n"
         let r = try ChildProcess.run(CLITests.executable, arguments, input: Data(input.utf8))
         XCTAssertEqual(r.status, 0, r.stderr)
-        return try r.stdout.split(separator: "\n").map { try XCTUnwrap(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        return try r.stdout.split(separator: "\n").map {
+            try XCTUnwrap(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
     }
 
     /// JSON text with sorted keys, to compare two parsed values whole.
     static func canonical(_ value: Any?) throws -> String {
-        String(decoding: try JSONSerialization.data(withJSONObject: value ?? NSNull(), options: [.sortedKeys, .fragmentsAllowed]), as: UTF8.self)
+        String(
+            decoding: try JSONSerialization.data(
+                withJSONObject: value ?? NSNull(), options: [.sortedKeys, .fragmentsAllowed]), as: UTF8.self)
     }
 
     func object(_ reply: HTTPReply, file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {
@@ -76,11 +91,15 @@ final class ServerTests: XCTestCase {
 
     /// The reply is an error in OpenAI's shape with this status (and code, when given).
     @discardableResult
-    func assertError(_ reply: HTTPReply, _ status: Int, code: String? = nil, param: String? = nil, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+    func assertError(
+        _ reply: HTTPReply, _ status: Int, code: String? = nil, param: String? = nil, file: StaticString = #filePath,
+        line: UInt = #line
+    ) throws -> String {
         XCTAssertEqual(reply.status, status, reply.text, file: file, line: line)
         let error = try XCTUnwrap(try object(reply)["error"] as? [String: Any], reply.text, file: file, line: line)
         XCTAssertEqual(Set(error.keys), ["message", "type", "param", "code"], file: file, line: line)
-        XCTAssertEqual(error["type"] as? String, status >= 500 ? "server_error" : "invalid_request_error", file: file, line: line)
+        XCTAssertEqual(
+            error["type"] as? String, status >= 500 ? "server_error" : "invalid_request_error", file: file, line: line)
         if let code { XCTAssertEqual(error["code"] as? String, code, reply.text, file: file, line: line) }
         if let param { XCTAssertEqual(error["param"] as? String, param, reply.text, file: file, line: line) }
         return error["message"] as? String ?? ""
@@ -91,7 +110,8 @@ final class ServerTests: XCTestCase {
     func testOpenAIEmbeddingsEqualTheEmbedCommand() throws {
         let port = try server().port
         let expected = try Self.cli(["embed"], Self.texts).map { Self.floats($0["vector"]) }
-        let reply = try LoopbackHTTP.post(port: port, "/v1/embeddings", json: ["input": Self.texts, "model": "text-embedding-3-small"])
+        let reply = try LoopbackHTTP.post(
+            port: port, "/v1/embeddings", json: ["input": Self.texts, "model": "text-embedding-3-small"])
         XCTAssertEqual(reply.status, 200, reply.text)
         XCTAssertEqual(reply.headers["content-type"], "application/json")
         let body = try object(reply)
@@ -108,12 +128,17 @@ final class ServerTests: XCTestCase {
         XCTAssertGreaterThan(usage["prompt_tokens"] as? Int ?? 0, 6)
         XCTAssertEqual(usage["prompt_tokens"] as? Int, usage["total_tokens"] as? Int)
 
-        let base64 = try object(try LoopbackHTTP.post(port: port, "/v1/embeddings", json: ["input": Self.texts, "model": "m", "encoding_format": "base64"]))
+        let base64 = try object(
+            try LoopbackHTTP.post(
+                port: port, "/v1/embeddings", json: ["input": Self.texts, "model": "m", "encoding_format": "base64"]))
         for (i, item) in try XCTUnwrap(base64["data"] as? [[String: Any]]).enumerated() {
-            XCTAssertEqual(Self.decodeBase64(item["embedding"] as? String ?? ""), expected[i], "base64 of little-endian float32")
+            XCTAssertEqual(
+                Self.decodeBase64(item["embedding"] as? String ?? ""), expected[i], "base64 of little-endian float32")
         }
 
-        let single = try object(try LoopbackHTTP.post(port: port, "/v1/embeddings", json: ["input": Self.texts[1], "model": "m", "dimensions": 384]))
+        let single = try object(
+            try LoopbackHTTP.post(
+                port: port, "/v1/embeddings", json: ["input": Self.texts[1], "model": "m", "dimensions": 384]))
         let alone = try Self.cli(["embed"], [Self.texts[1]]).map { Self.floats($0["vector"]) }
         XCTAssertEqual(Self.floats((single["data"] as? [[String: Any]])?.first?["embedding"]), alone[0])
     }
@@ -124,12 +149,17 @@ final class ServerTests: XCTestCase {
         let reply = try LoopbackHTTP.post(port: port, "/embed", json: ["inputs": Self.texts])
         XCTAssertEqual(reply.status, 200, reply.text)
         XCTAssertEqual((try reply.json() as? [Any])?.map { Self.floats($0) }, expected)
-        let raw = try XCTUnwrap(try LoopbackHTTP.post(port: port, "/embed", json: ["inputs": "A river bank.", "normalize": false]).json() as? [Any])
+        let raw = try XCTUnwrap(
+            try LoopbackHTTP.post(port: port, "/embed", json: ["inputs": "A river bank.", "normalize": false]).json()
+                as? [Any])
         let norm = Self.floats(raw.first).reduce(0) { $0 + Double($1 * $1) }.squareRoot()
         XCTAssertGreaterThan(abs(norm - 1), 1e-3, "normalize false leaves the mean as it is")
         let long = String(repeating: "closures capture values ", count: 200)
-        try assertError(try LoopbackHTTP.post(port: port, "/embed", json: ["inputs": long]), 413, code: "input_too_long", param: "inputs")
-        XCTAssertEqual(try LoopbackHTTP.post(port: port, "/embed", json: ["inputs": long, "truncate": true]).status, 200)
+        try assertError(
+            try LoopbackHTTP.post(port: port, "/embed", json: ["inputs": long]), 413, code: "input_too_long",
+            param: "inputs")
+        XCTAssertEqual(
+            try LoopbackHTTP.post(port: port, "/embed", json: ["inputs": long, "truncate": true]).status, 200)
     }
 
     func testTokenEmbeddingsEqualEmbedTokensAndTokenVectors() throws {
@@ -142,20 +172,26 @@ final class ServerTests: XCTestCase {
         for (i, item) in data.enumerated() {
             XCTAssertEqual(Self.floats(item["vector"]), Self.floats(expected[i]["vector"]), "input \(i)")
             let vectors = (item["token_vectors"] as? [Any] ?? []).map { Self.floats($0) }
-            XCTAssertEqual(vectors, (expected[i]["token_vectors"] as? [Any] ?? []).map { Self.floats($0) }, "input \(i): token vectors")
+            XCTAssertEqual(
+                vectors, (expected[i]["token_vectors"] as? [Any] ?? []).map { Self.floats($0) },
+                "input \(i): token vectors")
             let tokens = try XCTUnwrap(item["tokens"] as? [[String: Any]])
             let cliTokens = try XCTUnwrap(expected[i]["tokens"] as? [[String: Any]])
-            XCTAssertEqual(try Self.canonical(tokens.map { $0.filter { $0.key != "scalars" } }), try Self.canonical(cliTokens))
+            XCTAssertEqual(
+                try Self.canonical(tokens.map { $0.filter { $0.key != "scalars" } }), try Self.canonical(cliTokens))
             let utf8 = Array(Self.texts[i].utf8)
             for token in tokens {
-                let bytes = (token["utf8"] as? [Int]) ?? [], scalars = (token["scalars"] as? [Int]) ?? []
+                let bytes = (token["utf8"] as? [Int]) ?? []
+                let scalars = (token["scalars"] as? [Int]) ?? []
                 let scalarStart = String(decoding: utf8[0..<bytes[0]], as: UTF8.self).unicodeScalars.count
                 let scalarEnd = String(decoding: utf8[0..<bytes[1]], as: UTF8.self).unicodeScalars.count
                 XCTAssertEqual(scalars, [scalarStart, scalarEnd], "\(token)")
             }
         }
         // A sub-range: the mean of the tokens overlapping "river", scaled to unit length.
-        let ranged = try object(try LoopbackHTTP.post(port: port, "/v1/token-embeddings", json: ["input": "A river bank.", "range": ["start": 2, "end": 7]]))
+        let ranged = try object(
+            try LoopbackHTTP.post(
+                port: port, "/v1/token-embeddings", json: ["input": "A river bank.", "range": ["start": 2, "end": 7]]))
         let item = try XCTUnwrap((ranged["data"] as? [[String: Any]])?.first)
         let tokens = try XCTUnwrap(item["tokens"] as? [[String: Any]])
         let vectors = (item["token_vectors"] as? [Any] ?? []).map { Self.floats($0) }
@@ -167,8 +203,14 @@ final class ServerTests: XCTestCase {
         var mean = [Float](repeating: 0, count: 384)
         for t in inside { for j in 0..<384 { mean[j] += vectors[t][j] / Float(inside.count) } }
         XCTAssertGreaterThan(Self.cosine(Self.floats(item["vector"]), mean), 0.999999)
-        try assertError(try LoopbackHTTP.post(port: port, "/v1/token-embeddings", json: ["input": "A river bank.", "range": ["start": 2, "end": 70]]), 400, param: "range")
-        try assertError(try LoopbackHTTP.post(port: port, "/v1/token-embeddings", json: ["input": "é", "range": ["start": 1, "end": 2]]), 400, param: "range")
+        try assertError(
+            try LoopbackHTTP.post(
+                port: port, "/v1/token-embeddings", json: ["input": "A river bank.", "range": ["start": 2, "end": 70]]),
+            400, param: "range")
+        try assertError(
+            try LoopbackHTTP.post(
+                port: port, "/v1/token-embeddings", json: ["input": "é", "range": ["start": 1, "end": 2]]), 400,
+            param: "range")
     }
 
     func testTokenizeEqualsTheTokenizeCommand() throws {
@@ -191,14 +233,19 @@ final class ServerTests: XCTestCase {
         XCTAssertEqual(try object(health)["status"] as? String, "ok")
         let models = try object(try LoopbackHTTP.request(port: port, "GET", "/v1/models"))
         XCTAssertEqual(models["object"] as? String, "list")
-        XCTAssertEqual((models["data"] as? [[String: Any]])?.first?["id"] as? String, "sentence-transformers/all-MiniLM-L6-v2")
+        XCTAssertEqual(
+            (models["data"] as? [[String: Any]])?.first?["id"] as? String, "sentence-transformers/all-MiniLM-L6-v2")
         XCTAssertEqual(try LoopbackHTTP.post(port: port, "/v1/embeddings", json: ["input": "metrics"]).status, 200)
         let metrics = try LoopbackHTTP.request(port: port, "GET", "/metrics")
         XCTAssertEqual(metrics.status, 200)
         XCTAssertTrue(metrics.headers["content-type"]?.hasPrefix("text/plain") ?? false)
-        for expected in ["embeddings_requests_total{route=\"/health\",status=\"200\"} ", "# TYPE embeddings_request_duration_seconds histogram",
-                         "embeddings_request_duration_seconds_bucket{le=\"+Inf\"} ", "embeddings_batch_inputs_count ", "embeddings_batch_tokens_sum ",
-                         "embeddings_queue_depth 0", "embeddings_requests_total{route=\"/v1/embeddings\",status=\"200\"} "] {
+        for expected in [
+            "embeddings_requests_total{route=\"/health\",status=\"200\"} ",
+            "# TYPE embeddings_request_duration_seconds histogram",
+            "embeddings_request_duration_seconds_bucket{le=\"+Inf\"} ", "embeddings_batch_inputs_count ",
+            "embeddings_batch_tokens_sum ",
+            "embeddings_queue_depth 0", "embeddings_requests_total{route=\"/v1/embeddings\",status=\"200\"} ",
+        ] {
             XCTAssertTrue(metrics.text.contains(expected), "missing \(expected) in\n\(metrics.text)")
         }
     }
@@ -208,9 +255,13 @@ final class ServerTests: XCTestCase {
         let docs = folder.appendingPathComponent("docs")
         try FileManager.default.createDirectory(at: docs, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        try Data("# Closures\n\nIntro about closures.\n\n## Capturing values\n\nA closure captures variables from the scope around it and keeps them alive.\n\n## Trailing syntax\n\nWhen the last argument is a closure you may write it after the parentheses.\n".utf8)
-            .write(to: docs.appendingPathComponent("closures.md"))
-        try Data("# Optionals\n\nAn optional holds a value or nothing; unwrap it with if let.\n".utf8).write(to: docs.appendingPathComponent("optionals.md"))
+        try Data(
+            "# Closures\n\nIntro about closures.\n\n## Capturing values\n\nA closure captures variables from the scope around it and keeps them alive.\n\n## Trailing syntax\n\nWhen the last argument is a closure you may write it after the parentheses.\n"
+                .utf8
+        )
+        .write(to: docs.appendingPathComponent("closures.md"))
+        try Data("# Optionals\n\nAn optional holds a value or nothing; unwrap it with if let.\n".utf8).write(
+            to: docs.appendingPathComponent("optionals.md"))
         let index = folder.appendingPathComponent("docs.index").path
         let built = try embeddings(["index", docs.path, "--out", index])
         XCTAssertEqual(built.status, 0, built.stderr)
@@ -220,13 +271,22 @@ final class ServerTests: XCTestCase {
         let served = try ServeProcess(["--index", index, "--quiet"])
         defer { _ = served.terminate() }
         XCTAssertTrue(served.readyLine.contains("with /search"), served.readyLine)
-        let reply = try LoopbackHTTP.post(port: served.port, "/search", json: ["question": question, "k": 2, "mode": "hybrid", "precision": "exact"])
+        let reply = try LoopbackHTTP.post(
+            port: served.port, "/search", json: ["question": question, "k": 2, "mode": "hybrid", "precision": "exact"])
         XCTAssertEqual(reply.status, 200, reply.text)
-        XCTAssertEqual(try Self.canonical(try reply.json()), try Self.canonical(try JSONSerialization.jsonObject(with: Data(cli.stdout.utf8))))
-        try assertError(try LoopbackHTTP.post(port: served.port, "/search", json: ["question": question, "precision": "int8"]), 400, param: "precision")
-        try assertError(try LoopbackHTTP.post(port: served.port, "/search", json: ["question": question, "mode": "fuzzy"]), 400, param: "mode")
+        XCTAssertEqual(
+            try Self.canonical(try reply.json()),
+            try Self.canonical(try JSONSerialization.jsonObject(with: Data(cli.stdout.utf8))))
+        try assertError(
+            try LoopbackHTTP.post(port: served.port, "/search", json: ["question": question, "precision": "int8"]), 400,
+            param: "precision")
+        try assertError(
+            try LoopbackHTTP.post(port: served.port, "/search", json: ["question": question, "mode": "fuzzy"]), 400,
+            param: "mode")
         // Without an index there is no /search.
-        try assertError(try LoopbackHTTP.post(port: try server().port, "/search", json: ["question": question]), 404, code: "no_index")
+        try assertError(
+            try LoopbackHTTP.post(port: try server().port, "/search", json: ["question": question]), 404,
+            code: "no_index")
     }
 
     /// `input_type` picks e5's prefix per request (the server's `--input-type` when absent), as
@@ -234,31 +294,52 @@ final class ServerTests: XCTestCase {
     func testInputTypeWithE5() throws {
         _ = try TestModel.multilingual()
         let texts = ["Le chien dort.", "Wie spät ist es?"]
-        let served = try ServeProcess(["--model", "intfloat/multilingual-e5-small", "--input-type", "passage", "--quiet"])
+        let served = try ServeProcess([
+            "--model", "intfloat/multilingual-e5-small", "--input-type", "passage", "--quiet",
+        ])
         defer { _ = served.terminate() }
         for type in ["query", "passage"] {
-            let expected = try Self.cli(["embed", "--model", "intfloat/multilingual-e5-small", "--input-type", type, "--quiet"], texts).map { Self.floats($0["vector"]) }
-            let reply = try object(try LoopbackHTTP.post(port: served.port, "/v1/embeddings", json: ["input": texts, "input_type": type]))
+            let expected = try Self.cli(
+                ["embed", "--model", "intfloat/multilingual-e5-small", "--input-type", type, "--quiet"], texts
+            ).map { Self.floats($0["vector"]) }
+            let reply = try object(
+                try LoopbackHTTP.post(port: served.port, "/v1/embeddings", json: ["input": texts, "input_type": type]))
             XCTAssertEqual((reply["data"] as? [[String: Any]])?.map { Self.floats($0["embedding"]) }, expected, type)
             XCTAssertEqual(reply["model"] as? String, "intfloat/multilingual-e5-small")
         }
         let unsaid = try object(try LoopbackHTTP.post(port: served.port, "/v1/embeddings", json: ["input": texts]))
-        let passages = try Self.cli(["embed", "--model", "intfloat/multilingual-e5-small", "--input-type", "passage", "--quiet"], texts).map { Self.floats($0["vector"]) }
-        XCTAssertEqual((unsaid["data"] as? [[String: Any]])?.map { Self.floats($0["embedding"]) }, passages, "--input-type passage is the default")
-        let tokens = try XCTUnwrap(try LoopbackHTTP.post(port: served.port, "/tokenize", json: ["inputs": [texts[0]], "input_type": "query"]).json() as? [[String: Any]])
-        let cliTokens = try Self.cli(["tokenize", "--model", "intfloat/multilingual-e5-small", "--input-type", "query"], [texts[0]])
+        let passages = try Self.cli(
+            ["embed", "--model", "intfloat/multilingual-e5-small", "--input-type", "passage", "--quiet"], texts
+        ).map { Self.floats($0["vector"]) }
+        XCTAssertEqual(
+            (unsaid["data"] as? [[String: Any]])?.map { Self.floats($0["embedding"]) }, passages,
+            "--input-type passage is the default")
+        let tokens = try XCTUnwrap(
+            try LoopbackHTTP.post(port: served.port, "/tokenize", json: ["inputs": [texts[0]], "input_type": "query"])
+                .json() as? [[String: Any]])
+        let cliTokens = try Self.cli(
+            ["tokenize", "--model", "intfloat/multilingual-e5-small", "--input-type", "query"], [texts[0]])
         XCTAssertEqual(try Self.canonical(tokens.first?["tokens"]), try Self.canonical(cliTokens.first?["tokens"]))
     }
 
     /// What the command refuses before it loads anything: usage errors 64, a missing key file 66.
     func testServeArgumentErrors() throws {
         for (arguments, status, message) in [
-            (["serve", "--host", "example.com"], Int32(64), "error: --host must be a numeric IPv4 or IPv6 address or localhost, got 'example.com'"),
+            (
+                ["serve", "--host", "example.com"], Int32(64),
+                "error: --host must be a numeric IPv4 or IPv6 address or localhost, got 'example.com'"
+            ),
             (["serve", "--port", "70000"], 64, "error: --port must be an integer from 0 to 65535, got '70000'"),
             (["serve", "--precision", "int8"], 64, "error: --precision goes with --index or --store"),
-            (["serve", "--index", "a.index", "--store", "postgresql://"], 64, "error: --index and --store exclude each other"),
+            (
+                ["serve", "--index", "a.index", "--store", "postgresql://"], 64,
+                "error: --index and --store exclude each other"
+            ),
             (["serve", "extra"], 64, "error: unexpected argument 'extra'"),
-            (["serve", "--port", "0", "--api-key-file", "/no/such/key"], 66, "error: API key file '/no/such/key' does not exist"),
+            (
+                ["serve", "--port", "0", "--api-key-file", "/no/such/key"], 66,
+                "error: API key file '/no/such/key' does not exist"
+            ),
         ] {
             let r = try embeddings(arguments)
             XCTAssertEqual(r.status, status, "\(arguments): \(r.stderr)")
@@ -280,10 +361,12 @@ final class ServerTests: XCTestCase {
         try assertError(try post(#"{"input": 5}"#), 400, code: "invalid_type", param: "input")
         try assertError(try post(#"{"input": ["a", 5]}"#), 400, param: "input")
         try assertError(try post(#"{"input": []}"#), 400, code: "empty_input", param: "input")
-        try assertError(try post(#"{"input": "a", "dimensions": "many"}"#), 400, code: "invalid_type", param: "dimensions")
+        try assertError(
+            try post(#"{"input": "a", "dimensions": "many"}"#), 400, code: "invalid_type", param: "dimensions")
         try assertError(try post(#"{"input": [1, 2, 3]}"#), 400, code: "token_ids_not_supported", param: "input")
         try assertError(try post(#"{"input": [[1, 2], [3]]}"#), 400, code: "token_ids_not_supported", param: "input")
-        try assertError(try post(#"{"input": "a", "dimensions": 256}"#), 400, code: "unsupported_dimensions", param: "dimensions")
+        try assertError(
+            try post(#"{"input": "a", "dimensions": 256}"#), 400, code: "unsupported_dimensions", param: "dimensions")
         try assertError(try post(#"{"input": "a", "encoding_format": "int8"}"#), 400, param: "encoding_format")
         try assertError(try post(#"{"input": "a", "input_type": "document"}"#), 400, param: "input_type")
         try assertError(try post(#"{"inputs": "a", "normalize": "yes"}"#, "/embed"), 400, param: "normalize")
@@ -302,10 +385,12 @@ final class ServerTests: XCTestCase {
         let message = try assertError(refused, 413, code: "body_too_large")
         XCTAssertTrue(message.contains("2097152"), message)
         // 10,000 inputs: refused, naming the limit.
-        let many = try LoopbackHTTP.post(port: port, "/v1/embeddings", json: ["input": (0..<10_000).map { "text \($0)" }])
+        let many = try LoopbackHTTP.post(
+            port: port, "/v1/embeddings", json: ["input": (0..<10_000).map { "text \($0)" }])
         XCTAssertTrue(try assertError(many, 413, code: "too_many_inputs", param: "input").contains("2048"))
         // Invalid UTF-8 is repaired, with a warning header, as embed repairs its lines.
-        let repaired = try LoopbackHTTP.request(port: port, "POST", "/v1/embeddings", body: Array(#"{"input": "caf"#.utf8) + [0xFF] + Array(#""}"#.utf8))
+        let repaired = try LoopbackHTTP.request(
+            port: port, "POST", "/v1/embeddings", body: Array(#"{"input": "caf"#.utf8) + [0xFF] + Array(#""}"#.utf8))
         XCTAssertEqual(repaired.status, 200, repaired.text)
         XCTAssertTrue(repaired.headers["warning"]?.contains("invalid UTF-8 repaired") ?? false, "\(repaired.headers)")
         XCTAssertEqual(try LoopbackHTTP.request(port: port, "GET", "/health").status, 200, "still serving")
@@ -317,24 +402,37 @@ final class ServerTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: folder) }
         let keyFile = folder.appendingPathComponent("key")
         try Data("s3cret-key\n".utf8).write(to: keyFile)
-        let served = try ServeProcess(["--api-key-file", keyFile.path, "--max-batch-tokens", "64", "--max-queue", "1", "--quiet"])
+        let served = try ServeProcess([
+            "--api-key-file", keyFile.path, "--max-batch-tokens", "64", "--max-queue", "1", "--quiet",
+        ])
         defer { _ = served.terminate() }
         let port = served.port
         let body = ["input": ["A river bank."]]
         try assertError(try LoopbackHTTP.post(port: port, "/v1/embeddings", json: body), 401, code: "invalid_api_key")
-        try assertError(try LoopbackHTTP.post(port: port, "/v1/embeddings", json: body, headers: ["Authorization": "Bearer s3cret-kez"]), 401, code: "invalid_api_key")
-        try assertError(try LoopbackHTTP.post(port: port, "/v1/embeddings", json: body, headers: ["Authorization": "Bearer s3cret-key-longer"]), 401)
+        try assertError(
+            try LoopbackHTTP.post(
+                port: port, "/v1/embeddings", json: body, headers: ["Authorization": "Bearer s3cret-kez"]), 401,
+            code: "invalid_api_key")
+        try assertError(
+            try LoopbackHTTP.post(
+                port: port, "/v1/embeddings", json: body, headers: ["Authorization": "Bearer s3cret-key-longer"]), 401)
         XCTAssertEqual(try LoopbackHTTP.request(port: port, "GET", "/health").status, 200, "/health needs no key")
         let key = ["Authorization": "Bearer s3cret-key"]
         XCTAssertEqual(try LoopbackHTTP.post(port: port, "/v1/embeddings", json: body, headers: key).status, 200)
-        let tooMany = try LoopbackHTTP.post(port: port, "/v1/embeddings", json: ["input": Array(repeating: "Closures capture values from the scope around them.", count: 8)], headers: key)
+        let tooMany = try LoopbackHTTP.post(
+            port: port, "/v1/embeddings",
+            json: ["input": Array(repeating: "Closures capture values from the scope around them.", count: 8)],
+            headers: key)
         XCTAssertTrue(try assertError(tooMany, 413, code: "too_many_tokens").contains("at most 64"))
 
         // 24 requests sent at once, each on its own connection, before any answer is read: one
         // batch encodes, one request waits (--max-queue 1), the others arriving meanwhile get 503.
-        let replies = try LoopbackHTTP.concurrently(port: port, 24, "POST", "/v1/embeddings",
-                                                    body: try JSONSerialization.data(withJSONObject: ["input": Array(repeating: "Closures capture values.", count: 6)]),
-                                                    headers: key)
+        let replies = try LoopbackHTTP.concurrently(
+            port: port, 24, "POST", "/v1/embeddings",
+            body: try JSONSerialization.data(withJSONObject: [
+                "input": Array(repeating: "Closures capture values.", count: 6)
+            ]),
+            headers: key)
         let statuses = Dictionary(grouping: replies, by: \.status).mapValues(\.count)
         XCTAssertEqual(Set(statuses.keys).subtracting([200, 503]), [], "\(statuses)")
         XCTAssertGreaterThan(statuses[503] ?? 0, 0, "\(statuses)")
@@ -343,7 +441,8 @@ final class ServerTests: XCTestCase {
             XCTAssertEqual(refusal.headers["retry-after"], "1")
             try assertError(refusal, 503, code: "queue_full")
         }
-        XCTAssertEqual(try LoopbackHTTP.post(port: port, "/v1/embeddings", json: body, headers: key).status, 200, "still serving")
+        XCTAssertEqual(
+            try LoopbackHTTP.post(port: port, "/v1/embeddings", json: body, headers: key).status, 200, "still serving")
     }
 
     // MARK: Hostile clients and load
@@ -368,15 +467,22 @@ final class ServerTests: XCTestCase {
         // for the 1 s timeout) is cut off once its headers are 1 s late; others are served meanwhile.
         let dribbler = try LoopbackHTTP.connect(port: port)
         let slowHead = LoopbackHTTP.head("GET", "/health", port: port, contentLength: nil)
-        var dribbled = 0, cut = false
+        var dribbled = 0
+        var cut = false
         let began = Date()
         while dribbled < slowHead.count {
-            guard LoopbackHTTP.send(dribbler, [slowHead[dribbled]]) else { cut = true; break }
+            guard LoopbackHTTP.send(dribbler, [slowHead[dribbled]]) else {
+                cut = true
+                break
+            }
             dribbled += 1
             if dribbled == 2 { try healthy() }
             // The client's pace: up to 250 ms for the server to end the connection.
             var ready = pollfd(fd: dribbler, events: Int16(POLLIN), revents: 0)
-            if poll(&ready, 1, 250) > 0 { cut = LoopbackHTTP.readAll(dribbler).isEmpty; break }
+            if poll(&ready, 1, 250) > 0 {
+                cut = LoopbackHTTP.readAll(dribbler).isEmpty
+                break
+            }
         }
         close(dribbler)
         XCTAssertTrue(cut, "the dribbling client was cut off with nothing sent back")
@@ -395,7 +501,8 @@ final class ServerTests: XCTestCase {
         // A 100 MiB body: 413 on its Content-Length, before the body is read; memory stays bounded.
         let peakBefore = try served.peakResidentBytes()
         let huge = try LoopbackHTTP.connect(port: port)
-        XCTAssertTrue(LoopbackHTTP.send(huge, LoopbackHTTP.head("POST", "/v1/embeddings", port: port, contentLength: 100 << 20)))
+        XCTAssertTrue(
+            LoopbackHTTP.send(huge, LoopbackHTTP.head("POST", "/v1/embeddings", port: port, contentLength: 100 << 20)))
         let refusal = try LoopbackHTTP.parse(LoopbackHTTP.readAll(huge))
         try assertError(refusal, 413, code: "body_too_large")
         let chunk = [UInt8](repeating: 0x61, count: 1 << 20)
@@ -409,10 +516,13 @@ final class ServerTests: XCTestCase {
 
         // Disconnects: mid-body, and right after a complete request (before the answer).
         let half = try LoopbackHTTP.connect(port: port)
-        LoopbackHTTP.send(half, LoopbackHTTP.head("POST", "/v1/embeddings", port: port, contentLength: 1000) + Array(#"{"input": "#.utf8))
+        LoopbackHTTP.send(
+            half,
+            LoopbackHTTP.head("POST", "/v1/embeddings", port: port, contentLength: 1000) + Array(#"{"input": "#.utf8))
         close(half)
         let gone = try LoopbackHTTP.connect(port: port)
-        LoopbackHTTP.send(gone, LoopbackHTTP.head("POST", "/v1/embeddings", port: port, contentLength: body.count) + body)
+        LoopbackHTTP.send(
+            gone, LoopbackHTTP.head("POST", "/v1/embeddings", port: port, contentLength: body.count) + body)
         close(gone)
         XCTAssertEqual(try LoopbackHTTP.post(port: port, "/v1/embeddings", json: ["input": "still here"]).status, 200)
         try healthy()
@@ -428,20 +538,20 @@ final class ServerTests: XCTestCase {
     func testAnEarlyAnswerReachesAClientStillSendingItsBody() throws {
         let port = try server().port
         let script = """
-        import json, sys, urllib.error, urllib.request
-        body = b'{"input": "' + b'a' * (3 << 20) + b'"}'
-        results = []
-        for _ in range(20):
-            request = urllib.request.Request("http://127.0.0.1:%s/v1/embeddings" % sys.argv[1], data=body, headers={"Content-Type": "application/json"})
-            try:
-                with urllib.request.urlopen(request, timeout=120) as response:
-                    results.append(str(response.status))
-            except urllib.error.HTTPError as error:
-                results.append("%d %s" % (error.code, json.load(error)["error"]["code"]))
-            except Exception as error:
-                results.append("%s: %s" % (type(error).__name__, error))
-        print(json.dumps(results))
-        """
+            import json, sys, urllib.error, urllib.request
+            body = b'{"input": "' + b'a' * (3 << 20) + b'"}'
+            results = []
+            for _ in range(20):
+                request = urllib.request.Request("http://127.0.0.1:%s/v1/embeddings" % sys.argv[1], data=body, headers={"Content-Type": "application/json"})
+                try:
+                    with urllib.request.urlopen(request, timeout=120) as response:
+                        results.append(str(response.status))
+                except urllib.error.HTTPError as error:
+                    results.append("%d %s" % (error.code, json.load(error)["error"]["code"]))
+                except Exception as error:
+                    results.append("%s: %s" % (type(error).__name__, error))
+            print(json.dumps(results))
+            """
         let run = try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script, "\(port)"])
         XCTAssertEqual(run.status, 0, run.stderr)
         let results = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String], run.stdout)
@@ -451,7 +561,9 @@ final class ServerTests: XCTestCase {
         let bound = HTTPDaemon.Limits(maximumBody: 1, connections: 1, timeoutSeconds: 1).lingeringBytes
         let endless = try LoopbackHTTP.connect(port: port)
         defer { close(endless) }
-        XCTAssertTrue(LoopbackHTTP.send(endless, LoopbackHTTP.head("POST", "/v1/embeddings", port: port, contentLength: 8 * bound)))
+        XCTAssertTrue(
+            LoopbackHTTP.send(
+                endless, LoopbackHTTP.head("POST", "/v1/embeddings", port: port, contentLength: 8 * bound)))
         try assertError(try LoopbackHTTP.parse(LoopbackHTTP.readAll(endless)), 413, code: "body_too_large")
         let mebibyte = [UInt8](repeating: 0x61, count: 1 << 20)
         var sent = 0
@@ -471,12 +583,17 @@ final class ServerTests: XCTestCase {
         var failures = [String]()
         // Three rounds of 32 connections, each with its request sent before any answer is read.
         for round in 0..<3 {
-            for (client, reply) in try LoopbackHTTP.concurrently(port: port, 32, "POST", "/v1/embeddings", body: body).enumerated() {
-                guard reply.status == 200, let data = (try reply.json() as? [String: Any])?["data"] as? [[String: Any]], data.count == texts.count else {
+            for (client, reply) in try LoopbackHTTP.concurrently(port: port, 32, "POST", "/v1/embeddings", body: body)
+                .enumerated()
+            {
+                guard reply.status == 200, let data = (try reply.json() as? [String: Any])?["data"] as? [[String: Any]],
+                    data.count == texts.count
+                else {
                     failures.append("client \(client) round \(round): \(reply.status) \(reply.text.prefix(200))")
                     continue
                 }
-                for (i, item) in data.enumerated() where Self.cosine(Self.floats(item["embedding"]), expected[i]) < 0.999999 {
+                for (i, item) in data.enumerated()
+                where Self.cosine(Self.floats(item["embedding"]), expected[i]) < 0.999999 {
                     failures.append("client \(client) round \(round): input \(i) differs")
                 }
             }
@@ -490,7 +607,8 @@ final class ServerTests: XCTestCase {
     /// `embeddings_batch_inputs_count` from `/metrics`: the batches encoded so far.
     func batchCount(_ port: Int) throws -> Int {
         let metrics = try LoopbackHTTP.request(port: port, "GET", "/metrics").text
-        let line = try XCTUnwrap(metrics.split(separator: "\n").first { $0.hasPrefix("embeddings_batch_inputs_count ") })
+        let line = try XCTUnwrap(
+            metrics.split(separator: "\n").first { $0.hasPrefix("embeddings_batch_inputs_count ") })
         return try XCTUnwrap(Int(line.split(separator: " ")[1]))
     }
 
@@ -498,10 +616,15 @@ final class ServerTests: XCTestCase {
     /// request is answered, then the process exits 0, well within 10 s; one log line per request.
     func testSIGTERMFinishesInFlightRequestsAndExitsZero() throws {
         let served = try ServeProcess()
-        XCTAssertEqual(try LoopbackHTTP.post(port: served.port, "/v1/embeddings", json: ["input": ["one", "two"]]).status, 200)
+        XCTAssertEqual(
+            try LoopbackHTTP.post(port: served.port, "/v1/embeddings", json: ["input": ["one", "two"]]).status, 200)
         let body = Array(#"{"input": ["in flight", "when the signal came"]}"#.utf8)
         let flight = try LoopbackHTTP.connect(port: served.port)
-        LoopbackHTTP.send(flight, LoopbackHTTP.head("POST", "/v1/embeddings", port: served.port, contentLength: body.count, headers: ["Expect": "100-continue"]))
+        LoopbackHTTP.send(
+            flight,
+            LoopbackHTTP.head(
+                "POST", "/v1/embeddings", port: served.port, contentLength: body.count,
+                headers: ["Expect": "100-continue"]))
         var interim = [UInt8](repeating: 0, count: 25)
         XCTAssertEqual(recv(flight, &interim, interim.count, Int32(MSG_WAITALL)), 25)
         XCTAssertEqual(String(decoding: interim, as: UTF8.self), "HTTP/1.1 100 Continue\r\n\r\n")

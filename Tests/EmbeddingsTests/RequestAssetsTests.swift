@@ -1,10 +1,11 @@
-@testable import Embeddings
 import Foundation
 import LinearAlgebra
 import ModelAssets
 import ModelTestSupport
 import Synchronization
 import XCTest
+
+@testable import Embeddings
 
 /// `requestAssets()` and its completion-handler form: the typed cause when installing cannot
 /// work, `.notAvailable` for a model folder that is gone, `.available` without any work when
@@ -84,7 +85,8 @@ final class RequestAssetsTests: XCTestCase {
         try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: true)
         let model = try TestModel.folder()
         for name in ["config.json", "vocab.txt", "model.safetensors"] {
-            try FileManager.default.createSymbolicLink(at: copy.appendingPathComponent(name), withDestinationURL: model.appendingPathComponent(name))
+            try FileManager.default.createSymbolicLink(
+                at: copy.appendingPathComponent(name), withDestinationURL: model.appendingPathComponent(name))
         }
         let embedding = try ContextualEmbedding(contentsOf: copy)
         let available = try await embedding.requestAssets()
@@ -99,7 +101,8 @@ final class RequestAssetsTests: XCTestCase {
         XCTAssertNil(ContextualEmbedding(language: "tlh"))  // no known model serves Klingon
         XCTAssertEqual(ContextualEmbedding(language: "fr")?.modelIdentifier, "intfloat/multilingual-e5-small")
         XCTAssertEqual(ContextualEmbedding(language: "en")?.modelIdentifier, ContextualEmbedding.defaultModelIdentifier)
-        XCTAssertEqual(ModelCatalog.descriptor(forLanguage: "EN_us")?.identifier, ContextualEmbedding.defaultModelIdentifier)
+        XCTAssertEqual(
+            ModelCatalog.descriptor(forLanguage: "EN_us")?.identifier, ContextualEmbedding.defaultModelIdentifier)
         XCTAssertEqual(ContextualEmbedding(modelIdentifier: "all-MiniLM-L6-v2", parallelism: 0)?.parallelism, 1)
     }
 }

@@ -1,8 +1,9 @@
-@testable import Embeddings
 import Foundation
 import ModelTestSupport
 import TestSupport
 import XCTest
+
+@testable import Embeddings
 
 /// `SentenceEmbedding` on the real default model: parity with sentence-transformers (the golden
 /// fixtures), distances, neighbors against a brute-force ranking, and sharing across tasks.
@@ -26,7 +27,8 @@ final class SentenceEmbeddingTests: XCTestCase {
 
     static func cosine(_ a: [Double], _ b: [Double]) -> Double {
         let dot = zip(a, b).reduce(0) { $0 + $1.0 * $1.1 }
-        let na = a.reduce(0) { $0 + $1 * $1 }.squareRoot(), nb = b.reduce(0) { $0 + $1 * $1 }.squareRoot()
+        let na = a.reduce(0) { $0 + $1 * $1 }.squareRoot()
+        let nb = b.reduce(0) { $0 + $1 * $1 }.squareRoot()
         return dot / (na * nb)
     }
 
@@ -64,12 +66,17 @@ final class SentenceEmbeddingTests: XCTestCase {
 
     func testDistanceIsOneMinusCosine() throws {
         let embedding = try embedding()
-        let a = "The dog sleeps on the sofa.", b = "A puppy naps on the couch.", c = "Interest rates rose in March."
-        let va = try XCTUnwrap(embedding.vector(for: a)), vb = try XCTUnwrap(embedding.vector(for: b))
-        XCTAssertEqual(embedding.distance(between: a, and: b, distanceType: .cosine), 1 - Self.cosine(va, vb), accuracy: 1e-6)
+        let a = "The dog sleeps on the sofa."
+        let b = "A puppy naps on the couch."
+        let c = "Interest rates rose in March."
+        let va = try XCTUnwrap(embedding.vector(for: a))
+        let vb = try XCTUnwrap(embedding.vector(for: b))
+        XCTAssertEqual(
+            embedding.distance(between: a, and: b, distanceType: .cosine), 1 - Self.cosine(va, vb), accuracy: 1e-6)
         XCTAssertEqual(embedding.distance(between: a, and: a), 0, accuracy: 1e-6)
         XCTAssertLessThan(embedding.distance(between: a, and: b), embedding.distance(between: a, and: c))
-        XCTAssertEqual(SentenceEmbedding.distance([0, 0], [1, 0], .cosine), 1, "a zero vector is orthogonal to everything")
+        XCTAssertEqual(
+            SentenceEmbedding.distance([0, 0], [1, 0], .cosine), 1, "a zero vector is orthogonal to everything")
     }
 
     func testNeighborsMatchABruteForceRanking() throws {
@@ -93,7 +100,8 @@ final class SentenceEmbeddingTests: XCTestCase {
         // [CLS] [SEP], and which of two equal vectors comes first is down to the last bit.)
         let model = try TestModel.shared()
         let ids = try candidates.map { try model.tokenize($0).ids }
-        let first = try XCTUnwrap(candidates.indices.first { i in ids.filter { $0 == ids[i] }.count == 1 }.map { candidates[$0] })
+        let first = try XCTUnwrap(
+            candidates.indices.first { i in ids.filter { $0 == ids[i] }.count == 1 }.map { candidates[$0] })
         XCTAssertFalse(embedding.neighbors(for: first, maximumCount: 3).map(\.0).contains(first))
         let byVector = embedding.neighbors(for: try XCTUnwrap(embedding.vector(for: first)), maximumCount: 1)
         XCTAssertEqual(byVector.first?.0, first)
@@ -105,7 +113,10 @@ final class SentenceEmbeddingTests: XCTestCase {
 
     func testMaximumDistanceCutsTheNeighbors() throws {
         let embedding = try embedding()
-        try embedding.add(["Arrays keep order.", "Sets keep unique values.", "Dictionaries map keys to values.", "Interest rates rose in March."])
+        try embedding.add([
+            "Arrays keep order.", "Sets keep unique values.", "Dictionaries map keys to values.",
+            "Interest rates rose in March.",
+        ])
         let question = "Which collection has no duplicates?"
         let all = embedding.neighbors(for: question, maximumCount: 4)
         XCTAssertEqual(all.count, 4)
@@ -117,7 +128,8 @@ final class SentenceEmbeddingTests: XCTestCase {
         XCTAssertTrue(embedding.neighbors(for: question, maximumCount: 4, maximumDistance: -1).isEmpty)
         XCTAssertEqual(embedding.neighbors(for: question, maximumCount: 1, maximumDistance: 2).map(\.0), [all[0].0])
         let vector = try XCTUnwrap(embedding.vector(for: question))
-        XCTAssertEqual(embedding.neighbors(for: vector, maximumCount: 4, maximumDistance: bound).map(\.0), near.map(\.0))
+        XCTAssertEqual(
+            embedding.neighbors(for: vector, maximumCount: 4, maximumDistance: bound).map(\.0), near.map(\.0))
         var seen = [String]()
         embedding.enumerateNeighbors(for: question, maximumCount: 4, maximumDistance: bound) { candidate, _ in
             seen.append(candidate)
@@ -128,7 +140,10 @@ final class SentenceEmbeddingTests: XCTestCase {
 
     func testEnumerateNeighborsStopsWhenAsked() throws {
         let embedding = try embedding()
-        try embedding.add(["Arrays keep order.", "Sets keep unique values.", "Dictionaries map keys to values.", "Tuples group values."])
+        try embedding.add([
+            "Arrays keep order.", "Sets keep unique values.", "Dictionaries map keys to values.",
+            "Tuples group values.",
+        ])
         var seen = [String]()
         embedding.enumerateNeighbors(for: "Which collection has no duplicates?", maximumCount: 4) { candidate, _ in
             seen.append(candidate)
@@ -147,7 +162,8 @@ final class SentenceEmbeddingTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: missing) }
         let folder = try TestModel.folder()
         for name in ["config.json", "vocab.txt", "tokenizer_config.json", "modules.json", "sentence_bert_config.json"] {
-            try FileManager.default.copyItem(at: folder.appendingPathComponent(name), to: missing.appendingPathComponent(name))
+            try FileManager.default.copyItem(
+                at: folder.appendingPathComponent(name), to: missing.appendingPathComponent(name))
         }
         try Data("{}".utf8).write(to: missing.appendingPathComponent("model.safetensors"))  // unreadable weights
         let broken = SentenceEmbedding(contextualEmbedding: try ContextualEmbedding(contentsOf: missing))
@@ -172,7 +188,9 @@ final class SentenceEmbeddingTests: XCTestCase {
                 group.addTask {
                     let result = try model.embeddingResult(for: sentences[i], language: "en")
                     let vector = result.meanPooled().normalizedToUnitLength
-                    let nearest = shared.neighbors(for: try XCTUnwrap(shared.vector(for: sentences[i])), maximumCount: 1).first?.1
+                    let nearest = shared.neighbors(
+                        for: try XCTUnwrap(shared.vector(for: sentences[i])), maximumCount: 1
+                    ).first?.1
                     return (i, vector, nearest)
                 }
             }
@@ -194,9 +212,11 @@ final class SentenceEmbeddingTests: XCTestCase {
         XCTAssertEqual(ContextualEmbedding.groups(count: 4, batchSize: 16, threads: 2), [0..<2, 2..<4])
         XCTAssertEqual(ContextualEmbedding.groups(count: 3, batchSize: 16, threads: 2), [0..<2, 2..<3])
         XCTAssertEqual(ContextualEmbedding.groups(count: 1, batchSize: 16, threads: 2), [0..<1])
-        XCTAssertEqual(ContextualEmbedding.groups(count: 37, batchSize: 16, threads: 2),
-                       [0..<8, 8..<16, 16..<24, 24..<32, 32..<35, 35..<37])
-        XCTAssertEqual(ContextualEmbedding.groups(count: 5, batchSize: 0, threads: 0), [0..<1, 1..<2, 2..<3, 3..<4, 4..<5])
+        XCTAssertEqual(
+            ContextualEmbedding.groups(count: 37, batchSize: 16, threads: 2),
+            [0..<8, 8..<16, 16..<24, 24..<32, 32..<35, 35..<37])
+        XCTAssertEqual(
+            ContextualEmbedding.groups(count: 5, batchSize: 0, threads: 0), [0..<1, 1..<2, 2..<3, 3..<4, 4..<5])
         XCTAssertEqual(ContextualEmbedding.groups(count: 10, batchSize: 10, threads: 3), [0..<4, 4..<8, 8..<10])
     }
 }

@@ -135,7 +135,8 @@ final class GGUFDequantizationTests: XCTestCase {
             // bytes, 36 in all; the Python package lists 40, from an older layout with f32 fields.
             XCTAssertEqual(type.blockByteCount, type == .q8_1 ? 36 : size.bytes, size.name)
         }
-        XCTAssertEqual(fixture.quantSizes.first { $0.name == "Q8_1" }?.bytes, 40, "still different in the Python package")
+        XCTAssertEqual(
+            fixture.quantSizes.first { $0.name == "Q8_1" }?.bytes, 40, "still different in the Python package")
         XCTAssertEqual(Set(fixture.quantSizes.map(\.id)), Set(GGMLType.allCases.map(\.rawValue)))
         XCTAssertEqual(GGMLType.allCases.filter(\.isSupported), GGMLType.supported.sorted { $0.rawValue < $1.rawValue })
     }

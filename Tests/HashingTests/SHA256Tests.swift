@@ -14,21 +14,26 @@ final class SHA256Tests: XCTestCase {
     }
 
     func testABC() {
-        XCTAssertEqual(digestOfBothOverloads(Array("abc".utf8)), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        XCTAssertEqual(
+            digestOfBothOverloads(Array("abc".utf8)), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        )
     }
 
     func testTwoBlock448BitMessage() {
         let message = Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)
         XCTAssertEqual(message.count, 56)
-        XCTAssertEqual(digestOfBothOverloads(message), "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        XCTAssertEqual(
+            digestOfBothOverloads(message), "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
     }
 
     func test896BitMessage() {
         let message = Array(
-            "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu".utf8
+            "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu"
+                .utf8
         )
         XCTAssertEqual(message.count, 112)
-        XCTAssertEqual(digestOfBothOverloads(message), "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1")
+        XCTAssertEqual(
+            digestOfBothOverloads(message), "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1")
     }
 
     func testOneMillionA() {
@@ -38,7 +43,9 @@ final class SHA256Tests: XCTestCase {
 
         // The same message fed in uneven chunks through both overloads, alternating.
         var hasher = SHA256()
-        var offset = 0, chunk = 1, useRaw = false
+        var offset = 0
+        var chunk = 1
+        var useRaw = false
         while offset < message.count {
             let end = min(offset + chunk, message.count)
             if useRaw {
@@ -172,7 +179,8 @@ final class SHA256Tests: XCTestCase {
             prefix.withUnsafeBytes { rawHasher.update($0) }
             XCTAssertEqual(rawHasher.finalize(), sequenceHasher.finalize(), "length \(length)")
         }
-        XCTAssertEqual(digestOfBothOverloads(message), "bc725a0071138eccc785bacb3bb03c6bd8608a4333010e4293d11b29acea3f85")
+        XCTAssertEqual(
+            digestOfBothOverloads(message), "bc725a0071138eccc785bacb3bb03c6bd8608a4333010e4293d11b29acea3f85")
     }
 
     // MARK: - Output forms
@@ -206,7 +214,8 @@ final class SHA256Tests: XCTestCase {
 
     /// Hex digest of `message` via the sequence overload, after checking that the raw-buffer
     /// overload and `hex(of:)` give the same.
-    private func digestOfBothOverloads(_ message: [UInt8], file: StaticString = #filePath, line: UInt = #line) -> String {
+    private func digestOfBothOverloads(_ message: [UInt8], file: StaticString = #filePath, line: UInt = #line) -> String
+    {
         var sequenceHasher = SHA256()
         sequenceHasher.update(message)
         let viaSequence = sequenceHasher.finalizeHex()

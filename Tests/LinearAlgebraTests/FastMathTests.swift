@@ -32,7 +32,9 @@ final class FastMathTests: XCTestCase {
         var x = Array(stride(from: Float(-20), to: 20, by: 0.0007))
         let input = x
         x.withUnsafeMutableBufferPointer { Kernels.gelu($0.baseAddress!, count: $0.count) }
-        var worstRelative = 0.0, worstFarTail = 0.0, worstAbsolute = 0.0
+        var worstRelative = 0.0
+        var worstFarTail = 0.0
+        var worstAbsolute = 0.0
         for (v, g) in zip(input, x) {
             let d = Double(v)
             // erfc(−u) = 1 + erf(u) without cancellation for negative arguments.

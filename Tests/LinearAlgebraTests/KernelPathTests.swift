@@ -23,17 +23,26 @@ final class KernelPathTests: XCTestCase {
             let rows = 3
             var x = rng.floats(rows * columns, in: -10...10)
             let expected = ReferenceKernels.softmaxRows(x, rows: rows, columns: columns, scale: 0.125)
-            x.withUnsafeMutableBufferPointer { Kernels.softmaxRows($0.baseAddress!, rows: rows, columns: columns, scale: 0.125) }
+            x.withUnsafeMutableBufferPointer {
+                Kernels.softmaxRows($0.baseAddress!, rows: rows, columns: columns, scale: 0.125)
+            }
             assertClose(x, expected, relative: 1e-5, absolute: 1e-7, "\(label) softmax \(columns)")
 
-            let m = rng.floats(rows * columns), q = rng.floats(columns)
+            let m = rng.floats(rows * columns)
+            let q = rng.floats(columns)
             var dots = [Float](repeating: 0, count: rows)
             m.withUnsafeBufferPointer { pm in
                 q.withUnsafeBufferPointer { pq in
-                    dots.withUnsafeMutableBufferPointer { Kernels.dotRows(pm.baseAddress!, rows: rows, columns: columns, query: pq.baseAddress!, into: $0.baseAddress!) }
+                    dots.withUnsafeMutableBufferPointer {
+                        Kernels.dotRows(
+                            pm.baseAddress!, rows: rows, columns: columns, query: pq.baseAddress!, into: $0.baseAddress!
+                        )
+                    }
                 }
             }
-            let expectedDots = (0..<rows).map { Float(ReferenceKernels.dot(Array(m[($0 * columns)..<(($0 + 1) * columns)]), q)) }
+            let expectedDots = (0..<rows).map {
+                Float(ReferenceKernels.dot(Array(m[($0 * columns)..<(($0 + 1) * columns)]), q))
+            }
             assertClose(dots, expectedDots, relative: 1e-5, absolute: 1e-5, "\(label) dot rows \(columns)")
 
             let w = rng.floats(rows, in: 0...1)
@@ -41,11 +50,15 @@ final class KernelPathTests: XCTestCase {
             m.withUnsafeBufferPointer { pm in
                 w.withUnsafeBufferPointer { pw in
                     sums.withUnsafeMutableBufferPointer {
-                        Kernels.weightedColumnSum(pm.baseAddress!, rows: rows, columns: columns, weights: pw.baseAddress, scale: 0.5, into: $0.baseAddress!)
+                        Kernels.weightedColumnSum(
+                            pm.baseAddress!, rows: rows, columns: columns, weights: pw.baseAddress, scale: 0.5,
+                            into: $0.baseAddress!)
                     }
                 }
             }
-            let expectedSums = (0..<columns).map { j in Float(0.5 * (0..<rows).reduce(0.0) { $0 + Double(w[$1]) * Double(m[$1 * columns + j]) }) }
+            let expectedSums = (0..<columns).map { j in
+                Float(0.5 * (0..<rows).reduce(0.0) { $0 + Double(w[$1]) * Double(m[$1 * columns + j]) })
+            }
             assertClose(sums, expectedSums, relative: 1e-5, absolute: 1e-6, "\(label) column sum \(columns)")
         }
     }

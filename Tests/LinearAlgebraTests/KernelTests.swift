@@ -6,17 +6,20 @@ final class KernelTests: XCTestCase {
     func testGemmMatchesReferenceMatmulOnRandomShapes() {
         var rng = SeededGenerator(seed: 1)
         for (m, n, k) in [(1, 1, 1), (3, 5, 7), (17, 9, 33), (64, 48, 384)] {
-            let a = rng.floats(m * k), b = rng.floats(k * n)
+            let a = rng.floats(m * k)
+            let b = rng.floats(k * n)
             var c = [Float](repeating: 0, count: m * n)
             a.withUnsafeBufferPointer { pa in
                 b.withUnsafeBufferPointer { pb in
                     c.withUnsafeMutableBufferPointer { pc in
-                        BLAS.gemm(.none, .none, m: m, n: n, k: k, a: pa.baseAddress!, lda: k,
-                                  b: pb.baseAddress!, ldb: n, c: pc.baseAddress!, ldc: n)
+                        BLAS.gemm(
+                            .none, .none, m: m, n: n, k: k, a: pa.baseAddress!, lda: k,
+                            b: pb.baseAddress!, ldb: n, c: pc.baseAddress!, ldc: n)
                     }
                 }
             }
-            assertClose(c, ReferenceKernels.matmul(a, b, m: m, n: n, k: k), relative: 1e-5, absolute: 1e-5, "\(m)x\(n)x\(k)")
+            assertClose(
+                c, ReferenceKernels.matmul(a, b, m: m, n: n, k: k), relative: 1e-5, absolute: 1e-5, "\(m)x\(n)x\(k)")
         }
     }
 
@@ -25,10 +28,13 @@ final class KernelTests: XCTestCase {
         for columns in [1, 7, 8, 384, 390] {
             let rows = 5
             var x = rng.floats(rows * columns, in: -4...4)
-            let gamma = rng.floats(columns), beta = rng.floats(columns)
-            let expected = ReferenceKernels.layerNorm(x, rows: rows, columns: columns, gamma: gamma, beta: beta, epsilon: 1e-12)
+            let gamma = rng.floats(columns)
+            let beta = rng.floats(columns)
+            let expected = ReferenceKernels.layerNorm(
+                x, rows: rows, columns: columns, gamma: gamma, beta: beta, epsilon: 1e-12)
             x.withUnsafeMutableBufferPointer { px in
-                Kernels.layerNorm(px.baseAddress!, rows: rows, columns: columns, gamma: gamma, beta: beta, epsilon: 1e-12)
+                Kernels.layerNorm(
+                    px.baseAddress!, rows: rows, columns: columns, gamma: gamma, beta: beta, epsilon: 1e-12)
             }
             assertClose(x, expected, relative: 1e-5, absolute: 1e-5, "columns \(columns)")
         }
@@ -40,7 +46,9 @@ final class KernelTests: XCTestCase {
             let rows = 4
             var x = rng.floats(rows * columns, in: -30...30)
             let expected = ReferenceKernels.softmaxRows(x, rows: rows, columns: columns, scale: 0.17)
-            x.withUnsafeMutableBufferPointer { Kernels.softmaxRows($0.baseAddress!, rows: rows, columns: columns, scale: 0.17) }
+            x.withUnsafeMutableBufferPointer {
+                Kernels.softmaxRows($0.baseAddress!, rows: rows, columns: columns, scale: 0.17)
+            }
             assertClose(x, expected, relative: 1e-5, absolute: 1e-7, "columns \(columns)")
             for r in 0..<rows {
                 XCTAssertEqual(x[(r * columns)..<((r + 1) * columns)].reduce(0, +), 1, accuracy: 1e-5)
@@ -67,9 +75,11 @@ final class KernelTests: XCTestCase {
     func testVectorMathAgainstReference() {
         var rng = SeededGenerator(seed: 5)
         for _ in 0..<50 {
-            let a = rng.floats(384), b = rng.floats(384)
+            let a = rng.floats(384)
+            let b = rng.floats(384)
             XCTAssertEqual(Double(VectorMath.dot(a, b)), ReferenceVectorMath.dot(a, b), accuracy: 1e-4)
-            XCTAssertEqual(Double(VectorMath.cosineSimilarity(a, b)), ReferenceVectorMath.cosineSimilarity(a, b), accuracy: 1e-5)
+            XCTAssertEqual(
+                Double(VectorMath.cosineSimilarity(a, b)), ReferenceVectorMath.cosineSimilarity(a, b), accuracy: 1e-5)
             XCTAssertEqual(Double(VectorMath.norm(VectorMath.normalized(a))), 1, accuracy: 1e-6)
             XCTAssertEqual(VectorMath.cosineDistance(a, b), 1 - VectorMath.cosineSimilarity(a, b))
         }
@@ -110,14 +120,20 @@ final class DotRowsTests: XCTestCase {
         var rng = SeededGenerator(seed: 8)
         for columns in [1, 15, 16, 17, 384, 385] {
             let rows = 7
-            let m = rng.floats(rows * columns), q = rng.floats(columns)
+            let m = rng.floats(rows * columns)
+            let q = rng.floats(columns)
             var out = [Float](repeating: 0, count: rows)
             m.withUnsafeBufferPointer { pm in
                 q.withUnsafeBufferPointer { pq in
-                    out.withUnsafeMutableBufferPointer { Kernels.dotRows(pm.baseAddress!, rows: rows, columns: columns, query: pq.baseAddress!, into: $0.baseAddress!) }
+                    out.withUnsafeMutableBufferPointer {
+                        Kernels.dotRows(
+                            pm.baseAddress!, rows: rows, columns: columns, query: pq.baseAddress!, into: $0.baseAddress!
+                        )
+                    }
                 }
             }
-            let expected = (0..<rows).map { r in ReferenceKernels.dot(Array(m[(r * columns)..<((r + 1) * columns)]), q) }
+            let expected = (0..<rows).map { r in ReferenceKernels.dot(Array(m[(r * columns)..<((r + 1) * columns)]), q)
+            }
             assertClose(out, expected, relative: 1e-5, absolute: 1e-5, "columns \(columns)")
         }
     }

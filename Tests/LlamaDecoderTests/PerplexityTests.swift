@@ -29,10 +29,14 @@ final class PerplexityTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(fixture.ids.count, 2_000)
         let scores = try model.score(fixture.ids, window: fixture.window)
         XCTAssertEqual(scores.scoredCount, fixture.nll.compactMap { $0 }.count)
-        var worst = 0.0, agree = 0, scored = 0
+        var worst = 0.0
+        var agree = 0
+        var scored = 0
         for i in fixture.ids.indices {
             XCTAssertEqual(scores.negativeLogLikelihoods[i] == nil, fixture.nll[i] == nil, "position \(i)")
-            guard let ours = scores.negativeLogLikelihoods[i], let theirs = fixture.nll[i], let prediction = scores.predictions[i] else { continue }
+            guard let ours = scores.negativeLogLikelihoods[i], let theirs = fixture.nll[i],
+                let prediction = scores.predictions[i]
+            else { continue }
             worst = max(worst, abs(ours - theirs))
             scored += 1
             if prediction == fixture.argmax[i] { agree += 1 }
@@ -41,7 +45,9 @@ final class PerplexityTests: XCTestCase {
         XCTAssertEqual(scores.perplexity, fixture.perplexity, accuracy: fixture.perplexity * 1e-4)
         // Exact ties between the two best logits may break either way in another summation order.
         XCTAssertGreaterThanOrEqual(Double(agree) / Double(scored), 0.999)
-        print("float32 perplexity \(scores.perplexity) (transformers \(fixture.perplexity)); largest NLL difference \(worst)")
+        print(
+            "float32 perplexity \(scores.perplexity) (transformers \(fixture.perplexity)); largest NLL difference \(worst)"
+        )
     }
 
     /// The default (fast) path against the float32 reference: perplexity within 1% and top-1
@@ -52,7 +58,8 @@ final class PerplexityTests: XCTestCase {
         let fixture = try Self.fixture.get()
         let model = try TestLanguageModel.shared()
         let scores = try model.score(fixture.ids, window: fixture.window)
-        var agree = 0, scored = 0
+        var agree = 0
+        var scored = 0
         for (i, prediction) in scores.predictions.enumerated() {
             guard let prediction, fixture.nll[i] != nil else { continue }
             scored += 1

@@ -8,7 +8,9 @@ import XCTest
 /// The KV cache and the forward pass's two shapes: a prompt at once (matrix products, attention
 /// with sgemm) and one token at a time (the decode path) give the same logits.
 final class SequenceTests: XCTestCase {
-    func ids(_ model: LlamaModel, _ text: String) -> [Int] { model.tokenizer.tokenizeWithoutSpecialTokens(text).map(\.id) }
+    func ids(_ model: LlamaModel, _ text: String) -> [Int] {
+        model.tokenizer.tokenizeWithoutSpecialTokens(text).map(\.id)
+    }
 
     /// Token by token through the cache equals the whole prompt at once, in both precisions.
     func testDecodeStepsEqualPrefill() throws {
@@ -28,7 +30,8 @@ final class SequenceTests: XCTestCase {
             // layers amplify it. Measured (AMD EPYC, AVX2): float32 1.1e-6, native 1.2e-4 (two-part
             // activations; 2.2% with one 8-bit part), int8 10.9% of the largest logit.
             let bound = precision == .float32 ? 1e-4 : precision == .native ? 2e-3 : 1.5e-1
-            print("decode vs prefill, \(precision): largest logit difference \(difference / scale) of the largest logit")
+            print(
+                "decode vs prefill, \(precision): largest logit difference \(difference / scale) of the largest logit")
             XCTAssertLessThan(difference / scale, bound, "\(precision): logit \(at)")
             XCTAssertEqual(last.withUnsafeBufferPointer(Sampler.argmax), whole.withUnsafeBufferPointer(Sampler.argmax))
         }
@@ -71,7 +74,10 @@ final class SequenceTests: XCTestCase {
         XCTAssertEqual(sequence.contextSize, 8)
         _ = try sequence.append([1, 2, 3])
         func code(_ body: () throws -> Void) -> LlamaDecoderError.Code? {
-            do { try body(); return nil } catch let error as LlamaDecoderError { return error.code } catch { return nil }
+            do {
+                try body()
+                return nil
+            } catch let error as LlamaDecoderError { return error.code } catch { return nil }
         }
         XCTAssertEqual(code { _ = try sequence.append(Array(repeating: 5, count: 6)) }, .contextOverflow)
         XCTAssertEqual(code { _ = try sequence.append([]) }, .invalidArgument)
@@ -81,9 +87,13 @@ final class SequenceTests: XCTestCase {
         _ = try sequence.append([4, 5, 6, 7, 8])
         XCTAssertEqual(sequence.count, 8)
         XCTAssertEqual(code { _ = try model.makeSequence(contextSize: 0) }, .invalidArgument)
-        XCTAssertEqual(code { _ = try model.makeSequence(contextSize: model.configuration.contextLength + 1) }, .invalidArgument)
-        XCTAssertEqual(code { _ = try model.generate(prompt: [1], in: try model.makeSequence(), maximumTokens: 0, sampling: .greedy) },
-                       .invalidArgument)
+        XCTAssertEqual(
+            code { _ = try model.makeSequence(contextSize: model.configuration.contextLength + 1) }, .invalidArgument)
+        XCTAssertEqual(
+            code {
+                _ = try model.generate(prompt: [1], in: try model.makeSequence(), maximumTokens: 0, sampling: .greedy)
+            },
+            .invalidArgument)
         let full = try model.makeSequence(contextSize: 4)
         let generation = try model.generate(prompt: [1, 2, 3], in: full, maximumTokens: 10, sampling: .greedy)
         XCTAssertEqual(generation.stopReason, .contextFull)
@@ -95,8 +105,9 @@ final class SequenceTests: XCTestCase {
         let model = try TestLanguageModel.shared()
         let c = model.configuration
         XCTAssertEqual(c.architecture, .llama)
-        XCTAssertEqual([c.layerCount, c.hiddenSize, c.headCount, c.keyValueHeadCount, c.headDimension, c.feedForwardSize],
-                       [30, 576, 9, 3, 64, 1536])
+        XCTAssertEqual(
+            [c.layerCount, c.hiddenSize, c.headCount, c.keyValueHeadCount, c.headDimension, c.feedForwardSize],
+            [30, 576, 9, 3, 64, 1536])
         XCTAssertEqual(c.vocabularySize, 49_152)
         XCTAssertEqual(c.contextLength, 8_192)
         XCTAssertEqual(c.ropeBase, 100_000)

@@ -9,6 +9,8 @@ import XCTest
 /// pairs, Q4_K/Q5_K/Q6_K projections, Q8_0 embeddings, a Q6_K output). Together they test both
 /// architectures and the K-quants without a second download.
 final class TinyModelParityTests: XCTestCase {
+    // Fields named as the generator script writes the JSON keys (Decodable reads them by name).
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     struct Fixture: Decodable {
         struct Configuration: Decodable {
             let hidden: Int, layers: Int, heads: Int, kv_heads: Int, ffn: Int, vocab: Int, context: Int

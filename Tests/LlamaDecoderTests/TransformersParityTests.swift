@@ -8,6 +8,8 @@ import XCTest
 /// The decoder against transformers running the same GGUF dequantized to float32
 /// (Fixtures/generation/logits.json and logits.bin, made by Fixtures/generation/generate.py).
 final class TransformersParityTests: XCTestCase {
+    // Fields named as the generator script writes the JSON keys (Decodable reads them by name).
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     struct LogitsFixture: Decodable {
         struct Case: Decodable {
             let index: Int, name: String, prompt: String
@@ -25,9 +27,13 @@ final class TransformersParityTests: XCTestCase {
         let url = TestFixtures.folder.appendingPathComponent("generation/logits.bin")
         let data = try Data(contentsOf: url, options: .alwaysMapped)
         let start = index * vocabulary * 4
-        guard data.count >= start + vocabulary * 4 else { throw FixtureError(message: "logits.bin is too short for case \(index)") }
+        guard data.count >= start + vocabulary * 4 else {
+            throw FixtureError(message: "logits.bin is too short for case \(index)")
+        }
         return data[start..<(start + vocabulary * 4)].withUnsafeBytes { raw in
-            (0..<vocabulary).map { Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self))) }
+            (0..<vocabulary).map {
+                Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self)))
+            }
         }
     }
 
@@ -60,7 +66,8 @@ final class TransformersParityTests: XCTestCase {
             let scale = Double(expected.map(abs).max() ?? 1)
             let (at, difference) = largestDifference(logits, expected)
             worst = max(worst, difference / scale)
-            XCTAssertLessThan(difference / scale, 2e-3, "\(c.name): logit \(at) differs by \(difference) (largest |logit| \(scale))")
+            XCTAssertLessThan(
+                difference / scale, 2e-3, "\(c.name): logit \(at) differs by \(difference) (largest |logit| \(scale))")
             if let i = firstDifference(tokens, c.greedy) {
                 XCTFail("\(c.name): greedy token \(i) is \(tokens[i]), transformers \(c.greedy[i])")
             }
@@ -78,7 +85,9 @@ final class TransformersParityTests: XCTestCase {
             let expected = try Self.referenceLogits(c.index, vocabulary: fixture.vocab_size)
             let logits = try model.makeSequence().append(c.ids)
             XCTAssertGreaterThan(cosine(logits, expected), 0.99, c.name)
-            if logits.withUnsafeBufferPointer(Sampler.argmax) == expected.withUnsafeBufferPointer(Sampler.argmax) { agree += 1 }
+            if logits.withUnsafeBufferPointer(Sampler.argmax) == expected.withUnsafeBufferPointer(Sampler.argmax) {
+                agree += 1
+            }
         }
         // Measured 20 of 20 with two-part activations, 16 of 20 with one 8-bit part (see
         // PerplexityTests for the rate over real text).

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An HTTP response as `LoopbackHTTP` read it.
@@ -43,7 +44,9 @@ public enum LoopbackHTTP {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard connected == 0 else {
             close(fd)
@@ -79,7 +82,9 @@ public enum LoopbackHTTP {
 
     /// The request's head: request line, `Host`, `Connection: close`, `Content-Length` when there
     /// is a body, then `headers`.
-    public static func head(_ method: String, _ path: String, port: Int, contentLength: Int?, headers: [String: String] = [:]) -> [UInt8] {
+    public static func head(
+        _ method: String, _ path: String, port: Int, contentLength: Int?, headers: [String: String] = [:]
+    ) -> [UInt8] {
         var text = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
         if let contentLength { text += "Content-Length: \(contentLength)\r\n" }
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { text += "\(name): \(value)\r\n" }
@@ -87,7 +92,9 @@ public enum LoopbackHTTP {
     }
 
     /// One request, its response read to the end.
-    public static func request(port: Int, _ method: String, _ path: String, body: [UInt8]? = nil, headers: [String: String] = [:]) throws -> HTTPReply {
+    public static func request(
+        port: Int, _ method: String, _ path: String, body: [UInt8]? = nil, headers: [String: String] = [:]
+    ) throws -> HTTPReply {
         let fd = try connect(port: port)
         defer { close(fd) }
         send(fd, head(method, path, port: port, contentLength: body?.count, headers: headers) + (body ?? []))
@@ -96,10 +103,14 @@ public enum LoopbackHTTP {
 
     /// `count` connections at once: each opened and sent the same request before any response
     /// is read, so the server has them all in hand together; then every response, in order.
-    public static func concurrently(port: Int, _ count: Int, _ method: String, _ path: String, body: Data,
-                                    headers: [String: String] = [:]) throws -> [HTTPReply] {
+    public static func concurrently(
+        port: Int, _ count: Int, _ method: String, _ path: String, body: Data,
+        headers: [String: String] = [:]
+    ) throws -> [HTTPReply] {
         var sockets = [Int32]()
-        defer { sockets.forEach { close($0) } }
+        defer {
+            for socket in sockets { close(socket) }
+        }
         for _ in 0..<count {
             let fd = try connect(port: port)
             sockets.append(fd)
@@ -111,22 +122,34 @@ public enum LoopbackHTTP {
     /// A JSON POST.
     public static func post(port: Int, _ path: String, json: Any, headers: [String: String] = [:]) throws -> HTTPReply {
         let body = try JSONSerialization.data(withJSONObject: json)
-        return try request(port: port, "POST", path, body: Array(body), headers: ["Content-Type": "application/json"].merging(headers) { $1 })
+        return try request(
+            port: port, "POST", path, body: Array(body),
+            headers: ["Content-Type": "application/json"].merging(headers) { $1 })
     }
 
     /// A response from its bytes: status line, headers, and the body (cut at `Content-Length`).
     public static func parse(_ data: Data) throws -> HTTPReply {
         let bytes = [UInt8](data)
-        guard let end = (0..<max(0, bytes.count - 3)).first(where: { bytes[$0] == 13 && bytes[$0 + 1] == 10 && bytes[$0 + 2] == 13 && bytes[$0 + 3] == 10 }) else {
-            throw LoopbackHTTPError(description: "no complete response head in \(bytes.count) bytes: \(String(decoding: bytes.prefix(200), as: UTF8.self))")
+        guard
+            let end = (0..<max(0, bytes.count - 3)).first(where: {
+                bytes[$0] == 13 && bytes[$0 + 1] == 10 && bytes[$0 + 2] == 13 && bytes[$0 + 3] == 10
+            })
+        else {
+            throw LoopbackHTTPError(
+                description:
+                    "no complete response head in \(bytes.count) bytes: \(String(decoding: bytes.prefix(200), as: UTF8.self))"
+            )
         }
         let lines = String(decoding: bytes[0..<end], as: UTF8.self).components(separatedBy: "\r\n")
         let statusWords = lines[0].split(separator: " ")
-        guard statusWords.count >= 2, let status = Int(statusWords[1]) else { throw LoopbackHTTPError(description: "bad status line '\(lines[0])'") }
+        guard statusWords.count >= 2, let status = Int(statusWords[1]) else {
+            throw LoopbackHTTPError(description: "bad status line '\(lines[0])'")
+        }
         var headers = [String: String]()
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
         }
         var body = Data(bytes[(end + 4)...])
         if let length = headers["content-length"].flatMap(Int.init), length <= body.count { body = body.prefix(length) }

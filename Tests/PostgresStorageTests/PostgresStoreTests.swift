@@ -2,12 +2,13 @@ import Embeddings
 import Foundation
 import LinearAlgebra
 import ModelTestSupport
-@testable import PostgresStorage
 import Retrieval
 import Synchronization
 import TestSupport
 import VectorIndex
 import XCTest
+
+@testable import PostgresStorage
 
 extension TestServer {
     /// Runs raw SQL (test set-up only: roles, tampering) over libpq.
@@ -78,12 +79,18 @@ final class PostgresStoreTests: XCTestCase {
 
     func testLexicalBM25InTheDatabaseEqualsTheFileStore() throws {
         let (file, postgres) = try builtInStores()
-        for question in ["How do I unwrap an optional safely?", "closures capture values", "protocol extension default implementation", "zebra"] {
-            let expected = HybridRetriever().applyingLexicalFloor(try file.search(question, mode: .lexical, k: 50).enumerated().map { ($0.offset, $0.element.score) })
+        for question in [
+            "How do I unwrap an optional safely?", "closures capture values",
+            "protocol extension default implementation", "zebra",
+        ] {
+            let expected = HybridRetriever().applyingLexicalFloor(
+                try file.search(question, mode: .lexical, k: 50).enumerated().map { ($0.offset, $0.element.score) })
             let hits = try postgres.search(question, mode: .lexical, k: 50)
             let fileHits = try file.search(question, mode: .lexical, k: 50)
             XCTAssertEqual(hits.map(\.chunk.id), fileHits.map(\.chunk.id), question)
-            for (a, b) in zip(hits, fileHits) { XCTAssertEqual(a.score, b.score, accuracy: 1e-9 * max(1, b.score), question) }
+            for (a, b) in zip(hits, fileHits) {
+                XCTAssertEqual(a.score, b.score, accuracy: 1e-9 * max(1, b.score), question)
+            }
             XCTAssertEqual(hits.count, expected.count > 0 ? fileHits.count : 0)
         }
     }
@@ -94,8 +101,13 @@ final class PostgresStoreTests: XCTestCase {
         var fileResults = [[String]]()
         for c in set.cases { fileResults.append(try file.search(c.question, mode: .hybrid, k: 4).map(\.chunk.id)) }
         var i = 0
-        let fileRecall = set.recall(ks: [4]) { _ in defer { i += 1 }; return fileResults[i] }.recall[4] ?? 0
-        let postgresRecall = try set.recall(ks: [4]) { try postgres.search($0, mode: .hybrid, k: 4).map(\.chunk.id) }.recall[4] ?? 0
+        let fileRecall =
+            set.recall(ks: [4]) { _ in
+                defer { i += 1 }
+                return fileResults[i]
+            }.recall[4] ?? 0
+        let postgresRecall =
+            try set.recall(ks: [4]) { try postgres.search($0, mode: .hybrid, k: 4).map(\.chunk.id) }.recall[4] ?? 0
         print(String(format: "hybrid recall@4: file %.3f, PostgreSQL %.3f", fileRecall, postgresRecall))
         XCTAssertEqual(postgresRecall, fileRecall, accuracy: 0.01)
         XCTAssertGreaterThanOrEqual(postgresRecall, 0.90)
@@ -106,7 +118,8 @@ final class PostgresStoreTests: XCTestCase {
         try postgres.buildHNSWIndex()
         defer { try? postgres.dropHNSWIndex() }
         let set = try EvaluationSet(contentsOf: TestFixtures.folder.appendingPathComponent("eval/swift-lessons.json"))
-        var found = 0, wanted = 0
+        var found = 0
+        var wanted = 0
         for c in set.cases {
             try postgres.setVectorSearch(.exact)
             let exact = Set(try postgres.semanticCandidates(c.question, count: 10).map(\.document))
@@ -123,7 +136,11 @@ final class PostgresStoreTests: XCTestCase {
 
     func pages(_ variant: Int) -> [Page] {
         var pages = [
-            Page(source: "a.md", text: "# Alpha\n\nClosures capture the values they use.\n\n## Escaping\n\nAn escaping closure outlives the call."),
+            Page(
+                source: "a.md",
+                text:
+                    "# Alpha\n\nClosures capture the values they use.\n\n## Escaping\n\nAn escaping closure outlives the call."
+            ),
             Page(source: "b.md", text: "# Beta\n\nStructs are value types; classes are reference types."),
             Page(source: "c.md", text: "# Gamma\n\nActors protect their mutable state from data races."),
         ]
@@ -149,12 +166,18 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertEqual(changed.reused, 2)
         XCTAssertEqual(changed.removed, 1)
         XCTAssertEqual(try store.statistics().chunks, 3)
-        XCTAssertEqual(try TestServer.sql("SELECT count(*) FROM incremental_terms WHERE chunk_id LIKE 'c#%'").first?.first, "0", "terms of a removed page go too")
-        XCTAssertEqual(try store.search("mutable state data races", mode: .hybrid, k: 2).map(\.chunk.id), [], "the removed page is not found")
+        XCTAssertEqual(
+            try TestServer.sql("SELECT count(*) FROM incremental_terms WHERE chunk_id LIKE 'c#%'").first?.first, "0",
+            "terms of a removed page go too")
+        XCTAssertEqual(
+            try store.search("mutable state data races", mode: .hybrid, k: 2).map(\.chunk.id), [],
+            "the removed page is not found")
         XCTAssertEqual(try store.search("copied on assignment", mode: .hybrid, k: 1).first?.chunk.id, "b#beta")
 
         // Another model's fingerprint: a typed error, and nothing changes.
-        try TestServer.sql("UPDATE incremental_meta SET value = replace(value, 'all-MiniLM-L6-v2', 'other-model') WHERE key = 'fingerprint'")
+        try TestServer.sql(
+            "UPDATE incremental_meta SET value = replace(value, 'all-MiniLM-L6-v2', 'other-model') WHERE key = 'fingerprint'"
+        )
         XCTAssertThrowsError(try store.replace(with: pages(0))) {
             guard case VectorIndexError.fingerprintMismatch = $0 else { return XCTFail("\($0)") }
         }
@@ -162,7 +185,9 @@ final class PostgresStoreTests: XCTestCase {
             guard case VectorIndexError.fingerprintMismatch = $0 else { return XCTFail("\($0)") }
         }
         XCTAssertEqual(try store.statistics().chunks, 3)
-        XCTAssertEqual(try store.search("copied on assignment", mode: .lexical, k: 1).first?.chunk.id, "b#beta", "lexical search needs no model")
+        XCTAssertEqual(
+            try store.search("copied on assignment", mode: .lexical, k: 1).first?.chunk.id, "b#beta",
+            "lexical search needs no model")
     }
 
     /// Late chunking in the database: the same folder indexed into the file store and into
@@ -194,26 +219,33 @@ final class PostgresStoreTests: XCTestCase {
         let plain = EmbeddingStore(embedding: model)
         _ = try plain.index(folder: folder)
         let plainVectors = try XCTUnwrap(plain.vectors())
-        XCTAssertTrue(rows.contains { vector($0[1]) != plainVectors.vector(for: $0[0] ?? "") }, "late chunking is not plain chunking")
+        XCTAssertTrue(
+            rows.contains { vector($0[1]) != plainVectors.vector(for: $0[0] ?? "") },
+            "late chunking is not plain chunking")
         XCTAssertEqual(try postgres.index(folder: folder).0.embedded, 0)
         let switched = try PostgresStore(connection: url, embedding: model, tablePrefix: "late")
         let off = try switched.index(folder: folder).0
         XCTAssertEqual(off.embedded, statistics.chunks)
         for row in try TestServer.sql("SELECT id, embedding::text FROM late_chunks") {
-            XCTAssertEqual(vector(row[1]), plainVectors.vector(for: row[0] ?? ""), "plain vectors once late chunking is off")
+            XCTAssertEqual(
+                vector(row[1]), plainVectors.vector(for: row[0] ?? ""), "plain vectors once late chunking is off")
         }
     }
 
     func testInt8VectorsAreKeptApartFromFloat32Ones() throws {
         _ = try TestModel.shared()  // installs the model
-        let int8 = try XCTUnwrap(ContextualEmbedding(modelIdentifier: ContextualEmbedding.defaultModelIdentifier, quantization: .int8))
+        let int8 = try XCTUnwrap(
+            ContextualEmbedding(modelIdentifier: ContextualEmbedding.defaultModelIdentifier, quantization: .int8))
         try int8.load()
         let store = try freshStore("quantized", embedding: int8)
         XCTAssertEqual(try store.replace(with: pages(0)).embedded, 4)
         XCTAssertEqual(try store.fingerprint()?.quantization, "int8")
-        XCTAssertEqual(try store.search("are structs value types or reference types", mode: .semantic, k: 1).first?.chunk.id, "b#beta")
+        XCTAssertEqual(
+            try store.search("are structs value types or reference types", mode: .semantic, k: 1).first?.chunk.id,
+            "b#beta")
         // The float32 encoder may neither add to these vectors nor ask them questions.
-        let float = try PostgresStore(connection: try TestServer.url(), embedding: try TestModel.shared(), tablePrefix: "quantized")
+        let float = try PostgresStore(
+            connection: try TestServer.url(), embedding: try TestModel.shared(), tablePrefix: "quantized")
         XCTAssertThrowsError(try float.replace(with: pages(0))) {
             guard case VectorIndexError.fingerprintMismatch = $0 else { return XCTFail("\($0)") }
         }
@@ -229,31 +261,45 @@ final class PostgresStoreTests: XCTestCase {
         let injection = "'); DROP TABLE hostile_chunks; --"
         let megabyte = String(repeating: "Long text about vectors and quotes ' \" \\ here. ", count: 22_000)
         let hostile = [
-            Page(source: "quote's \"dir\"/page'; --.md", text: "# It's \"quoted\" \(injection)\n\nA body with 'single' and \"double\" quotes, backslashes \\ \\\\ and a tab\t."),
+            Page(
+                source: "quote's \"dir\"/page'; --.md",
+                text:
+                    "# It's \"quoted\" \(injection)\n\nA body with 'single' and \"double\" quotes, backslashes \\ \\\\ and a tab\t."
+            ),
             Page(source: "nul.md", text: "# Nul\n\nBefore\u{0}after the NUL byte, still searchable."),
             Page(source: "unicode.md", text: "# Ünïcödé 🧪\n\nΣίσυφος, 日本語, עברית — \u{202E}reversed\u{202C}."),
         ]
         _ = try store.replace(with: hostile)
-        XCTAssertEqual(try TestServer.sql("SELECT to_regclass('hostile_chunks') IS NOT NULL").first?.first, "t", "the table is still there")
+        XCTAssertEqual(
+            try TestServer.sql("SELECT to_regclass('hostile_chunks') IS NOT NULL").first?.first, "t",
+            "the table is still there")
         let quoted = try XCTUnwrap(try store.search("single and double quotes backslashes", mode: .lexical, k: 1).first)
         XCTAssertEqual(quoted.chunk.source, "quote's \"dir\"/page'; --.md")
         XCTAssertEqual(quoted.chunk.headings, ["It's \"quoted\" \(injection)"])
         XCTAssertTrue(quoted.chunk.text.contains("backslashes \\ \\\\ and a tab\t."))
         let nul = try XCTUnwrap(try store.search("NUL byte searchable", mode: .hybrid, k: 1).first)
         XCTAssertEqual(nul.chunk.id, "nul#nul")
-        XCTAssertEqual(nul.chunk.text, "Nul\n\nBeforeafter the NUL byte, still searchable.", "PostgreSQL text holds no NUL: it is dropped, nothing else")
+        XCTAssertEqual(
+            nul.chunk.text, "Nul\n\nBeforeafter the NUL byte, still searchable.",
+            "PostgreSQL text holds no NUL: it is dropped, nothing else")
         XCTAssertEqual(try store.search("日本語", mode: .lexical, k: 1).first?.chunk.source, "unicode.md")
-        XCTAssertEqual(try store.replace(with: hostile).embedded, 0, "hashes of the original texts: nothing re-embedded")
+        XCTAssertEqual(
+            try store.replace(with: hostile).embedded, 0, "hashes of the original texts: nothing re-embedded")
         // A 1 MB page (about 1,600 chunks; lexical-only, so the test does not wait on the encoder).
         let lexical = try freshStore("hostile_big")
-        let big = try lexical.replace(with: [Page(source: "big.md", text: "# Big\n\n" + megabyte + "The last sentence mentions zeppelins.")])
+        let big = try lexical.replace(with: [
+            Page(source: "big.md", text: "# Big\n\n" + megabyte + "The last sentence mentions zeppelins.")
+        ])
         XCTAssertGreaterThan(big.chunks, 1_000, "the 1 MB page is chunked")
         XCTAssertEqual(try lexical.statistics().chunks, big.chunks)
-        XCTAssertTrue(try lexical.search("zeppelins", mode: .lexical, k: 1).first?.chunk.text.hasSuffix("zeppelins.") ?? false)
+        XCTAssertTrue(
+            try lexical.search("zeppelins", mode: .lexical, k: 1).first?.chunk.text.hasSuffix("zeppelins.") ?? false)
         XCTAssertThrowsError(try lexical.search("zeppelins", mode: .semantic, k: 1)) {
             guard case RetrievalError.noVectors = $0 else { return XCTFail("\($0)") }
         }
-        XCTAssertThrowsError(try PostgresStore(connection: try TestServer.url(), embedding: nil, tablePrefix: "x; DROP TABLE y")) {
+        XCTAssertThrowsError(
+            try PostgresStore(connection: try TestServer.url(), embedding: nil, tablePrefix: "x; DROP TABLE y")
+        ) {
             guard case PostgresStoreError.invalidTablePrefix = $0 else { return XCTFail("\($0)") }
         }
     }
@@ -265,12 +311,16 @@ final class PostgresStoreTests: XCTestCase {
         let outcomes = Mutex<[Result<IndexingStatistics, any Error>]>([])
         let corpus = pages(0)
         DispatchQueue.concurrentPerform(iterations: 2) { _ in
-            let result = Result { try PostgresStore(connection: url, embedding: model, tablePrefix: "concurrent").replace(with: corpus) }
+            let result = Result {
+                try PostgresStore(connection: url, embedding: model, tablePrefix: "concurrent").replace(with: corpus)
+            }
             outcomes.withOrderedLock { $0.append(result) }
         }
         let statistics = try outcomes.withOrderedLock { $0 }.map { try $0.get() }
-        XCTAssertEqual(statistics.map(\.embedded).sorted(), [0, 4], "the second run waited and reused the first one's vectors")
-        XCTAssertEqual(try PostgresStore(connection: url, embedding: model, tablePrefix: "concurrent").statistics().chunks, 4)
+        XCTAssertEqual(
+            statistics.map(\.embedded).sorted(), [0, 4], "the second run waited and reused the first one's vectors")
+        XCTAssertEqual(
+            try PostgresStore(connection: url, embedding: model, tablePrefix: "concurrent").statistics().chunks, 4)
     }
 
     /// A search on the same store object during an indexing run answers from the last committed
@@ -281,11 +331,15 @@ final class PostgresStoreTests: XCTestCase {
         _ = try store.replace(with: pages(0))
         let before = try store.search("closures capture values", mode: .hybrid, k: 3)
         XCTAssertFalse(before.isEmpty)
-        let more = (0..<100).map { Page(source: "more-\($0).md", text: "# More \($0)\n\nA page about topic number \($0) and nothing else.") }
+        let more = (0..<100).map {
+            Page(source: "more-\($0).md", text: "# More \($0)\n\nA page about topic number \($0) and nothing else.")
+        }
         let during = Mutex<[Result<[RetrievalHit], any Error>]>([])
         let statistics = try store.replace(with: pages(0) + more) { done, total in
             guard done < total, during.withOrderedLock({ $0.isEmpty }) else { return }
-            during.withOrderedLock { $0.append(answerFromAnotherThread { try store.search("closures capture values", mode: .hybrid, k: 3) }) }
+            during.withOrderedLock {
+                $0.append(answerFromAnotherThread { try store.search("closures capture values", mode: .hybrid, k: 3) })
+            }
         }
         XCTAssertEqual(statistics.embedded, 100)
         let answers = during.withOrderedLock { $0 }
@@ -296,12 +350,16 @@ final class PostgresStoreTests: XCTestCase {
     }
 
     func testConnectionErrorsAreTyped() throws {
-        XCTAssertThrowsError(try PostgresStore(connection: "postgresql:///nowhere?host=/nonexistent-socket-dir", embedding: nil)) {
+        XCTAssertThrowsError(
+            try PostgresStore(connection: "postgresql:///nowhere?host=/nonexistent-socket-dir", embedding: nil)
+        ) {
             guard case PostgresStoreError.cannotConnect = $0 else { return XCTFail("\($0)") }
         }
         // A role that may connect but not create tables, nor the extension in a fresh database.
         _ = try? TestServer.sql("DROP DATABASE IF EXISTS no_vector_db")
-        try TestServer.sql("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'reader') THEN CREATE ROLE reader LOGIN; END IF; END $$")
+        try TestServer.sql(
+            "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'reader') THEN CREATE ROLE reader LOGIN; END IF; END $$"
+        )
         try TestServer.sql("CREATE DATABASE no_vector_db")
         let reader = try TestServer.url(asUser: "reader")
         let store = try PostgresStore(connection: reader, embedding: nil, tablePrefix: "denied")

@@ -8,27 +8,29 @@ final class ChunkerTests: XCTestCase {
 
     func testSectionsHeadingsIDsAndTitles() {
         let page = """
-        ---
-        title: ignored front matter
-        ---
-        # Closures
+            ---
+            title: ignored front matter
+            ---
+            # Closures
 
-        Intro text.
+            Intro text.
 
-        ## Capturing Values!
+            ## Capturing Values!
 
-        Body one.
+            Body one.
 
-        ### Escaping closures
+            ### Escaping closures
 
-        Body two.
+            Body two.
 
-        ##### Deep heading stays inside
+            ##### Deep heading stays inside
 
-        More of body two.
-        """
+            More of body two.
+            """
         let chunks = chunker.chunks(of: page, source: "guide/closures.md")
-        XCTAssertEqual(chunks.map(\.id), ["guide/closures#closures", "guide/closures#capturing-values", "guide/closures#escaping-closures"])
+        XCTAssertEqual(
+            chunks.map(\.id),
+            ["guide/closures#closures", "guide/closures#capturing-values", "guide/closures#escaping-closures"])
         XCTAssertEqual(chunks[2].headings, ["Closures", "Capturing Values!", "Escaping closures"])
         XCTAssertEqual(chunks.map(\.title), ["Closures", "Closures", "Closures"])
         XCTAssertTrue(chunks[1].text.hasPrefix("Closures — Capturing Values!\n\n"))
@@ -40,7 +42,9 @@ final class ChunkerTests: XCTestCase {
     func testLongSectionsSplitAtSentenceEndsAndCodeStaysWhole() {
         let sentence = "This sentence is about forty-five characters. "
         let code = "```swift\nlet a = 1. \nlet b = 2. \n```"
-        let page = "# T\n\n## Long\n\n" + String(repeating: sentence, count: 20) + "\n\n" + code + "\n\n" + String(repeating: sentence, count: 10)
+        let page =
+            "# T\n\n## Long\n\n" + String(repeating: sentence, count: 20) + "\n\n" + code + "\n\n"
+            + String(repeating: sentence, count: 10)
         let chunks = chunker.chunks(of: page, source: "t.md")
         XCTAssertGreaterThan(chunks.count, 2)
         XCTAssertEqual(chunks.map(\.id).prefix(3), ["t#long", "t#long-2", "t#long-3"])
@@ -49,7 +53,9 @@ final class ChunkerTests: XCTestCase {
             XCTAssertLessThanOrEqual(body.count, 700 + 60, chunk.id)
             XCTAssertFalse(body.hasSuffix("forty-"), "cut inside a sentence: \(chunk.id)")
         }
-        XCTAssertEqual(chunks.filter { $0.text.contains("```swift\nlet a = 1. \nlet b = 2. \n```") }.count, 1, "the code block is whole in one chunk")
+        XCTAssertEqual(
+            chunks.filter { $0.text.contains("```swift\nlet a = 1. \nlet b = 2. \n```") }.count, 1,
+            "the code block is whole in one chunk")
         XCTAssertEqual(Set(chunks.map(\.id)).count, chunks.count)
     }
 
@@ -76,8 +82,11 @@ final class ChunkerTests: XCTestCase {
     /// Fuzzing finding (FuzzChunker): a heading ending in a lone carriage return made the title
     /// merge with the header's newline, so the chunk no longer started with its title.
     func testFuzzFindingHeadingEndingInCarriageReturn() {
-        let bytes: [UInt8] = [0x23, 0x20, 0x00, 0x00, 0x0D, 0x20, 0x20, 0x0A, 0x60, 0x0A, 0x0A, 0x60, 0x0A, 0x20, 0x37, 0x0A, 0x77]
-        let chunks = MarkdownChunker(targetLength: 120).chunks(of: String(decoding: bytes, as: UTF8.self), source: "dir/page.md")
+        let bytes: [UInt8] = [
+            0x23, 0x20, 0x00, 0x00, 0x0D, 0x20, 0x20, 0x0A, 0x60, 0x0A, 0x0A, 0x60, 0x0A, 0x20, 0x37, 0x0A, 0x77,
+        ]
+        let chunks = MarkdownChunker(targetLength: 120).chunks(
+            of: String(decoding: bytes, as: UTF8.self), source: "dir/page.md")
         XCTAssertEqual(chunks.count, 1)
         for chunk in chunks { XCTAssertTrue(chunk.text.hasPrefix(chunk.title), chunk.text.debugDescription) }
     }
@@ -95,8 +104,10 @@ final class ChunkerTests: XCTestCase {
     /// several lengths, with now and then a run-on sentence far longer than a chunk and a word
     /// longer than a chunk, non-ASCII letters among them (so UTF-8 offsets differ from Characters).
     func singleParagraph(bytes: Int) -> String {
-        let sentences = ["Café owners grind beans before dawn.", "Closures capture the values they use, even after the scope ends!",
-                         "Is naïve Bayes 🧪 still useful?", "A section this long is cut at sentence ends, never inside a word."]
+        let sentences = [
+            "Café owners grind beans before dawn.", "Closures capture the values they use, even after the scope ends!",
+            "Is naïve Bayes 🧪 still useful?", "A section this long is cut at sentence ends, never inside a word.",
+        ]
         let runOn = String(repeating: "and then the text goes on without a stop ", count: 40)
         let longWord = String(repeating: "x", count: 1_500)
         var text = ""
@@ -155,7 +166,8 @@ final class ChunkerTests: XCTestCase {
 
     func testFolderReadingReportsBadFiles() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("chunker-\(UUID())")
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("sub"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent("sub"), withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         try Data("# A\n\ntext".utf8).write(to: folder.appendingPathComponent("sub/a.md"))
         try Data([0xC3, 0x28, 0xFF]).write(to: folder.appendingPathComponent("bad.md"))
@@ -164,13 +176,22 @@ final class ChunkerTests: XCTestCase {
         let (chunks, problems) = try chunker.chunks(ofFolder: folder)
         XCTAssertEqual(chunks.map(\.id), ["sub/a#a"])
         XCTAssertEqual(problems.count, 2)
-        XCTAssertTrue(problems.contains { if case .invalidUTF8 = $0 { return true }; return false })
-        XCTAssertTrue(problems.contains { if case .emptyFile = $0 { return true }; return false })
+        XCTAssertTrue(
+            problems.contains {
+                if case .invalidUTF8 = $0 { return true }
+                return false
+            })
+        XCTAssertTrue(
+            problems.contains {
+                if case .emptyFile = $0 { return true }
+                return false
+            })
         XCTAssertThrowsError(try chunker.chunks(ofFolder: folder.appendingPathComponent("missing")))
     }
 
     func testBuiltInCorpusSize() throws {
-        let (chunks, problems) = try chunker.chunks(ofFolder: TestFixtures.folder.appendingPathComponent("corpus/swift-lessons"))
+        let (chunks, problems) = try chunker.chunks(
+            ofFolder: TestFixtures.folder.appendingPathComponent("corpus/swift-lessons"))
         XCTAssertEqual(problems, [])
         XCTAssertGreaterThanOrEqual(Set(chunks.map(\.source)).count, 100)
         XCTAssertGreaterThanOrEqual(chunks.count, 722)
@@ -206,7 +227,8 @@ final class ChunkerTests: XCTestCase {
 
     func testSpansSurviveCRLFFrontMatterAndLongSections() throws {
         let sentence = "Ünïcödé words and emoji 🧪 repeat here, many times over. "
-        let page = "---\r\ntitle: x\r\n---\r\n# Title\r\n\r\nFirst  line\twith   gaps.\r\nSecond line.\r\n\r\n## Long\r\n\r\n"
+        let page =
+            "---\r\ntitle: x\r\n---\r\n# Title\r\n\r\nFirst  line\twith   gaps.\r\nSecond line.\r\n\r\n## Long\r\n\r\n"
             + String(repeating: sentence, count: 40) + "\r\n\r\n```swift\r\nlet x = 1\r\n```\r\n"
         let chunks = chunker.chunks(of: page, source: "p.md")
         XCTAssertGreaterThan(chunks.count, 3, "the long section is split")
@@ -223,8 +245,13 @@ final class ChunkerTests: XCTestCase {
     func testASpanThatDoesNotFitThePageGivesNoRange() {
         let chunk = Chunk(id: "a", source: "a.md", headings: [], title: "a", text: "a", span: 2..<5)
         XCTAssertNil(chunk.range(in: "abc"))
-        XCTAssertNil(Chunk(id: "a", source: "a.md", headings: [], title: "a", text: "a", span: 1..<2).range(in: "é"), "inside a scalar")
+        XCTAssertNil(
+            Chunk(id: "a", source: "a.md", headings: [], title: "a", text: "a", span: 1..<2).range(in: "é"),
+            "inside a scalar")
         XCTAssertNil(Chunk(id: "a", source: "a.md", headings: [], title: "a", text: "a").range(in: "abc"))
-        XCTAssertEqual(Chunk(id: "a", source: "a.md", headings: [], title: "a", text: "a", span: 1..<3).range(in: "abc").map { String("abc"[$0]) }, "bc")
+        XCTAssertEqual(
+            Chunk(id: "a", source: "a.md", headings: [], title: "a", text: "a", span: 1..<3).range(in: "abc").map {
+                String("abc"[$0])
+            }, "bc")
     }
 }

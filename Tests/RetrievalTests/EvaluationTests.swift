@@ -1,7 +1,7 @@
 import Embeddings
 import Foundation
-import Retrieval
 import ModelTestSupport
+import Retrieval
 import TestSupport
 import XCTest
 
@@ -21,8 +21,14 @@ final class EvaluationTests: XCTestCase {
                 var results = [[String]]()
                 for c in set.cases { results.append(try store.search(c.question, mode: mode, k: 4).map(\.chunk.id)) }
                 var i = 0
-                let recall = set.recall(ks: [2, 4]) { _ in defer { i += 1 }; return results[i] }.recall
-                print(String(format: "recall %@ %@: @2 %.3f  @4 %.3f", late ? "late chunking" : "chunk vectors", mode.rawValue, recall[2] ?? 0, recall[4] ?? 0))
+                let recall = set.recall(ks: [2, 4]) { _ in
+                    defer { i += 1 }
+                    return results[i]
+                }.recall
+                print(
+                    String(
+                        format: "recall %@ %@: @2 %.3f  @4 %.3f", late ? "late chunking" : "chunk vectors",
+                        mode.rawValue, recall[2] ?? 0, recall[4] ?? 0))
                 recall4["\(late) \(mode.rawValue)"] = recall[4]
             }
         }

@@ -1,18 +1,26 @@
 import Embeddings
 import Foundation
 import LinearAlgebra
-import Retrieval
 import ModelTestSupport
+import Retrieval
+import Synchronization
 import TestSupport
 import VectorIndex
-import Synchronization
 import XCTest
 
 final class StoreTests: XCTestCase {
     func pages(_ edit: Bool = false) -> [Page] {
         [
-            .init(source: "a.md", text: "# Alpha\n\nIntro.\n\n## Sorting\n\nArrays sort with sorted(by:).\n\n## Filtering\n\nUse filter to keep matching items."),
-            .init(source: "b.md", text: "# Beta\n\n## Optionals\n\nUnwrap optionals with if let\(edit ? " or guard let" : "").\n\n## Closures\n\nClosures capture values."),
+            .init(
+                source: "a.md",
+                text:
+                    "# Alpha\n\nIntro.\n\n## Sorting\n\nArrays sort with sorted(by:).\n\n## Filtering\n\nUse filter to keep matching items."
+            ),
+            .init(
+                source: "b.md",
+                text:
+                    "# Beta\n\n## Optionals\n\nUnwrap optionals with if let\(edit ? " or guard let" : "").\n\n## Closures\n\nClosures capture values."
+            ),
         ]
     }
 
@@ -96,16 +104,21 @@ final class StoreTests: XCTestCase {
         let float = EmbeddingStore(embedding: try TestModel.shared())
         _ = try float.replace(with: pages())
         try float.save(to: url)
-        let int8 = try XCTUnwrap(ContextualEmbedding(modelIdentifier: ContextualEmbedding.defaultModelIdentifier, quantization: .int8))
+        let int8 = try XCTUnwrap(
+            ContextualEmbedding(modelIdentifier: ContextualEmbedding.defaultModelIdentifier, quantization: .int8))
         try int8.load()
         let other = EmbeddingStore(embedding: int8)
         try other.load(from: url)
         XCTAssertThrowsError(try other.search("how do I unwrap an optional", mode: .semantic, k: 1)) { error in
-            guard case let VectorIndexError.fingerprintMismatch(expected, actual) = error else { return XCTFail("\(error)") }
+            guard case VectorIndexError.fingerprintMismatch(let expected, let actual) = error else {
+                return XCTFail("\(error)")
+            }
             XCTAssertEqual(expected.quantization, "int8")
             XCTAssertNil(actual.quantization)
         }
-        XCTAssertEqual(try other.search("unwrap optional", mode: .lexical, k: 1).first?.chunk.id, "b#optionals", "lexical search needs no model")
+        XCTAssertEqual(
+            try other.search("unwrap optional", mode: .lexical, k: 1).first?.chunk.id, "b#optionals",
+            "lexical search needs no model")
     }
 
     func testFollowUpThatRetrievesNothingIsRetriedWithThePreviousQuestion() throws {
@@ -113,10 +126,14 @@ final class StoreTests: XCTestCase {
         _ = try store.replace(with: pages())
         let alone = try store.search("and the other way?", mode: .lexical, k: 2)
         XCTAssertEqual(alone, [])
-        let followUp = try store.search("and the other way?", previousQuestion: "how do I unwrap optionals", mode: .lexical, k: 2)
+        let followUp = try store.search(
+            "and the other way?", previousQuestion: "how do I unwrap optionals", mode: .lexical, k: 2)
         XCTAssertEqual(followUp.first?.chunk.id, "b#optionals")
-        let direct = try store.search("closures capture", previousQuestion: "how do I unwrap optionals", mode: .lexical, k: 1)
-        XCTAssertEqual(direct.first?.chunk.id, "b#closures", "a follow-up that finds something is not mixed with the previous question")
+        let direct = try store.search(
+            "closures capture", previousQuestion: "how do I unwrap optionals", mode: .lexical, k: 1)
+        XCTAssertEqual(
+            direct.first?.chunk.id, "b#closures",
+            "a follow-up that finds something is not mixed with the previous question")
     }
 
     func testForeignIndexFileMetadataIsATypedError() throws {
@@ -124,7 +141,12 @@ final class StoreTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: url) }
         var index = FlatIndex(dimension: 2)
         try index.add(id: "x", vector: [1, 0])
-        try IndexFile.write(StoredIndex(index: index, fingerprint: IndexFingerprint(modelIdentifier: "m", dimension: 2, pooling: "mean", normalized: true, tokenizerHash: "t"), metadata: Data("nope".utf8)), to: url)
+        try IndexFile.write(
+            StoredIndex(
+                index: index,
+                fingerprint: IndexFingerprint(
+                    modelIdentifier: "m", dimension: 2, pooling: "mean", normalized: true, tokenizerHash: "t"),
+                metadata: Data("nope".utf8)), to: url)
         do {
             try EmbeddingStore(embedding: nil).load(from: url)
             XCTFail("expected an error")
@@ -134,7 +156,8 @@ final class StoreTests: XCTestCase {
     func testConcurrentSearchesWhileDocumentsChange() throws {
         let store = EmbeddingStore(embedding: try TestModel.shared())
         _ = try store.replace(with: pages())
-        let changed = pages(true), fewer = [pages()[1]]
+        let changed = pages(true)
+        let fewer = [pages()[1]]
         // One thread re-indexes while four search: every search sees whole contents.
         let failures = Mutex<[String]>([])
         DispatchQueue.concurrentPerform(iterations: 5) { worker in
@@ -144,7 +167,9 @@ final class StoreTests: XCTestCase {
                 } else {
                     for _ in 0..<10 {
                         let hits = try store.search("closures capture values", mode: .hybrid, k: 3)
-                        if hits.first?.chunk.id != "b#closures" { failures.withOrderedLock { $0.append("first hit \(hits.first?.chunk.id ?? "none")") } }
+                        if hits.first?.chunk.id != "b#closures" {
+                            failures.withOrderedLock { $0.append("first hit \(hits.first?.chunk.id ?? "none")") }
+                        }
                     }
                 }
             } catch {
@@ -161,11 +186,15 @@ final class StoreTests: XCTestCase {
         _ = try store.replace(with: pages())
         let before = try store.search("closures capture values", mode: .hybrid, k: 3)
         // More chunks than one batch of 32, so that progress is reported before the end.
-        let larger = (0..<100).map { Page(source: "extra-\($0).md", text: "# Extra \($0)\n\nA page about topic number \($0) and nothing else.") }
+        let larger = (0..<100).map {
+            Page(source: "extra-\($0).md", text: "# Extra \($0)\n\nA page about topic number \($0) and nothing else.")
+        }
         let during = Mutex<[Result<[RetrievalHit], any Error>]>([])
         let statistics = try store.replace(with: pages() + larger) { done, total in
             guard done < total, during.withOrderedLock({ $0.isEmpty }) else { return }
-            during.withOrderedLock { $0.append(answerFromAnotherThread { try store.search("closures capture values", mode: .hybrid, k: 3) }) }
+            during.withOrderedLock {
+                $0.append(answerFromAnotherThread { try store.search("closures capture values", mode: .hybrid, k: 3) })
+            }
         }
         XCTAssertEqual(statistics.embedded, 100)
         let answers = during.withOrderedLock { $0 }
@@ -182,8 +211,11 @@ final class StoreTests: XCTestCase {
 
     func testLateChunkingVectorsAreUnitAndDifferFromPlainOnes() throws {
         let model = try TestModel.shared()
-        let page = "# Banks\n\n## River\n\nWe walked along the bank of the river.\n\n## Money\n\nShe deposited cash at the bank."
-        let spans = ["We walked along the bank of the river.", "She deposited cash at the bank."].map { page.range(of: $0)! }
+        let page =
+            "# Banks\n\n## River\n\nWe walked along the bank of the river.\n\n## Money\n\nShe deposited cash at the bank."
+        let spans = ["We walked along the bank of the river.", "She deposited cash at the bank."].map {
+            page.range(of: $0)!
+        }
         let late = try model.lateChunkVectors(for: page, spans: spans)
         XCTAssertEqual(late.count, 2)
         for v in late { XCTAssertEqual(Double(VectorMath.norm(v)), 1, accuracy: 1e-5) }
@@ -192,9 +224,15 @@ final class StoreTests: XCTestCase {
         XCTAssertGreaterThan(VectorMath.cosineSimilarity(late[1], plain), 0.5)
         // A text far longer than one window: every span still gets a vector.
         let long = String(repeating: "Filler words about nothing in particular. ", count: 300) + "The final sentence."
-        let tail = try model.lateChunkVectors(for: long, spans: [long.range(of: "The final sentence.")!, long.startIndex..<long.index(long.startIndex, offsetBy: 10)])
+        let tail = try model.lateChunkVectors(
+            for: long,
+            spans: [
+                long.range(of: "The final sentence.")!, long.startIndex..<long.index(long.startIndex, offsetBy: 10),
+            ])
         XCTAssertTrue(tail.allSatisfy { abs(VectorMath.norm($0) - 1) < 1e-5 })
-        XCTAssertEqual(try model.lateChunkVectors(for: "", spans: ["".startIndex..<"".endIndex]), [[Float](repeating: 0, count: 384)])
+        XCTAssertEqual(
+            try model.lateChunkVectors(for: "", spans: ["".startIndex..<"".endIndex]),
+            [[Float](repeating: 0, count: 384)])
     }
 
     func testStreamedLateChunkingEqualsTheWholeTokenListReference() throws {
@@ -219,7 +257,8 @@ final class StoreTests: XCTestCase {
                 XCTAssertEqual(a.count, b.count)
                 for (x, y) in zip(a, b) { XCTAssertEqual(x, y, accuracy: 1e-6, "\(repeats) sentences") }
             }
-            XCTAssertTrue(streamed.dropLast().allSatisfy { abs(VectorMath.norm($0) - 1) < 1e-5 }, "\(repeats) sentences")
+            XCTAssertTrue(
+                streamed.dropLast().allSatisfy { abs(VectorMath.norm($0) - 1) < 1e-5 }, "\(repeats) sentences")
         }
     }
 }

@@ -9,6 +9,8 @@ import XCTest
 /// Parity with Hugging Face `tokenizers` (Fixtures/golden/xlmr/tokens.json, from
 /// Fixtures/golden/xlmr/generate.py): ids, offsets and token texts on texts written for the project.
 final class GoldenTokenizerTests: XCTestCase {
+    // Fields named as the generator script writes the JSON keys (Decodable reads them by name).
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     struct Golden: Decodable {
         struct Case: Decodable {
             var name: String
@@ -54,20 +56,29 @@ final class GoldenTokenizerTests: XCTestCase {
             let tokens = tokenizer.tokenize(c.text)
             if tokens.ids != c.ids {
                 let first = firstDifference(tokens.ids, c.ids) ?? 0
-                XCTFail("\(c.name): ids differ first at token \(first): ours \(Array(tokens.ids.dropFirst(first).prefix(5))) \(Array(tokens.tokens.dropFirst(first).prefix(5).map(\.text))) vs \(Array(c.ids.dropFirst(first).prefix(5))) \(Array(c.tokens.dropFirst(first).prefix(5))) (counts \(tokens.ids.count)/\(c.ids.count))")
+                XCTFail(
+                    "\(c.name): ids differ first at token \(first): ours \(Array(tokens.ids.dropFirst(first).prefix(5))) \(Array(tokens.tokens.dropFirst(first).prefix(5).map(\.text))) vs \(Array(c.ids.dropFirst(first).prefix(5))) \(Array(c.tokens.dropFirst(first).prefix(5))) (counts \(tokens.ids.count)/\(c.ids.count))"
+                )
                 failures += 1
                 continue
             }
             let offsets = tokens.scalarOffsets.map { [$0.start, $0.end] }
             if offsets != c.offsets {
                 let first = firstDifference(offsets, c.offsets) ?? 0
-                XCTFail("\(c.name): offsets differ first at token \(first) (\(c.tokens[first])): ours \(offsets[first]) vs \(c.offsets[first])")
+                XCTFail(
+                    "\(c.name): offsets differ first at token \(first) (\(c.tokens[first])): ours \(offsets[first]) vs \(c.offsets[first])"
+                )
                 failures += 1
                 continue
             }
             let utf8 = c.text.utf8
             let bytes = tokens.tokens.map { t in
-                t.isSpecial ? [0, 0] : [utf8.distance(from: utf8.startIndex, to: t.range.lowerBound), utf8.distance(from: utf8.startIndex, to: t.range.upperBound)]
+                t.isSpecial
+                    ? [0, 0]
+                    : [
+                        utf8.distance(from: utf8.startIndex, to: t.range.lowerBound),
+                        utf8.distance(from: utf8.startIndex, to: t.range.upperBound),
+                    ]
             }
             XCTAssertEqual(bytes, c.utf8_offsets, c.name)
             XCTAssertEqual(tokens.tokens.map(\.text), c.tokens, c.name)
@@ -81,15 +92,22 @@ final class GoldenTokenizerTests: XCTestCase {
         // ranges of the tokens of a word follow each other.
         let tokenizer = try tokenizer()
         var generator = SeededGenerator(seed: 14)
-        let alphabet: [String] = ["a", "é", "e\u{301}", " ", "  ", "\t", "\n", "\u{0}", "\u{1}", "日本", "😀", "👨‍👩‍👧", "ß", "ﬁ", "Ａ", "<s>", "<mask>", " <mask>", "\u{200D}", "\u{FEFF}", "ש", "ع", "ก", "ä\u{301}", "\u{10331}", "\u{20000}", "."]
+        let alphabet: [String] = [
+            "a", "é", "e\u{301}", " ", "  ", "\t", "\n", "\u{0}", "\u{1}", "日本", "😀", "👨‍👩‍👧", "ß", "ﬁ", "Ａ", "<s>",
+            "<mask>", " <mask>", "\u{200D}", "\u{FEFF}", "ש", "ع", "ก", "ä\u{301}", "\u{10331}", "\u{20000}", ".",
+        ]
         for _ in 0..<400 {
-            let text = (0..<Int.random(in: 0...30, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }.joined()
+            let text = (0..<Int.random(in: 0...30, using: &generator)).map { _ in
+                alphabet.randomElement(using: &generator)!
+            }.joined()
             let tokens = tokenizer.tokenize(text)
             var previous = text.startIndex
             for token in tokens.tokens where !token.isSpecial {
                 XCTAssertTrue(token.range.lowerBound >= text.startIndex && token.range.upperBound <= text.endIndex)
-                XCTAssertNotNil(token.range.lowerBound.samePosition(in: text.unicodeScalars), "\(text.debugDescription)")
-                XCTAssertNotNil(token.range.upperBound.samePosition(in: text.unicodeScalars), "\(text.debugDescription)")
+                XCTAssertNotNil(
+                    token.range.lowerBound.samePosition(in: text.unicodeScalars), "\(text.debugDescription)")
+                XCTAssertNotNil(
+                    token.range.upperBound.samePosition(in: text.unicodeScalars), "\(text.debugDescription)")
                 XCTAssertGreaterThanOrEqual(token.range.upperBound, previous, "\(text.debugDescription) \(token.text)")
                 previous = max(previous, token.range.lowerBound)
             }
@@ -102,17 +120,24 @@ final class GoldenTokenizerTests: XCTestCase {
         let tokenizer = try XCTUnwrap(try tokenizer() as? XLMRobertaTokenizer)
         var texts = try golden().cases.map(\.text)
         var generator = SeededGenerator(seed: 5)
-        let alphabet: [String] = ["a", "b.", " ", "  ", "\t", "\n", "<mask>", " <mask>", "\u{0600}", "\u{301}", "é", "日", "\u{1}", "\u{200D}", "!", "<s>"]
+        let alphabet: [String] = [
+            "a", "b.", " ", "  ", "\t", "\n", "<mask>", " <mask>", "\u{0600}", "\u{301}", "é", "日", "\u{1}", "\u{200D}",
+            "!", "<s>",
+        ]
         for _ in 0..<300 {
-            texts.append((0..<Int.random(in: 1...40, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }.joined())
+            texts.append(
+                (0..<Int.random(in: 1...40, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }
+                    .joined())
         }
         for text in texts {
             let whole = tokenizer.contentTokens(of: text, prefix: "", limit: nil, blockBytes: Int.max / 2)
             let blocks = tokenizer.contentTokens(of: text, prefix: "", limit: nil, blockBytes: 1)
             XCTAssertEqual(blocks, whole, text.debugDescription)
             XCTAssertEqual(Array(IteratorSequence(tokenizer.lazyContentTokens(of: text))), whole, text.debugDescription)
-            XCTAssertEqual(tokenizer.contentTokens(of: text, prefix: "query: ", limit: nil, blockBytes: 1),
-                           tokenizer.contentTokens(of: text, prefix: "query: ", limit: nil, blockBytes: Int.max / 2), text.debugDescription)
+            XCTAssertEqual(
+                tokenizer.contentTokens(of: text, prefix: "query: ", limit: nil, blockBytes: 1),
+                tokenizer.contentTokens(of: text, prefix: "query: ", limit: nil, blockBytes: Int.max / 2),
+                text.debugDescription)
         }
     }
 

@@ -5,7 +5,8 @@ import XCTest
 /// can be worked out on paper.
 final class UnigramModelTests: XCTestCase {
     func model(_ pieces: [(String, Float)], unknown: Int = 0) throws -> UnigramModel {
-        var bytes = [UInt8](), offsets: [Int32] = [0]
+        var bytes = [UInt8]()
+        var offsets: [Int32] = [0]
         for (piece, _) in pieces {
             bytes += Array(piece.utf8)
             offsets.append(Int32(bytes.count))
@@ -59,16 +60,27 @@ final class UnigramModelTests: XCTestCase {
 
     func testBadVocabulariesAreTypedErrors() throws {
         func reason(_ body: () throws -> UnigramModel) -> String? {
-            do { _ = try body(); return nil } catch let error as SentencePieceError { return error.description } catch { return "untyped \(error)" }
+            do {
+                _ = try body()
+                return nil
+            } catch let error as SentencePieceError { return error.description } catch { return "untyped \(error)" }
         }
         XCTAssertNotNil(reason { try UnigramModel(bytes: [], offsets: [0], scores: [], unknownID: 0) })
-        XCTAssertNotNil(reason { try UnigramModel(bytes: Array("ab".utf8), offsets: [0, 1], scores: [0, 0], unknownID: 0) })
-        XCTAssertNotNil(reason { try UnigramModel(bytes: Array("ab".utf8), offsets: [0, 1, 3], scores: [0, 0], unknownID: 0) })
-        XCTAssertNotNil(reason { try UnigramModel(bytes: Array("ab".utf8), offsets: [0, 2, 2], scores: [0, 0], unknownID: 0) })
-        XCTAssertNotNil(reason { try UnigramModel(bytes: Array("ab".utf8), offsets: [0, 1, 2], scores: [0, .nan], unknownID: 0) })
-        XCTAssertNotNil(reason { try UnigramModel(bytes: Array("ab".utf8), offsets: [0, 1, 2], scores: [0, 0], unknownID: 2) })
-        XCTAssertNotNil(reason { try UnigramModel(bytes: Array("aa".utf8), offsets: [0, 1, 2], scores: [0, 0], unknownID: 0) })
-        XCTAssertNotNil(reason { try UnigramModel(bytes: [0x61, 0xFF], offsets: [0, 1, 2], scores: [0, 0], unknownID: 0) })
-        XCTAssertNil(reason { try UnigramModel(bytes: Array("ab".utf8), offsets: [0, 1, 2], scores: [0, 0], unknownID: 0) })
+        XCTAssertNotNil(
+            reason { try UnigramModel(bytes: Array("ab".utf8), offsets: [0, 1], scores: [0, 0], unknownID: 0) })
+        XCTAssertNotNil(
+            reason { try UnigramModel(bytes: Array("ab".utf8), offsets: [0, 1, 3], scores: [0, 0], unknownID: 0) })
+        XCTAssertNotNil(
+            reason { try UnigramModel(bytes: Array("ab".utf8), offsets: [0, 2, 2], scores: [0, 0], unknownID: 0) })
+        XCTAssertNotNil(
+            reason { try UnigramModel(bytes: Array("ab".utf8), offsets: [0, 1, 2], scores: [0, .nan], unknownID: 0) })
+        XCTAssertNotNil(
+            reason { try UnigramModel(bytes: Array("ab".utf8), offsets: [0, 1, 2], scores: [0, 0], unknownID: 2) })
+        XCTAssertNotNil(
+            reason { try UnigramModel(bytes: Array("aa".utf8), offsets: [0, 1, 2], scores: [0, 0], unknownID: 0) })
+        XCTAssertNotNil(
+            reason { try UnigramModel(bytes: [0x61, 0xFF], offsets: [0, 1, 2], scores: [0, 0], unknownID: 0) })
+        XCTAssertNil(
+            reason { try UnigramModel(bytes: Array("ab".utf8), offsets: [0, 1, 2], scores: [0, 0], unknownID: 0) })
     }
 }

@@ -1,7 +1,9 @@
 import XCTest
 
 /// The largest absolute difference between two equal-length vectors, and where it is.
-public func largestDifference<A: BinaryFloatingPoint, B: BinaryFloatingPoint>(_ a: [A], _ b: [B]) -> (index: Int, difference: Double) {
+public func largestDifference<A: BinaryFloatingPoint, B: BinaryFloatingPoint>(_ a: [A], _ b: [B]) -> (
+    index: Int, difference: Double
+) {
     precondition(a.count == b.count)
     var worst = (index: -1, difference: 0.0)
     for i in a.indices {
@@ -22,10 +24,13 @@ public func assertClose<A: BinaryFloatingPoint, B: BinaryFloatingPoint>(
         return
     }
     for i in actual.indices {
-        let a = Double(actual[i]), e = Double(expected[i])
+        let a = Double(actual[i])
+        let e = Double(expected[i])
         if !(abs(a - e) <= absolute + relative * abs(e)) {
             let worst = largestDifference(actual, expected)
-            XCTFail("\(message()): first mismatch at \(i): \(a) vs \(e); largest difference \(worst.difference) at \(worst.index)", file: file, line: line)
+            XCTFail(
+                "\(message()): first mismatch at \(i): \(a) vs \(e); largest difference \(worst.difference) at \(worst.index)",
+                file: file, line: line)
             return
         }
     }
@@ -33,7 +38,9 @@ public func assertClose<A: BinaryFloatingPoint, B: BinaryFloatingPoint>(
 
 /// The cosine similarity of two vectors in `Double`.
 public func cosine<A: BinaryFloatingPoint, B: BinaryFloatingPoint>(_ a: [A], _ b: [B]) -> Double {
-    var dot = 0.0, na = 0.0, nb = 0.0
+    var dot = 0.0
+    var na = 0.0
+    var nb = 0.0
     for i in a.indices {
         dot += Double(a[i]) * Double(b[i])
         na += Double(a[i]) * Double(a[i])

@@ -28,13 +28,17 @@ public enum ChildProcess {
     /// `environment` nil keeps this process's; `input`, when given, is written to its standard
     /// input, which is then closed (nil: standard input is the null device). Both output pipes
     /// are drained at once, so a child that fills one while the other is read never blocks.
-    public static func run(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil,
-                           input: Data? = nil) throws -> ProcessResult {
+    public static func run(
+        _ executable: URL, _ arguments: [String], environment: [String: String]? = nil,
+        input: Data? = nil
+    ) throws -> ProcessResult {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
         if let environment { process.environment = environment }
-        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+        let stdin = Pipe()
+        let stdout = Pipe()
+        let stderr = Pipe()
         process.standardInput = input == nil ? FileHandle.nullDevice : stdin
         process.standardOutput = stdout
         process.standardError = stderr
@@ -45,16 +49,19 @@ public enum ChildProcess {
         }
         let (out, err) = readBoth(stdout.fileHandleForReading, stderr.fileHandleForReading)
         process.waitUntilExit()
-        return ProcessResult(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
-                             stderr: String(decoding: err, as: UTF8.self))
+        return ProcessResult(
+            status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
+            stderr: String(decoding: err, as: UTF8.self))
     }
 
     /// Starts `executable` for a test that watches it while it runs: standard input is the null
     /// device, standard output is discarded, standard error is returned to be read as it comes
     /// (`firstLine(startingWith:from:)` waits for a progress or ready line). The caller waits
     /// for the process or signals it.
-    public static func start(_ executable: URL, _ arguments: [String],
-                             environment: [String: String]? = nil) throws -> (process: Process, stderr: FileHandle) {
+    public static func start(
+        _ executable: URL, _ arguments: [String],
+        environment: [String: String]? = nil
+    ) throws -> (process: Process, stderr: FileHandle) {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments

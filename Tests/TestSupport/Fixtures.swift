@@ -4,7 +4,8 @@ import Foundation
 public enum TestFixtures {
     /// `Fixtures/` at the root of the repository.
     public static var folder: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
             .appendingPathComponent("Fixtures")
     }
 

@@ -14,7 +14,10 @@ public enum TestServer {
     /// - Throws: `TestServerError` when the variable is not set (the test fails; it is never skipped).
     public static func url() throws -> String {
         guard let url = ProcessInfo.processInfo.environment["CE_POSTGRES_URL"], !url.isEmpty else {
-            throw TestServerError(message: "CE_POSTGRES_URL is not set: run the tests with `make test` (it starts a server with scripts/postgres.sh), or export CE_POSTGRES_URL=$(scripts/postgres.sh start)")
+            throw TestServerError(
+                message:
+                    "CE_POSTGRES_URL is not set: run the tests with `make test` (it starts a server with scripts/postgres.sh), or export CE_POSTGRES_URL=$(scripts/postgres.sh start)"
+            )
         }
         return url
     }

@@ -6,13 +6,17 @@ import Synchronization
 /// The error of `answerFromAnotherThread` when the work did not finish in time.
 public struct DidNotAnswer: Error, CustomStringConvertible {
     public let seconds: Double
-    public var description: String { "no answer within \(seconds) s: the call waited for something that does not end soon" }
+    public var description: String {
+        "no answer within \(seconds) s: the call waited for something that does not end soon"
+    }
 }
 
 /// Runs `body` on a thread of its own and waits for it at most `seconds`: for tests that show a
 /// call does not wait for other work in progress on the calling thread (an indexing run). The
 /// limit only turns a wait that would never end into a failure; it times nothing.
-public func answerFromAnotherThread<T: Sendable>(within seconds: Double = 120, _ body: @escaping @Sendable () throws -> T) -> Result<T, any Error> {
+public func answerFromAnotherThread<T: Sendable>(
+    within seconds: Double = 120, _ body: @escaping @Sendable () throws -> T
+) -> Result<T, any Error> {
     let done = DispatchSemaphore(value: 0)
     let result = Mutex<Result<T, any Error>?>(nil)
     DispatchQueue.global().async {

@@ -78,7 +78,8 @@ final class FlatIndexTests: XCTestCase {
         try index.add(contentsOf: [("a", [1, 0]), ("b", [0, 1]), ("c", [1, 1])])
         try index.update(id: "a", vector: [0, 3])
         XCTAssertEqual(index.vector(for: "a"), [0, 1])
-        XCTAssertEqual(try index.search([0, 1], k: 2).map(\.id), ["a", "b"], "update keeps the row, so ties keep order")
+        XCTAssertEqual(
+            try index.search([0, 1], k: 2).map(\.id), ["a", "b"], "update keeps the row, so ties keep order")
         XCTAssertTrue(index.remove(id: "a"))
         XCTAssertFalse(index.remove(id: "a"))
         XCTAssertEqual(index.ids, ["b", "c"])

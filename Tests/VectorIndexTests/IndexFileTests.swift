@@ -17,7 +17,8 @@ final class IndexFileTests: XCTestCase {
         try? FileManager.default.removeItem(at: folder)
     }
 
-    let fingerprint = IndexFingerprint(modelIdentifier: "test/model", dimension: 5, pooling: "mean", normalized: true, tokenizerHash: "abc123")
+    let fingerprint = IndexFingerprint(
+        modelIdentifier: "test/model", dimension: 5, pooling: "mean", normalized: true, tokenizerHash: "abc123")
 
     func makeStored(count: Int, seed: UInt64 = 9) throws -> StoredIndex {
         var rng = SeededGenerator(seed: seed)
@@ -121,27 +122,35 @@ final class IndexFileTests: XCTestCase {
         try IndexFile.write(try makeStored(count: 2), to: url)
         let before = try Data(contentsOf: url)
         struct Boom: Error {}
-        XCTAssertThrowsError(try AtomicFile.write(to: url) { sink in
-            try Data([1, 2, 3]).withUnsafeBytes { try sink($0) }
-            throw Boom()
-        })
+        XCTAssertThrowsError(
+            try AtomicFile.write(to: url) { sink in
+                try Data([1, 2, 3]).withUnsafeBytes { try sink($0) }
+                throw Boom()
+            })
         XCTAssertEqual(try Data(contentsOf: url), before)
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder.path), ["g.index"])
-        XCTAssertThrowsError(try IndexFile.write(try makeStored(count: 2), to: folder.appendingPathComponent("no/such/dir.index"))) {
+        XCTAssertThrowsError(
+            try IndexFile.write(try makeStored(count: 2), to: folder.appendingPathComponent("no/such/dir.index"))
+        ) {
             XCTAssertTrue($0 is VectorIndexError)
         }
         XCTAssertNoThrow(try AtomicFile.checkWritable(url))
         XCTAssertThrowsError(try AtomicFile.checkWritable(folder.appendingPathComponent("no/such/dir.index")))
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder.path), ["g.index"], "the probe is removed")
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path), ["g.index"], "the probe is removed")
     }
 
     func testSavesRemoveOnlyTemporariesOfDeadSaves() throws {
         let url = folder.appendingPathComponent("h.index")
-        let dead = folder.appendingPathComponent(".h.index.tmp-999999-1"), fresh = folder.appendingPathComponent(".h.index.tmp-999999-2")
-        let live = folder.appendingPathComponent(".h.index.tmp-1-3"), other = folder.appendingPathComponent(".other.index.tmp-999999-4")
+        let dead = folder.appendingPathComponent(".h.index.tmp-999999-1")
+        let fresh = folder.appendingPathComponent(".h.index.tmp-999999-2")
+        let live = folder.appendingPathComponent(".h.index.tmp-1-3")
+        let other = folder.appendingPathComponent(".other.index.tmp-999999-4")
         for file in [dead, fresh, live, other] { try Data([1]).write(to: file) }
         let old = Date(timeIntervalSinceNow: -60)
-        for file in [dead, live, other] { try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: file.path) }
+        for file in [dead, live, other] {
+            try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: file.path)
+        }
         // A save in progress (here: this process) holds a lock on its temporary file.
         let fd = open(live.path, O_RDONLY)
         XCTAssertEqual(flock(fd, LOCK_EX | LOCK_NB), 0)
@@ -159,7 +168,8 @@ final class IndexFileTests: XCTestCase {
         let url = folder.appendingPathComponent("i.index")
         let temporary = folder.appendingPathComponent(".i.index.tmp-999999-1")
         try Data([1]).write(to: temporary)
-        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -1)], ofItemAtPath: temporary.path)
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSinceNow: -1)], ofItemAtPath: temporary.path)
         AtomicFile.removeStaleTemporaries(of: url, olderThan: AtomicFile.defaultStaleTemporaryAge)
         XCTAssertTrue(FileManager.default.fileExists(atPath: temporary.path), "1 s old: younger than the default 2 s")
         AtomicFile.removeStaleTemporaries(of: url, olderThan: .milliseconds(500))

@@ -1,7 +1,8 @@
 import LinearAlgebra
 import TestSupport
-@testable import VectorIndex
 import XCTest
+
+@testable import VectorIndex
 
 /// An index large enough (6,000 × 384, past the 2²¹-value threshold) that the exact scan is split
 /// across the cores and the code scans merge one heap per core: both against brute force.
@@ -23,7 +24,8 @@ final class LargeIndexTests: XCTestCase {
     }
 
     /// Brute-force top-k by Double dot products of unit vectors; ties by row.
-    func bruteForce(_ query: [Float], _ vectors: [[Float]], k: Int, isIncluded: (Int) -> Bool = { _ in true }) -> [Int] {
+    func bruteForce(_ query: [Float], _ vectors: [[Float]], k: Int, isIncluded: (Int) -> Bool = { _ in true }) -> [Int]
+    {
         let unit = VectorMath.normalized(query)
         let scored = vectors.indices.filter(isIncluded).map { ($0, ReferenceVectorMath.dot(vectors[$0], unit)) }
         return scored.sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0 < $1.0 }.prefix(k).map(\.0)
@@ -45,10 +47,12 @@ final class LargeIndexTests: XCTestCase {
         XCTAssertEqual(try splits { _ = try index.scores(for: query) }, [cores])
         XCTAssertEqual(try splits { _ = try index.search(query, k: 10) }, [cores])
         // The batch path splits only when BLAS runs on one thread (else BLAS uses the cores).
-        XCTAssertEqual(try splits { _ = try index.search(batch: [query, query], k: 10) }, [BLAS.threadCount == 1 ? cores : 1])
+        XCTAssertEqual(
+            try splits { _ = try index.search(batch: [query, query], k: 10) }, [BLAS.threadCount == 1 ? cores : 1])
         XCTAssertEqual(splits { index.buildCodes([.int8, .binary]) }, [cores, cores], "int8 and binary encoders")
         for precision in [SearchPrecision.int8, .binary] {
-            XCTAssertEqual(try splits { _ = try index.search(query, k: 10, precision: precision) }, [cores], "\(precision)")
+            XCTAssertEqual(
+                try splits { _ = try index.search(query, k: 10, precision: precision) }, [cores], "\(precision)")
         }
     }
 
@@ -91,7 +95,8 @@ final class LargeIndexTests: XCTestCase {
                 XCTAssertEqual(all.map(\.row), exact, "\(precision) query \(q), full rescoring")
                 // The candidate set is the union of the per-core heaps: its size is what was asked.
                 let unit = VectorMath.normalized(query)
-                let candidates = index.candidates(unit: unit, count: 500, precision: precision, filter: nil, int8Path: nil, hammingPath: nil)
+                let candidates = index.candidates(
+                    unit: unit, count: 500, precision: precision, filter: nil, int8Path: nil, hammingPath: nil)
                 XCTAssertEqual(candidates.count, 500, "\(precision)")
                 XCTAssertEqual(Set(candidates).count, 500, "\(precision): no row twice")
             }

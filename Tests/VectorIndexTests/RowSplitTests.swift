@@ -1,5 +1,6 @@
-@testable import VectorIndex
 import XCTest
+
+@testable import VectorIndex
 
 final class RowSplitTests: XCTestCase {
     func testMatricesBelowTheThresholdAreNotSplit() {
@@ -20,7 +21,9 @@ final class RowSplitTests: XCTestCase {
             XCTAssertEqual(ranges.count, parts, "\(rows) rows in \(parts)")
             XCTAssertEqual(ranges.first?.lowerBound, 0)
             XCTAssertEqual(ranges.last?.upperBound, rows)
-            for (a, b) in zip(ranges, ranges.dropFirst()) { XCTAssertEqual(a.upperBound, b.lowerBound, "\(rows) rows in \(parts)") }
+            for (a, b) in zip(ranges, ranges.dropFirst()) {
+                XCTAssertEqual(a.upperBound, b.lowerBound, "\(rows) rows in \(parts)")
+            }
             XCTAssertLessThanOrEqual(ranges.map(\.count).max()! - ranges.map(\.count).min()!, 1, "near-equal parts")
         }
     }

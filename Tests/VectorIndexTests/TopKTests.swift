@@ -26,7 +26,8 @@ final class TopKTests: XCTestCase {
     }
 
     func testFilter() {
-        XCTAssertEqual(TopK.select(from: [0.9, 0.8, 0.7, 0.6], k: 2, isIncluded: { $0 % 2 == 1 }).map(\.index), [1, 3])
+        XCTAssertEqual(
+            TopK.select(from: [0.9, 0.8, 0.7, 0.6], k: 2, isIncluded: { $0 % 2 == 1 }).map(\.index), [1, 3])
     }
 
     /// Property: heap selection equals a full stable sort, with many ties.

@@ -1,8 +1,9 @@
 import Foundation
 import Hashing
 import TestSupport
-@testable import WordPiece
 import XCTest
+
+@testable import WordPiece
 
 /// Tokenizer behaviour on a small hand-made vocabulary; parity with Hugging Face on the real one
 /// is checked in EmbeddingsTests/GoldenParityTests.
@@ -29,7 +30,9 @@ final class BertTokenizerTests: XCTestCase {
     func testGreedyLongestMatchWithContinuations() throws {
         let t = try tokenizer().tokenize("Unaffable, hello!")
         XCTAssertEqual(texts(t), ["[CLS]", "un", "##aff", "##able", ",", "hello", "!", "[SEP]"])
-        XCTAssertEqual(t.scalarOffsets.map { [$0.start, $0.end] }, [[0, 0], [0, 2], [2, 5], [5, 9], [9, 10], [11, 16], [16, 17], [0, 0]])
+        XCTAssertEqual(
+            t.scalarOffsets.map { [$0.start, $0.end] },
+            [[0, 0], [0, 2], [2, 5], [5, 9], [9, 10], [11, 16], [16, 17], [0, 0]])
     }
 
     func testRangesPointIntoTheOriginalString() throws {
@@ -52,7 +55,8 @@ final class BertTokenizerTests: XCTestCase {
     func testFinalCapitalSigmaLowercasesToSigmaNotFinalSigma() throws {
         let t = try tokenizer().tokenize("ΟΔΟΣ")
         XCTAssertEqual(texts(t), ["[CLS]", "ο", "##δ", "##ο", "##σ", "[SEP]"])
-        let normalized = BertNormalizer().normalize("Σ".unicodeScalars.enumerated().map { AlignedScalar(scalar: $0.element, origin: $0.offset) })
+        let normalized = BertNormalizer().normalize(
+            "Σ".unicodeScalars.enumerated().map { AlignedScalar(scalar: $0.element, origin: $0.offset) })
         XCTAssertEqual(normalized.map(\.scalar), ["σ"])
     }
 
@@ -149,9 +153,12 @@ final class BertTokenizerTests: XCTestCase {
         // special tokens, CJK and over-long words next to a cut.
         var rng = SeededGenerator(seed: 7)
         let tokenizer = try tokenizer()
-        let pieces = ["hello", "world", " ", "  ", "\n", "\r\n", "\t", ",", "!", "unaffable", "Cafe\u{301}", " \u{301}a",
-                      "[SEP]", "[sep]", "[", "]", "[SE", "P]", "<m a>", "<m", "a>", "東京", "ΣΟΣ", "\u{0}", "\u{85}", "\u{A0}", "\u{3000}",
-                      String(repeating: "a", count: 120), "é", "👍🏽", ".\u{301}", "a.b", "x==y", "-", "'", "~"]
+        let pieces = [
+            "hello", "world", " ", "  ", "\n", "\r\n", "\t", ",", "!", "unaffable", "Cafe\u{301}", " \u{301}a",
+            "[SEP]", "[sep]", "[", "]", "[SE", "P]", "<m a>", "<m", "a>", "東京", "ΣΟΣ", "\u{0}", "\u{85}", "\u{A0}",
+            "\u{3000}",
+            String(repeating: "a", count: 120), "é", "👍🏽", ".\u{301}", "a.b", "x==y", "-", "'", "~",
+        ]
         // A special token containing a space and "<": neither may then be a cut.
         var special = vocabulary.tokens
         special.append("<m a>")
@@ -178,8 +185,10 @@ final class BertTokenizerTests: XCTestCase {
     }
 
     func testSHA256KnownAnswers() {
-        XCTAssertEqual(SHA256.hex(of: Array("".utf8)), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
-        XCTAssertEqual(SHA256.hex(of: Array("abc".utf8)), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        XCTAssertEqual(
+            SHA256.hex(of: Array("".utf8)), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        XCTAssertEqual(
+            SHA256.hex(of: Array("abc".utf8)), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         let million = [UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000)
         XCTAssertEqual(SHA256.hex(of: million), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
         var streamed = SHA256()

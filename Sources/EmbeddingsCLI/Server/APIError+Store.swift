@@ -14,7 +14,8 @@ extension APIError {
         case let error as RetrievalError: return store(error)
         case let error as VectorIndexError: return store(error)
         case let error as PostgresStoreError: return store(error)
-        case let error as EmbeddingsError: return APIError(status: 500, message: error.description, code: "encoder_error")
+        case let error as EmbeddingsError:
+            return APIError(status: 500, message: error.description, code: "encoder_error")
         default: return APIError(status: 500, message: "\(error)", code: "internal_error")
         }
     }
@@ -31,7 +32,7 @@ extension APIError {
         switch error {
         case .fingerprintMismatch: return .badRequest(error.description, param: "mode", code: "invalid_value")
         case .dimensionMismatch, .nonFiniteValue, .duplicateID, .unknownID, .truncatedFile, .notAnIndexFile,
-             .unsupportedVersion, .checksumMismatch, .corruptFile, .io, .codesMissing, .invalidCodes:
+            .unsupportedVersion, .checksumMismatch, .corruptFile, .io, .codesMissing, .invalidCodes:
             return APIError(status: 500, message: error.description, code: "store_error")
         }
     }

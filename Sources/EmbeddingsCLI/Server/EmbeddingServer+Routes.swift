@@ -70,16 +70,21 @@ extension EmbeddingServer {
     /// model's maximum, as `embeddings embed` does.
     func embeddings(_ data: Data, reply: @escaping @Sendable (HTTPResponse) -> Void) throws {
         let request = try RequestDecoding.decode(OpenAIEmbeddingsRequest.self, from: data)
-        let base64 = try RequestDecoding.choice(request.encodingFormat, param: "encoding_format", allowed: ["float", "base64"], default: "float") == "base64"
+        let base64 =
+            try RequestDecoding.choice(
+                request.encodingFormat, param: "encoding_format", allowed: ["float", "base64"], default: "float")
+            == "base64"
         if let dimensions = request.dimensions, dimensions != embedding.dimension {
-            throw APIError.badRequest("'dimensions' \(dimensions) is not offered: \(embedding.modelIdentifier) gives \(embedding.dimension)-dimensional vectors",
-                                      param: "dimensions", code: "unsupported_dimensions")
+            throw APIError.badRequest(
+                "'dimensions' \(dimensions) is not offered: \(embedding.modelIdentifier) gives \(embedding.dimension)-dimensional vectors",
+                param: "dimensions", code: "unsupported_dimensions")
         }
         let inputType = try RequestDecoding.inputType(request.inputType, default: configuration.inputType)
         let texts = request.input.texts
         let tokenized = try prepare(texts, param: "input", inputType: inputType, refuseTruncation: false)
         let tokens = tokenized.reduce(0) { $0 + $1.tokens.count }
-        let model = embedding.modelIdentifier, pooling = embedding.poolingStrategy
+        let model = embedding.modelIdentifier
+        let pooling = embedding.poolingStrategy
         encode(texts, tokens: tokens, inputType: inputType, reply: reply) { results in
             var json = JSONWriter()
             json.raw("{\"object\":\"list\",\"data\":[")
@@ -104,9 +109,12 @@ extension EmbeddingServer {
         let request = try RequestDecoding.decode(TEIEmbedRequest.self, from: data)
         let inputType = try RequestDecoding.inputType(request.inputType, default: configuration.inputType)
         let texts = request.inputs.texts
-        let tokenized = try prepare(texts, param: "inputs", inputType: inputType, refuseTruncation: !(request.truncate ?? false))
-        let normalize = request.normalize ?? true, pooling = embedding.poolingStrategy
-        encode(texts, tokens: tokenized.reduce(0) { $0 + $1.tokens.count }, inputType: inputType, reply: reply) { results in
+        let tokenized = try prepare(
+            texts, param: "inputs", inputType: inputType, refuseTruncation: !(request.truncate ?? false))
+        let normalize = request.normalize ?? true
+        let pooling = embedding.poolingStrategy
+        encode(texts, tokens: tokenized.reduce(0) { $0 + $1.tokens.count }, inputType: inputType, reply: reply) {
+            results in
             var json = JSONWriter()
             json.raw("[")
             for (i, result) in results.enumerated() {
@@ -127,18 +135,26 @@ extension EmbeddingServer {
     func tokenEmbeddings(_ data: Data, reply: @escaping @Sendable (HTTPResponse) -> Void) throws {
         let request = try RequestDecoding.decode(TokenEmbeddingsRequest.self, from: data)
         let inputType = try RequestDecoding.inputType(request.inputType, default: configuration.inputType)
-        let pooling = try request.pooling.map {
-            PoolingStrategy(rawValue: try RequestDecoding.choice($0, param: "pooling", allowed: ["mean", "max", "cls"], default: "mean")) ?? .mean
-        } ?? embedding.poolingStrategy
+        let pooling =
+            try request.pooling.map {
+                PoolingStrategy(
+                    rawValue: try RequestDecoding.choice(
+                        $0, param: "pooling", allowed: ["mean", "max", "cls"], default: "mean")) ?? .mean
+            } ?? embedding.poolingStrategy
         if request.range != nil, request.pooling != nil, pooling != .mean {
-            throw APIError.badRequest("'range' pools with mean; 'pooling' \(pooling.rawValue) cannot go with it", param: "range", code: "invalid_value")
+            throw APIError.badRequest(
+                "'range' pools with mean; 'pooling' \(pooling.rawValue) cannot go with it", param: "range",
+                code: "invalid_value")
         }
-        let unit = try RequestDecoding.choice(request.range?.unit, param: "range.unit", allowed: ["utf8", "scalar"], default: "utf8")
+        let unit = try RequestDecoding.choice(
+            request.range?.unit, param: "range.unit", allowed: ["utf8", "scalar"], default: "utf8")
         let texts = request.input.texts
-        let ranges = try request.range.map { range in try texts.map { try Self.stringRange(range, unit: unit, in: $0) } }
+        let ranges = try request.range.map { range in try texts.map { try Self.stringRange(range, unit: unit, in: $0) }
+        }
         let tokenized = try prepare(texts, param: "input", inputType: inputType, refuseTruncation: false)
         let tokens = tokenized.reduce(0) { $0 + $1.tokens.count }
-        let normalize = request.normalize ?? true, model = embedding.modelIdentifier
+        let normalize = request.normalize ?? true
+        let model = embedding.modelIdentifier
         encode(texts, tokens: tokens, inputType: inputType, reply: reply) { results in
             var json = JSONWriter()
             json.raw("{\"object\":\"list\",\"data\":[")
@@ -174,13 +190,16 @@ extension EmbeddingServer {
         let inputType = try RequestDecoding.inputType(request.inputType, default: configuration.inputType)
         let texts = inputs.texts
         guard texts.count <= Configuration.maximumInputs else {
-            throw APIError.tooLarge("\(texts.count) inputs; this server takes at most \(Configuration.maximumInputs) per request", param: "inputs", code: "too_many_inputs")
+            throw APIError.tooLarge(
+                "\(texts.count) inputs; this server takes at most \(Configuration.maximumInputs) per request",
+                param: "inputs", code: "too_many_inputs")
         }
         var json = JSONWriter()
         json.raw("[")
         for (i, text) in texts.enumerated() {
             if i > 0 { json.raw(",") }
-            TokenizeCommand.write(key: "text", value: text, tokens: try embedding.tokenize(text, inputType: inputType), into: &json)
+            TokenizeCommand.write(
+                key: "text", value: text, tokens: try embedding.tokenize(text, inputType: inputType), into: &json)
         }
         json.raw("]")
         return .json(json.text, inputs: texts.count)
@@ -191,16 +210,28 @@ extension EmbeddingServer {
     func search(_ data: Data) throws -> HTTPResponse {
         guard let store else { throw APIError(status: 404, message: "no index", code: "no_index") }
         let request = try RequestDecoding.decode(SearchRequest.self, from: data)
-        guard let question = request.question ?? request.query, !question.trimmingCharacters(in: .whitespaces).isEmpty else {
+        guard let question = request.question ?? request.query, !question.trimmingCharacters(in: .whitespaces).isEmpty
+        else {
             throw APIError.badRequest("missing 'question'", param: "question", code: "missing_field")
         }
         let k = request.k ?? SharedOptions.k.defaultValue ?? 4
-        guard (0...10_000).contains(k) else { throw APIError.badRequest("'k' must be from 0 to 10000, got \(k)", param: "k", code: "invalid_value") }
+        guard (0...10_000).contains(k) else {
+            throw APIError.badRequest("'k' must be from 0 to 10000, got \(k)", param: "k", code: "invalid_value")
+        }
         let budget = request.budget ?? Configuration.searchBudget
-        guard budget >= 1 else { throw APIError.badRequest("'budget' must be at least 1, got \(budget)", param: "budget", code: "invalid_value") }
-        let mode = RetrievalMode(rawValue: try RequestDecoding.choice(request.mode, param: "mode", allowed: ["hybrid", "lexical", "semantic"], default: "hybrid")) ?? .hybrid
+        guard budget >= 1 else {
+            throw APIError.badRequest(
+                "'budget' must be at least 1, got \(budget)", param: "budget", code: "invalid_value")
+        }
+        let mode =
+            RetrievalMode(
+                rawValue: try RequestDecoding.choice(
+                    request.mode, param: "mode", allowed: ["hybrid", "lexical", "semantic"], default: "hybrid"))
+            ?? .hybrid
         if let precision = request.precision, precision != configuration.precision {
-            throw APIError.badRequest("this server searches with precision '\(configuration.precision)' (--precision); got '\(precision)'", param: "precision", code: "invalid_value")
+            throw APIError.badRequest(
+                "this server searches with precision '\(configuration.precision)' (--precision); got '\(precision)'",
+                param: "precision", code: "invalid_value")
         }
         let hits: [RetrievalHit]
         do { hits = try store.search(question, mode: mode, k: k) } catch {
@@ -215,7 +246,9 @@ extension EmbeddingServer {
         bytes.reserveCapacity(vector.count * 4)
         for x in vector {
             let bits = x.bitPattern.littleEndian
-            for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: bits >> UInt32(shift))) }
+            for shift in stride(from: 0, to: 32, by: 8) {
+                bytes.append(UInt8(truncatingIfNeeded: bits >> UInt32(shift)))
+            }
         }
         return Data(bytes).base64EncodedString()
     }
@@ -223,17 +256,22 @@ extension EmbeddingServer {
     /// `range` as a range of `text`, in UTF-8 bytes or Unicode scalars; 400 when it is out of
     /// the text or (UTF-8) splits a scalar.
     static func stringRange(_ range: OffsetRange, unit: String, in text: String) throws -> Range<String.Index> {
-        func fail(_ why: String) -> APIError { .badRequest("'range' [\(range.start), \(range.end)) \(why)", param: "range", code: "invalid_value") }
+        func fail(_ why: String) -> APIError {
+            .badRequest("'range' [\(range.start), \(range.end)) \(why)", param: "range", code: "invalid_value")
+        }
         guard 0 <= range.start, range.start <= range.end else { throw fail("must have 0 ≤ start ≤ end") }
         if unit == "scalar" {
             let scalars = text.unicodeScalars
             guard range.end <= scalars.count else { throw fail("is outside a text of \(scalars.count) scalars") }
-            return scalars.index(scalars.startIndex, offsetBy: range.start)..<scalars.index(scalars.startIndex, offsetBy: range.end)
+            return scalars.index(
+                scalars.startIndex, offsetBy: range.start)..<scalars.index(scalars.startIndex, offsetBy: range.end)
         }
         let utf8 = text.utf8
         guard range.end <= utf8.count else { throw fail("is outside a text of \(utf8.count) UTF-8 bytes") }
-        let start = utf8.index(utf8.startIndex, offsetBy: range.start), end = utf8.index(utf8.startIndex, offsetBy: range.end)
-        guard start.samePosition(in: text.unicodeScalars) != nil, end.samePosition(in: text.unicodeScalars) != nil else {
+        let start = utf8.index(utf8.startIndex, offsetBy: range.start)
+        let end = utf8.index(utf8.startIndex, offsetBy: range.end)
+        guard start.samePosition(in: text.unicodeScalars) != nil, end.samePosition(in: text.unicodeScalars) != nil
+        else {
             throw fail("splits a UTF-8 sequence")
         }
         return start..<end

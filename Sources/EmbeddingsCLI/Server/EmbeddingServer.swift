@@ -56,51 +56,76 @@ final class EmbeddingServer: HTTPHandler {
         self.embedding = embedding
         self.store = store
         self.configuration = configuration
-        batcher = EncodingBatcher(embedding: embedding, maximumTokens: configuration.maximumBatchTokens,
-                                  maximumQueue: configuration.maximumQueue, metrics: metrics)
+        batcher = EncodingBatcher(
+            embedding: embedding, maximumTokens: configuration.maximumBatchTokens,
+            maximumQueue: configuration.maximumQueue, metrics: metrics)
     }
 
     // MARK: HTTPHandler
 
     func screen(_ head: HTTPRequestHead) -> HTTPResponse? {
         guard let route = Route(rawValue: head.path) else {
-            return APIError(status: 404, message: "no route \(head.path); see /v1/models, /v1/embeddings, /embed, /v1/token-embeddings, /tokenize, /search, /health, /metrics",
-                            code: "not_found").response
+            return APIError(
+                status: 404,
+                message:
+                    "no route \(head.path); see /v1/models, /v1/embeddings, /embed, /v1/token-embeddings, /tokenize, /search, /health, /metrics",
+                code: "not_found"
+            ).response
         }
         guard head.method == route.method else {
-            return APIError(status: 405, message: "\(route.rawValue) takes \(route.method), not \(head.method)", code: "method_not_allowed",
-                            headers: [(name: "Allow", value: route.method)]).response
+            return APIError(
+                status: 405, message: "\(route.rawValue) takes \(route.method), not \(head.method)",
+                code: "method_not_allowed",
+                headers: [(name: "Allow", value: route.method)]
+            ).response
         }
         if let key = configuration.apiKey, route != .health, !Self.authorized(head.header("Authorization"), key: key) {
-            return APIError(status: 401, message: head.header("Authorization") == nil
-                                ? "missing API key: send 'Authorization: Bearer <key>'" : "wrong API key",
-                            code: "invalid_api_key", headers: [(name: "WWW-Authenticate", value: "Bearer")]).response
+            return APIError(
+                status: 401,
+                message: head.header("Authorization") == nil
+                    ? "missing API key: send 'Authorization: Bearer <key>'" : "wrong API key",
+                code: "invalid_api_key", headers: [(name: "WWW-Authenticate", value: "Bearer")]
+            ).response
         }
         if let length = head.contentLength, length > configuration.maximumBody {
             // Answered before the body is read; libmicrohttpd then closes the connection, and the
             // daemon drains the unread body first (within bounds) so the client reads this answer.
-            var refusal = APIError.tooLarge("the body is \(length) bytes; this server takes at most \(configuration.maximumBody) (--max-body)",
-                                            code: "body_too_large")
+            var refusal = APIError.tooLarge(
+                "the body is \(length) bytes; this server takes at most \(configuration.maximumBody) (--max-body)",
+                code: "body_too_large")
             refusal.headers = [(name: "Connection", value: "close")]
             return refusal.response
         }
         if route == .search, store == nil {
-            return APIError(status: 404, message: "/search needs an index: start the server with --index FILE or --store URL", code: "no_index").response
+            return APIError(
+                status: 404, message: "/search needs an index: start the server with --index FILE or --store URL",
+                code: "no_index"
+            ).response
         }
         return nil
     }
 
     func handle(_ request: HTTPRequest, reply: @escaping @Sendable (HTTPResponse) -> Void) {
         requests.async {
-            guard let route = Route(rawValue: request.head.path) else { return reply(APIError(status: 404, message: "no route", code: "not_found").response) }
+            guard let route = Route(rawValue: request.head.path) else {
+                return reply(APIError(status: 404, message: "no route", code: "not_found").response)
+            }
             let (data, repaired) = RequestDecoding.utf8(request.body)
             let answer: @Sendable (HTTPResponse) -> Void = { response in
                 guard repaired else { return reply(response) }
                 var response = response
-                response.headers.append((name: "Warning", value: "199 embeddings \"invalid UTF-8 repaired (each bad byte sequence became U+FFFD)\""))
+                response.headers.append(
+                    (
+                        name: "Warning",
+                        value: "199 embeddings \"invalid UTF-8 repaired (each bad byte sequence became U+FFFD)\""
+                    ))
                 reply(response)
             }
-            if repaired { Console.warning("\(request.head.method) \(request.head.path): invalid UTF-8 repaired (each bad byte sequence became U+FFFD)") }
+            if repaired {
+                Console.warning(
+                    "\(request.head.method) \(request.head.path): invalid UTF-8 repaired (each bad byte sequence became U+FFFD)"
+                )
+            }
             do {
                 switch route {
                 case .embeddings: try self.embeddings(data, reply: answer)
@@ -108,10 +133,12 @@ final class EmbeddingServer: HTTPHandler {
                 case .tokenEmbeddings: try self.tokenEmbeddings(data, reply: answer)
                 case .tokenize: answer(try self.tokenize(data))
                 case .search: answer(try self.search(data))
-                case .health: answer(.json("{\"status\":\"ok\",\"model\":\(Self.quoted(self.embedding.modelIdentifier))}"))
+                case .health:
+                    answer(.json("{\"status\":\"ok\",\"model\":\(Self.quoted(self.embedding.modelIdentifier))}"))
                 case .models: answer(self.models())
                 case .metrics:
-                    var response = HTTPResponse(status: 200, body: Array(self.metrics.text(queueDepth: self.batcher.queueDepth).utf8))
+                    var response = HTTPResponse(
+                        status: 200, body: Array(self.metrics.text(queueDepth: self.batcher.queueDepth).utf8))
                     response.contentType = "text/plain; version=0.0.4; charset=utf-8"
                     answer(response)
                 }
@@ -126,11 +153,15 @@ final class EmbeddingServer: HTTPHandler {
     func responded(_ head: HTTPRequestHead, _ response: HTTPResponse, seconds: Double) {
         let route = Route(rawValue: head.path)?.rawValue ?? "other"
         metrics.request(route: route, status: response.status, seconds: seconds, inputs: response.inputs)
-        Console.note("\(Self.printable(head.method)) \(Self.printable(head.path)) \(response.status) \(String(format: "%.1f", seconds * 1000)) ms \(response.inputs) inputs")
+        Console.note(
+            "\(Self.printable(head.method)) \(Self.printable(head.path)) \(response.status) \(String(format: "%.1f", seconds * 1000)) ms \(response.inputs) inputs"
+        )
     }
 
     func abandoned(_ head: HTTPRequestHead, reason: String, seconds: Double) {
-        Console.note("\(Self.printable(head.method)) \(Self.printable(head.path)) - \(String(format: "%.1f", seconds * 1000)) ms (\(reason))")
+        Console.note(
+            "\(Self.printable(head.method)) \(Self.printable(head.path)) - \(String(format: "%.1f", seconds * 1000)) ms (\(reason))"
+        )
     }
 
     // MARK: Shared steps
@@ -160,28 +191,39 @@ final class EmbeddingServer: HTTPHandler {
 
     /// The inputs checked against the limits and tokenized: the tokens of each (to count them, and
     /// to refuse truncation when the route does). Empty input is refused.
-    func prepare(_ texts: [String], param: String, inputType: ContextualEmbedding.InputType, refuseTruncation: Bool) throws -> [TokenizedText] {
-        guard !texts.isEmpty else { throw APIError.badRequest("'\(param)' is empty; send at least one text", param: param, code: "empty_input") }
+    func prepare(_ texts: [String], param: String, inputType: ContextualEmbedding.InputType, refuseTruncation: Bool)
+        throws -> [TokenizedText]
+    {
+        guard !texts.isEmpty else {
+            throw APIError.badRequest("'\(param)' is empty; send at least one text", param: param, code: "empty_input")
+        }
         guard texts.count <= Configuration.maximumInputs else {
-            throw APIError.tooLarge("\(texts.count) inputs; this server takes at most \(Configuration.maximumInputs) per request", param: param, code: "too_many_inputs")
+            throw APIError.tooLarge(
+                "\(texts.count) inputs; this server takes at most \(Configuration.maximumInputs) per request",
+                param: param, code: "too_many_inputs")
         }
         let tokenized = try texts.map { try embedding.tokenize($0, inputType: inputType) }
         if refuseTruncation, let long = tokenized.firstIndex(where: \.isTruncated) {
-            throw APIError.tooLarge("input \(long) has more than \(embedding.maximumSequenceLength) tokens (the model's maximum); send \"truncate\": true to cut it",
-                                    param: param, code: "input_too_long")
+            throw APIError.tooLarge(
+                "input \(long) has more than \(embedding.maximumSequenceLength) tokens (the model's maximum); send \"truncate\": true to cut it",
+                param: param, code: "input_too_long")
         }
         let tokens = tokenized.reduce(0) { $0 + $1.tokens.count }
         guard tokens <= configuration.maximumBatchTokens else {
-            throw APIError.tooLarge("\(tokens) tokens; this server takes at most \(configuration.maximumBatchTokens) per request (--max-batch-tokens)",
-                                    param: param, code: "too_many_tokens")
+            throw APIError.tooLarge(
+                "\(tokens) tokens; this server takes at most \(configuration.maximumBatchTokens) per request (--max-batch-tokens)",
+                param: param, code: "too_many_tokens")
         }
         return tokenized
     }
 
     /// Encodes `texts` in the next batch and replies with `respond(results, tokens)` (written on
     /// the request queue); 503 with `Retry-After` when the queue is full.
-    func encode(_ texts: [String], tokens: Int, inputType: ContextualEmbedding.InputType, reply: @escaping @Sendable (HTTPResponse) -> Void,
-                respond: @escaping @Sendable ([ContextualEmbeddingResult]) throws -> HTTPResponse) {
+    func encode(
+        _ texts: [String], tokens: Int, inputType: ContextualEmbedding.InputType,
+        reply: @escaping @Sendable (HTTPResponse) -> Void,
+        respond: @escaping @Sendable ([ContextualEmbeddingResult]) throws -> HTTPResponse
+    ) {
         let job = EncodingBatcher.Job(texts: texts, tokens: tokens, inputType: inputType) { outcome in
             self.requests.async {
                 do {
@@ -196,14 +238,20 @@ final class EmbeddingServer: HTTPHandler {
             }
         }
         guard batcher.submit(job) else {
-            var refusal = APIError(status: 503, message: "the encoder's queue is full (\(configuration.maximumQueue) requests waiting, --max-queue); retry shortly",
-                                   code: "queue_full", headers: [(name: "Retry-After", value: "1")]).response
+            var refusal = APIError(
+                status: 503,
+                message:
+                    "the encoder's queue is full (\(configuration.maximumQueue) requests waiting, --max-queue); retry shortly",
+                code: "queue_full", headers: [(name: "Retry-After", value: "1")]
+            ).response
             refusal.inputs = texts.count
             return reply(refusal)
         }
     }
 
     private func models() -> HTTPResponse {
-        .json("{\"object\":\"list\",\"data\":[{\"id\":\(Self.quoted(embedding.modelIdentifier)),\"object\":\"model\",\"created\":0,\"owned_by\":\"contextual-embeddings\",\"dimension\":\(embedding.dimension),\"max_sequence_length\":\(embedding.maximumSequenceLength),\"quantization\":\"\(embedding.quantization.rawValue)\"}]}")
+        .json(
+            "{\"object\":\"list\",\"data\":[{\"id\":\(Self.quoted(embedding.modelIdentifier)),\"object\":\"model\",\"created\":0,\"owned_by\":\"contextual-embeddings\",\"dimension\":\(embedding.dimension),\"max_sequence_length\":\(embedding.maximumSequenceLength),\"quantization\":\"\(embedding.quantization.rawValue)\"}]}"
+        )
     }
 }

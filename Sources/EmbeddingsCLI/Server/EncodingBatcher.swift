@@ -59,7 +59,9 @@ final class EncodingBatcher: Sendable {
         while let batch = nextBatch() {
             let texts = batch.flatMap(\.texts)
             metrics.batch(inputs: texts.count, tokens: batch.reduce(0) { $0 + $1.tokens })
-            let outcome = Result { try embedding.embeddingResults(for: texts, language: nil, inputType: batch[0].inputType) }
+            let outcome = Result {
+                try embedding.embeddingResults(for: texts, language: nil, inputType: batch[0].inputType)
+            }
             var start = 0
             for job in batch {
                 let range = start..<(start + job.texts.count)
@@ -78,7 +80,8 @@ final class EncodingBatcher: Sendable {
                 state.running = false
                 return nil
             }
-            var batch = [first], tokens = first.tokens
+            var batch = [first]
+            var tokens = first.tokens
             var rest = [Job]()
             for job in state.waiting.dropFirst() {
                 if job.inputType == first.inputType, tokens + job.tokens <= maximumTokens {

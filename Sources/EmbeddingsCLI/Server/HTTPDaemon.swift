@@ -75,7 +75,8 @@ final class HTTPDaemon: Sendable {
     init(handler: any HTTPHandler, limits: Limits) {
         self.handler = handler
         self.limits = limits
-        lingering = LingeringClose(bounds: .init(bytes: limits.lingeringBytes, seconds: limits.lingeringSeconds, sockets: limits.connections))
+        lingering = LingeringClose(
+            bounds: .init(bytes: limits.lingeringBytes, seconds: limits.lingeringSeconds, sockets: limits.connections))
     }
 
     /// Why the daemon did not start.
@@ -85,8 +86,8 @@ final class HTTPDaemon: Sendable {
 
         var description: String {
             switch self {
-            case let .badHost(host): return "'\(host)' is not a numeric IPv4 or IPv6 address"
-            case let .cannotListen(reason): return reason
+            case .badHost(let host): return "'\(host)' is not a numeric IPv4 or IPv6 address"
+            case .cannotListen(let reason): return reason
             }
         }
     }
@@ -96,20 +97,27 @@ final class HTTPDaemon: Sendable {
     func start(host: String, port: Int) throws -> Int {
         let context = Unmanaged.passUnretained(self).toOpaque()
         var badHost: Int32 = 0
-        let started = ce_mhd_start(host, UInt16(port), { context, connection, url, method, _, data, size, slot in
-            Unmanaged<HTTPDaemon>.fromOpaque(context!).takeUnretainedValue().access(connection, url, method, data, size, slot)
-        }, context, { context, _, slot, reason in
-            Unmanaged<HTTPDaemon>.fromOpaque(context!).takeUnretainedValue().completed(slot, reason)
-        }, context, { context, connection, _, code in
-            Unmanaged<HTTPDaemon>.fromOpaque(context!).takeUnretainedValue().connection(connection, started: ce_mhd_connection_started(code) != 0)
-        }, context, UInt32(limits.connections), UInt32(limits.timeoutSeconds), limits.connectionMemory, &badHost)
+        let started = ce_mhd_start(
+            host, UInt16(port),
+            { context, connection, url, method, _, data, size, slot in
+                Unmanaged<HTTPDaemon>.fromOpaque(context!).takeUnretainedValue().access(
+                    connection, url, method, data, size, slot)
+            }, context,
+            { context, _, slot, reason in
+                Unmanaged<HTTPDaemon>.fromOpaque(context!).takeUnretainedValue().completed(slot, reason)
+            }, context,
+            { context, connection, _, code in
+                Unmanaged<HTTPDaemon>.fromOpaque(context!).takeUnretainedValue().connection(
+                    connection, started: ce_mhd_connection_started(code) != 0)
+            }, context, UInt32(limits.connections), UInt32(limits.timeoutSeconds), limits.connectionMemory, &badHost)
         guard let started else {
             if badHost != 0 { throw StartError.badHost(host) }
             throw StartError.cannotListen("cannot listen on \(host):\(port): \(String(cString: strerror(errno)))")
         }
         daemon.withOrderedLock { $0 = Handle(pointer: started) }
         headerWatchdog.withOrderedLock { slot in
-            let watchdog = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "embeddings.serve.header-deadline"))
+            let watchdog = DispatchSource.makeTimerSource(
+                queue: DispatchQueue(label: "embeddings.serve.header-deadline"))
             watchdog.schedule(deadline: .now() + 0.25, repeating: 0.25)
             watchdog.setEventHandler { [weak self] in self?.cutSlowHeaders() }
             watchdog.resume()
@@ -122,10 +130,12 @@ final class HTTPDaemon: Sendable {
     /// received get `grace` seconds; those the handler has are always finished), then closes
     /// every connection and the listening socket.
     func stop(grace: Double) {
-        guard let handle = daemon.withOrderedLock({ daemon -> Handle? in
-            defer { daemon = nil }
-            return daemon
-        }) else { return }
+        guard
+            let handle = daemon.withOrderedLock({ daemon -> Handle? in
+                defer { daemon = nil }
+                return daemon
+            })
+        else { return }
         draining.store(true, ordering: .relaxed)
         headerWatchdog.withOrderedLock { watchdog in
             watchdog?.cancel()
@@ -143,13 +153,16 @@ final class HTTPDaemon: Sendable {
 
     /// libmicrohttpd's access handler: called once the headers are in (`slot` empty), once per
     /// piece of body, once at the end of the body, and again after a resume.
-    private func access(_ connection: OpaquePointer?, _ url: UnsafePointer<CChar>?, _ method: UnsafePointer<CChar>?,
-                        _ data: UnsafePointer<CChar>?, _ size: UnsafeMutablePointer<Int>?,
-                        _ slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> MHD_Result {
+    private func access(
+        _ connection: OpaquePointer?, _ url: UnsafePointer<CChar>?, _ method: UnsafePointer<CChar>?,
+        _ data: UnsafePointer<CChar>?, _ size: UnsafeMutablePointer<Int>?,
+        _ slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+    ) -> MHD_Result {
         guard let connection, let size, let slot else { return ce_mhd_no() }
         guard let stored = slot.pointee else {
-            let head = HTTPRequestHead(method: method.map { String(cString: $0) } ?? "", path: url.map { String(cString: $0) } ?? "/",
-                                       headers: Self.headers(of: connection))
+            let head = HTTPRequestHead(
+                method: method.map { String(cString: $0) } ?? "", path: url.map { String(cString: $0) } ?? "/",
+                headers: Self.headers(of: connection))
             pendingHeaders.withOrderedLock { $0[Self.key(connection)] = nil }
             let exchange = Exchange(head: head, expectedBody: min(head.contentLength ?? 0, limits.maximumBody))
             slot.pointee = Unmanaged.passRetained(exchange).toOpaque()
@@ -169,17 +182,20 @@ final class HTTPDaemon: Sendable {
             guard let data else { return ce_mhd_yes() }
             // A body without Content-Length is counted as it arrives; past the limit the
             // connection is closed (a response cannot be queued while a body is arriving).
-            return exchange.append(UnsafeRawBufferPointer(start: data, count: count), limit: limits.maximumBody) ? ce_mhd_yes() : ce_mhd_no()
+            return exchange.append(UnsafeRawBufferPointer(start: data, count: count), limit: limits.maximumBody)
+                ? ce_mhd_yes() : ce_mhd_no()
         }
         switch exchange.advance() {
-        case let .dispatch(request):
+        case .dispatch(let request):
             let admitted = closing.withOrderedLock { closing -> Bool in
                 guard !closing else { return false }
                 suspended.enter()
                 return true
             }
             guard admitted else {
-                return queue(APIError(status: 503, message: "the server is shutting down", code: "shutting_down").response, for: exchange, on: connection)
+                return queue(
+                    APIError(status: 503, message: "the server is shutting down", code: "shutting_down").response,
+                    for: exchange, on: connection)
             }
             exchange.markSuspended()
             MHD_suspend_connection(connection)
@@ -189,7 +205,7 @@ final class HTTPDaemon: Sendable {
                 MHD_resume_connection(handle.pointer)
             }
             return ce_mhd_yes()
-        case let .respond(response):
+        case .respond(let response):
             // Queued before the stop may proceed: a stopping daemon drops what is not yet queued.
             defer { if exchange.endSuspension() { suspended.leave() } }
             return queue(response, for: exchange, on: connection)
@@ -253,7 +269,9 @@ final class HTTPDaemon: Sendable {
     }
 
     /// libmicrohttpd's completion callback: the request is over, answered or not.
-    private func completed(_ slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ reason: MHD_RequestTerminationCode) {
+    private func completed(
+        _ slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ reason: MHD_RequestTerminationCode
+    ) {
         guard let slot, let stored = slot.pointee else { return }
         slot.pointee = nil
         let exchange = Unmanaged<Exchange>.fromOpaque(stored).takeRetainedValue()

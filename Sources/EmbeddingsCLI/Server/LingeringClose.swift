@@ -77,7 +77,9 @@ final class LingeringClose: Sendable {
         func discardAvailable() -> Bool {
             var buffer = [UInt8](repeating: 0, count: 1 << 16)
             while true {
-                let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+                let count = buffer.withUnsafeMutableBytes {
+                    recv(socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
+                }
                 if count > 0 {
                     let total = discarded.add(count, ordering: .relaxed).newValue
                     if total > limit { return false }

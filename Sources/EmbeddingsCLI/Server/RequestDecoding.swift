@@ -9,8 +9,8 @@ enum TextInputs: Decodable, Sendable {
 
     var texts: [String] {
         switch self {
-        case let .one(text): return [text]
-        case let .many(texts): return texts
+        case .one(let text): return [text]
+        case .many(let texts): return texts
         }
     }
 
@@ -23,8 +23,10 @@ enum TextInputs: Decodable, Sendable {
         } else if (try? container.decode([Int].self)) != nil || (try? container.decode([[Int]].self)) != nil {
             throw TokenIDInputs(field: decoder.codingPath.last?.stringValue ?? "input")
         } else {
-            throw DecodingError.typeMismatch(String.self, DecodingError.Context(
-                codingPath: decoder.codingPath, debugDescription: "a string or an array of strings"))
+            throw DecodingError.typeMismatch(
+                String.self,
+                DecodingError.Context(
+                    codingPath: decoder.codingPath, debugDescription: "a string or an array of strings"))
         }
     }
 }
@@ -52,12 +54,15 @@ enum RequestDecoding {
     }
 
     static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
-        guard !data.isEmpty else { throw APIError.badRequest("the body is empty; expected a JSON object", code: "invalid_json") }
+        guard !data.isEmpty else {
+            throw APIError.badRequest("the body is empty; expected a JSON object", code: "invalid_json")
+        }
         do {
             return try JSONDecoder().decode(T.self, from: data)
         } catch let error as TokenIDInputs {
-            throw APIError.badRequest("'\(error.field)' holds token ids; this server takes text (a string or an array of strings)",
-                                      param: error.field, code: "token_ids_not_supported")
+            throw APIError.badRequest(
+                "'\(error.field)' holds token ids; this server takes text (a string or an array of strings)",
+                param: error.field, code: "token_ids_not_supported")
         } catch let error as DecodingError {
             throw apiError(error)
         }
@@ -65,20 +70,24 @@ enum RequestDecoding {
 
     private static func apiError(_ error: DecodingError) -> APIError {
         func path(_ context: DecodingError.Context) -> String? {
-            context.codingPath.isEmpty ? nil : context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+            context.codingPath.isEmpty
+                ? nil : context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
         }
         switch error {
-        case let .keyNotFound(key, context):
+        case .keyNotFound(let key, let context):
             let field = (path(context).map { $0 + "." } ?? "") + key.stringValue
             return .badRequest("missing '\(field)'", param: field, code: "missing_field")
-        case let .typeMismatch(type, context), let .valueNotFound(type, context):
+        case .typeMismatch(let type, let context), .valueNotFound(let type, let context):
             guard let field = path(context) else {
                 return .badRequest("the body must be a JSON object", code: "invalid_json")
             }
             return .badRequest("'\(field)' must be \(describe(type, context))", param: field, code: "invalid_type")
-        case let .dataCorrupted(context):
-            guard let field = path(context) else { return .badRequest("the body is not valid JSON", code: "invalid_json") }
-            return .badRequest("'\(field)' is not valid: \(context.debugDescription)", param: field, code: "invalid_value")
+        case .dataCorrupted(let context):
+            guard let field = path(context) else {
+                return .badRequest("the body is not valid JSON", code: "invalid_json")
+            }
+            return .badRequest(
+                "'\(field)' is not valid: \(context.debugDescription)", param: field, code: "invalid_value")
         @unknown default:
             return .badRequest("the body cannot be read", code: "invalid_json")
         }
@@ -99,14 +108,20 @@ enum RequestDecoding {
     static func choice(_ value: String?, param: String, allowed: [String], default fallback: String) throws -> String {
         guard let value else { return fallback }
         guard allowed.contains(value) else {
-            throw APIError.badRequest("'\(param)' must be \(allowed.map { "'\($0)'" }.joined(separator: " or ")), got '\(value)'", param: param, code: "invalid_value")
+            throw APIError.badRequest(
+                "'\(param)' must be \(allowed.map { "'\($0)'" }.joined(separator: " or ")), got '\(value)'",
+                param: param, code: "invalid_value")
         }
         return value
     }
 
     /// The `input_type` field (query or passage), or the server's default.
-    static func inputType(_ value: String?, default fallback: ContextualEmbedding.InputType) throws -> ContextualEmbedding.InputType {
-        let text = try choice(value, param: "input_type", allowed: ContextualEmbedding.InputType.allCases.map(\.rawValue), default: fallback.rawValue)
+    static func inputType(_ value: String?, default fallback: ContextualEmbedding.InputType) throws
+        -> ContextualEmbedding.InputType
+    {
+        let text = try choice(
+            value, param: "input_type", allowed: ContextualEmbedding.InputType.allCases.map(\.rawValue),
+            default: fallback.rawValue)
         return ContextualEmbedding.InputType(rawValue: text) ?? fallback
     }
 }

@@ -67,16 +67,24 @@ final class ServerMetrics: Sendable {
     /// The Prometheus text exposition (version 0.0.4).
     func text(queueDepth: Int) -> String {
         state.withOrderedLock { state in
-            var text = "# HELP embeddings_requests_total Requests answered, by route and status.\n# TYPE embeddings_requests_total counter\n"
-            for key in state.requests.keys.sorted() { text += "embeddings_requests_total{\(key)} \(state.requests[key] ?? 0)\n" }
-            text += "# HELP embeddings_request_duration_seconds Time from the request's headers to its response.\n# TYPE embeddings_request_duration_seconds histogram\n"
+            var text =
+                "# HELP embeddings_requests_total Requests answered, by route and status.\n# TYPE embeddings_requests_total counter\n"
+            for key in state.requests.keys.sorted() {
+                text += "embeddings_requests_total{\(key)} \(state.requests[key] ?? 0)\n"
+            }
+            text +=
+                "# HELP embeddings_request_duration_seconds Time from the request's headers to its response.\n# TYPE embeddings_request_duration_seconds histogram\n"
             text += state.latency.text("embeddings_request_duration_seconds")
-            text += "# HELP embeddings_inputs_total Texts received in answered requests.\n# TYPE embeddings_inputs_total counter\nembeddings_inputs_total \(state.inputs)\n"
-            text += "# HELP embeddings_batch_inputs Texts per encoder batch.\n# TYPE embeddings_batch_inputs histogram\n"
+            text +=
+                "# HELP embeddings_inputs_total Texts received in answered requests.\n# TYPE embeddings_inputs_total counter\nembeddings_inputs_total \(state.inputs)\n"
+            text +=
+                "# HELP embeddings_batch_inputs Texts per encoder batch.\n# TYPE embeddings_batch_inputs histogram\n"
             text += state.batchInputs.text("embeddings_batch_inputs")
-            text += "# HELP embeddings_batch_tokens Tokens per encoder batch.\n# TYPE embeddings_batch_tokens histogram\n"
+            text +=
+                "# HELP embeddings_batch_tokens Tokens per encoder batch.\n# TYPE embeddings_batch_tokens histogram\n"
             text += state.batchTokens.text("embeddings_batch_tokens")
-            text += "# HELP embeddings_queue_depth Requests waiting for the encoder.\n# TYPE embeddings_queue_depth gauge\nembeddings_queue_depth \(queueDepth)\n"
+            text +=
+                "# HELP embeddings_queue_depth Requests waiting for the encoder.\n# TYPE embeddings_queue_depth gauge\nembeddings_queue_depth \(queueDepth)\n"
             return text
         }
     }

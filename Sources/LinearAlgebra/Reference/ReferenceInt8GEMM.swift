@@ -6,7 +6,8 @@ extension ReferenceKernels {
     /// rounding to nearest even; a row whose scale would be below the smallest normal float gets
     /// scale 1, zero 0 and codes 0. Values must be finite.
     package static func quantizedRow(_ x: [Float]) -> (codes: [UInt8], scale: Float, zeroPoint: Int32) {
-        var lo: Float = 0, hi: Float = 0
+        var lo: Float = 0
+        var hi: Float = 0
         for v in x {
             lo = v < lo ? v : lo
             hi = v > hi ? v : hi
@@ -69,7 +70,9 @@ extension ReferenceKernels {
             for j in 0..<n {
                 var s = 0.0
                 for p in 0..<k {
-                    s += Double(aScales[i]) * Double(Int32(a[i * k + p]) - zeroPoints[i]) * Double(wScales[j]) * Double(w[j * k + p])
+                    s +=
+                        Double(aScales[i]) * Double(Int32(a[i * k + p]) - zeroPoints[i]) * Double(wScales[j])
+                        * Double(w[j * k + p])
                 }
                 c[i * n + j] = s + (bias.map { Double($0[j]) } ?? 0)
             }

@@ -41,7 +41,9 @@ package enum ReferenceKernels {
     }
 
     /// Layer normalization of each row, in `Double`.
-    package static func layerNorm(_ x: [Float], rows: Int, columns: Int, gamma: [Float], beta: [Float], epsilon: Float) -> [Float] {
+    package static func layerNorm(_ x: [Float], rows: Int, columns: Int, gamma: [Float], beta: [Float], epsilon: Float)
+        -> [Float]
+    {
         var out = x
         for i in 0..<rows {
             let row = (0..<columns).map { Double(x[i * columns + $0]) }

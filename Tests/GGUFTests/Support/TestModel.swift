@@ -11,5 +11,7 @@ enum TestModel {
     /// The parsed model.
     static func file() throws -> GGUFFile { try opened.get() }
 
-    private static let opened: Result<GGUFFile, any Error> = Result { try GGUFFile(contentsOf: TestLanguageModel.file()) }
+    private static let opened: Result<GGUFFile, any Error> = Result {
+        try GGUFFile(contentsOf: TestLanguageModel.file())
+    }
 }

@@ -26,17 +26,23 @@ result.enumerateTokenVectors(in: text.startIndex..<text.endIndex) { vector, rang
     tokens += 1
     return true
 }
-guard let bank = text.range(of: "bank"), let token = result.tokenVector(at: bank.lowerBound) else { fail("no token at 'bank'") }
+guard let bank = text.range(of: "bank"), let token = result.tokenVector(at: bank.lowerBound) else {
+    fail("no token at 'bank'")
+}
 print("tokens: \(tokens); the token at 'bank' is '\(text[token.1])' with \(token.0.count) components")
 
 // Sentence vectors, distances, neighbors.
 guard let sentences = SentenceEmbedding.sentenceEmbedding(for: "en") else { fail("no sentence embedding for English") }
-let near = sentences.distance(between: "The dog sleeps on the sofa.", and: "A puppy naps on the couch.", distanceType: .cosine)
-let far = sentences.distance(between: "The dog sleeps on the sofa.", and: "Interest rates rose in March.", distanceType: .cosine)
+let near = sentences.distance(
+    between: "The dog sleeps on the sofa.", and: "A puppy naps on the couch.", distanceType: .cosine)
+let far = sentences.distance(
+    between: "The dog sleeps on the sofa.", and: "Interest rates rose in March.", distanceType: .cosine)
 guard near < far else { fail("distances out of order: \(near) ≥ \(far)") }
 print(String(format: "distance: similar %.3f, unrelated %.3f", near, far))
 do {
-    try sentences.add(["Closures capture the values they use.", "Structs are copied when assigned.", "Actors protect their state."])
+    try sentences.add([
+        "Closures capture the values they use.", "Structs are copied when assigned.", "Actors protect their state.",
+    ])
 } catch { fail("\(error)") }
 let neighbors = sentences.neighbors(for: "What does a closure keep?", maximumCount: 2, distanceType: .cosine)
 guard neighbors.first?.0 == "Closures capture the values they use." else { fail("unexpected nearest: \(neighbors)") }
@@ -60,10 +66,13 @@ for (i, question) in questions.enumerated() {
 print("concurrent tasks: \(questions.count) vectors equal to the sequential ones")
 
 // The opt-in int8 encoder: chosen at creation, its vectors close to the float32 ones.
-guard let int8 = ContextualEmbedding(language: "en", quantization: .int8), int8.quantization == .int8 else { fail("no int8 model") }
+guard let int8 = ContextualEmbedding(language: "en", quantization: .int8), int8.quantization == .int8 else {
+    fail("no int8 model")
+}
 do {
     try int8.load()
-    let float = try model.sentenceVector(for: questions[0]), quantized = try int8.sentenceVector(for: questions[0])
+    let float = try model.sentenceVector(for: questions[0])
+    let quantized = try int8.sentenceVector(for: questions[0])
     let cosine = zip(float, quantized).reduce(0.0) { $0 + Double($1.0) * Double($1.1) }
     guard cosine > 0.99, cosine < 1 else { fail("int8 cosine to float32 \(cosine)") }
     print(String(format: "int8 encoder: cosine %.4f to float32", cosine))
@@ -72,11 +81,15 @@ do {
 // Parity with sentence-transformers.
 if CommandLine.arguments.count > 1 {
     struct Reference: Decodable {
-        struct Case: Decodable { var text: String; var vector: [Double] }
+        struct Case: Decodable {
+            var text: String
+            var vector: [Double]
+        }
         var cases: [Case]
     }
     let url = URL(fileURLWithPath: CommandLine.arguments[1])
-    guard let data = try? Data(contentsOf: url), let reference = try? JSONDecoder().decode(Reference.self, from: data) else {
+    guard let data = try? Data(contentsOf: url), let reference = try? JSONDecoder().decode(Reference.self, from: data)
+    else {
         fail("cannot read \(url.path)")
     }
     guard let vectors = sentences.vectors(for: reference.cases.map(\.text)) else { fail("no vectors") }

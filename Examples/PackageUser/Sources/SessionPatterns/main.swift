@@ -18,11 +18,12 @@ case .unavailable(let other):
 }
 
 // One exchange, then a follow-up that sees the first (the session keeps the conversation).
-let session = LanguageModelSession(instructions: """
-    You are a cooking assistant.
-    Suggest recipes from the ingredients given.
-    Keep suggestions short and practical.
-    """)
+let session = LanguageModelSession(
+    instructions: """
+        You are a cooking assistant.
+        Suggest recipes from the ingredients given.
+        Keep suggestions short and practical.
+        """)
 let options = GenerationOptions(sampling: .greedy, maximumResponseTokens: 60)
 let first = try await session.respond(to: "I have chicken and rice.", options: options)
 print("first: \(first.content)")
