@@ -12,12 +12,19 @@ enum GenerationBenchOptions {
         "--model", valueName: "id|file", help: "With perplexity, generate, ask: a GGUF file or a known language model.",
         defaultDescription: DecoderCatalog.defaultModel.identifier.split(separator: "/").last.map(String.init))
     static let quantize = Option<LlamaModel.Precision>(
-        "--quantize", valueName: "q", help: "With perplexity, generate: how the language model holds its weights.", default: .native)
-    static let threads = Option<Int>("--threads", valueName: "n", help: "With generate, ask: threads per forward pass.", default: 2, range: 1...256)
-    static let promptTokens = Option<Int>("--prompt-tokens", valueName: "n", help: "With generate: prompt length.", default: 512, range: 1...8192)
-    static let tokens = Option<Int>("--tokens", valueName: "n", help: "With generate: tokens generated.", default: 128, range: 1...8192)
-    static let window = Option<Int>("--window", valueName: "n", help: "With perplexity: tokens per window.", default: 512, range: 2...8192)
-    static let compare = Flag("--compare", help: "With perplexity: also score with float32 and report top-1 agreement and the perplexity ratio.")
+        "--quantize", valueName: "q", help: "With perplexity, generate: how the language model holds its weights.",
+        default: .native)
+    static let threads = Option<Int>(
+        "--threads", valueName: "n", help: "With generate, ask: threads per forward pass.", default: 2, range: 1...256)
+    static let promptTokens = Option<Int>(
+        "--prompt-tokens", valueName: "n", help: "With generate: prompt length.", default: 512, range: 1...8192)
+    static let tokens = Option<Int>(
+        "--tokens", valueName: "n", help: "With generate: tokens generated.", default: 128, range: 1...8192)
+    static let window = Option<Int>(
+        "--window", valueName: "n", help: "With perplexity: tokens per window.", default: 512, range: 2...8192)
+    static let compare = Flag(
+        "--compare",
+        help: "With perplexity: also score with float32 and report top-1 agreement and the perplexity ratio.")
 }
 
 enum PerplexityCommand: CommandDescription {

@@ -9,7 +9,10 @@ enum GuidedBenchCommand: CommandDescription {
     static let name = "guided"
     static let abstract = "Guided generation's cost: mask time per token, guided vs free decoding tokens/s."
     static var options: [any OptionDeclaration] {
-        [GenerationBenchOptions.model, GenerationBenchOptions.quantize, GenerationBenchOptions.threads, BenchOptions.json]
+        [
+            GenerationBenchOptions.model, GenerationBenchOptions.quantize, GenerationBenchOptions.threads,
+            BenchOptions.json,
+        ]
     }
 }
 
@@ -21,7 +24,8 @@ private let guidedCases: [(name: String, prompt: String, schema: GenerationSchem
             .init(name: "title", schema: .init(type: String.self)),
             .init(name: "minutes", schema: .init(type: Int.self, guides: [.range(1...240)])),
             .init(name: "difficulty", schema: .init(name: "Difficulty", anyOf: ["easy", "medium", "hard"])),
-            .init(name: "steps", schema: .init(arrayOf: .init(type: String.self), minimumElements: 2, maximumElements: 5)),
+            .init(
+                name: "steps", schema: .init(arrayOf: .init(type: String.self), minimumElements: 2, maximumElements: 5)),
         ])
     let contact = DynamicGenerationSchema(
         name: "Contact",
@@ -39,11 +43,21 @@ private let guidedCases: [(name: String, prompt: String, schema: GenerationSchem
             .init(name: "ok", schema: .init(type: Bool.self)),
         ])
     let readings = DynamicGenerationSchema(
-        name: "Readings", properties: [.init(name: "readings", schema: .init(arrayOf: reading, minimumElements: 3, maximumElements: 6))])
+        name: "Readings",
+        properties: [.init(name: "readings", schema: .init(arrayOf: reading, minimumElements: 3, maximumElements: 6))])
     return [
-        ("recipe (strings, enum, range, counted array)", "Write a short recipe for pancakes.", try! GenerationSchema(root: recipe, dependencies: [])),
-        ("contact (three patterns, an optional)", "Invent a contact card for a fictional person.", try! GenerationSchema(root: contact, dependencies: [])),
-        ("readings (array of objects, bounded doubles)", "Report a few sensor readings.", try! GenerationSchema(root: readings, dependencies: [])),
+        (
+            "recipe (strings, enum, range, counted array)", "Write a short recipe for pancakes.",
+            try! GenerationSchema(root: recipe, dependencies: [])
+        ),
+        (
+            "contact (three patterns, an optional)", "Invent a contact card for a fictional person.",
+            try! GenerationSchema(root: contact, dependencies: [])
+        ),
+        (
+            "readings (array of objects, bounded doubles)", "Report a few sensor readings.",
+            try! GenerationSchema(root: readings, dependencies: [])
+        ),
     ]
 }()
 
@@ -52,19 +66,28 @@ func runGuidedBench(_ parsed: ParsedArguments) throws {
     let url = try languageModelFile(parsed)
     let precision = try parsed.value(GenerationBenchOptions.quantize)
     let threads = try parsed.value(GenerationBenchOptions.threads)
-    let model = try reporting(as: CLIError.data) { try LlamaModel(contentsOf: url, precision: precision, threadCount: threads) }
+    let model = try reporting(as: CLIError.data) {
+        try LlamaModel(contentsOf: url, precision: precision, threadCount: threads)
+    }
     print("## embeddings-bench guided\n\n\(Machine.current().markdown)\n")
     print("\(model.name), \(precision.rawValue), \(threads) threads; greedy; at most 200 tokens per response\n")
     var rows: [[String]] = []
-    var totals = (guidedSteps: 0, guidedSeconds: 0.0, freeSteps: 0, freeSeconds: 0.0, masked: 0, maskSeconds: 0.0, coldSeconds: 0.0)
+    var totals = (
+        guidedSteps: 0, guidedSeconds: 0.0, freeSteps: 0, freeSeconds: 0.0, masked: 0, maskSeconds: 0.0,
+        coldSeconds: 0.0
+    )
     for (index, example) in guidedCases.enumerated() {
-        let message = example.prompt + "\n\nRespond with JSON that follows this JSON schema:\n" + example.schema.debugDescription
-        let prompt = try reporting { try model.chatPrompt([ChatMessage(role: .user, content: message)], addGenerationPrompt: true) }
+        let message =
+            example.prompt + "\n\nRespond with JSON that follows this JSON schema:\n" + example.schema.debugDescription
+        let prompt = try reporting {
+            try model.chatPrompt([ChatMessage(role: .user, content: message)], addGenerationPrompt: true)
+        }
         let grammar = try reporting(as: CLIError.data) { try JSONGrammar(example.schema) }
         func run(_ constraint: GuidedDecoding?, tokens: Int) throws -> Generation {
             let sequence = try reporting { try model.makeSequence(contextSize: prompt.ids.count + 256) }
             return try reporting {
-                try model.generate(prompt: prompt.ids, in: sequence, maximumTokens: tokens, sampling: .greedy, constraint: constraint)
+                try model.generate(
+                    prompt: prompt.ids, in: sequence, maximumTokens: tokens, sampling: .greedy, constraint: constraint)
             }
         }
         if index == 0 { _ = try run(nil, tokens: 8) }  // warm-up
@@ -83,9 +106,12 @@ func runGuidedBench(_ parsed: ParsedArguments) throws {
         let valid = (try? GeneratedContent(json: guided.text)) != nil && guide.isComplete
         let maskMicro = guide.maskSeconds / Double(max(1, guide.maskedSteps)) * 1e6
         let coldMicro = cold.maskSeconds / Double(max(1, cold.maskedSteps)) * 1e6
-        rows.append([example.name, "\(guided.tokens.count)", valid ? "yes" : "NO", String(format: "%.0f", maskMicro),
-                     String(format: "%.0f", coldMicro), String(format: "%.1f", guided.tokensPerSecond),
-                     String(format: "%.1f", free.tokensPerSecond), String(format: "%.3f", guided.tokensPerSecond / free.tokensPerSecond)])
+        rows.append([
+            example.name, "\(guided.tokens.count)", valid ? "yes" : "NO", String(format: "%.0f", maskMicro),
+            String(format: "%.0f", coldMicro), String(format: "%.1f", guided.tokensPerSecond),
+            String(format: "%.1f", free.tokensPerSecond),
+            String(format: "%.3f", guided.tokensPerSecond / free.tokensPerSecond),
+        ])
         totals.guidedSteps += guided.decodeSteps
         totals.guidedSeconds += guided.generationSeconds
         totals.freeSteps += free.decodeSteps
@@ -97,14 +123,25 @@ func runGuidedBench(_ parsed: ParsedArguments) throws {
     }
     let guidedRate = Double(totals.guidedSteps) / max(totals.guidedSeconds, 1e-9)
     let freeRate = Double(totals.freeSteps) / max(totals.freeSeconds, 1e-9)
-    rows.append(["all", "", "", String(format: "%.0f", totals.maskSeconds / Double(max(1, totals.masked)) * 1e6),
-                 String(format: "%.0f", totals.coldSeconds / Double(max(1, totals.masked)) * 1e6),
-                 String(format: "%.1f", guidedRate), String(format: "%.1f", freeRate), String(format: "%.3f", guidedRate / freeRate)])
-    print(table(["Schema", "Tokens", "Valid", "Mask µs/token", "Uncached µs/token", "Guided tok/s", "Free tok/s", "Guided / free"], rows))
+    rows.append([
+        "all", "", "", String(format: "%.0f", totals.maskSeconds / Double(max(1, totals.masked)) * 1e6),
+        String(format: "%.0f", totals.coldSeconds / Double(max(1, totals.masked)) * 1e6),
+        String(format: "%.1f", guidedRate), String(format: "%.1f", freeRate),
+        String(format: "%.3f", guidedRate / freeRate),
+    ])
+    print(
+        table(
+            [
+                "Schema", "Tokens", "Valid", "Mask µs/token", "Uncached µs/token", "Guided tok/s", "Free tok/s",
+                "Guided / free",
+            ], rows))
     if let path = parsed[BenchOptions.json] {
-        try writeFigures(["mask_microseconds_per_token": totals.maskSeconds / Double(max(1, totals.masked)) * 1e6,
-                          "uncached_mask_microseconds_per_token": totals.coldSeconds / Double(max(1, totals.masked)) * 1e6,
-                          "guided_tokens_per_second": guidedRate, "free_tokens_per_second": freeRate,
-                          "guided_over_free": guidedRate / freeRate], to: path)
+        try writeFigures(
+            [
+                "mask_microseconds_per_token": totals.maskSeconds / Double(max(1, totals.masked)) * 1e6,
+                "uncached_mask_microseconds_per_token": totals.coldSeconds / Double(max(1, totals.masked)) * 1e6,
+                "guided_tokens_per_second": guidedRate, "free_tokens_per_second": freeRate,
+                "guided_over_free": guidedRate / freeRate,
+            ], to: path)
     }
 }

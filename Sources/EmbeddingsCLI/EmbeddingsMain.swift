@@ -4,11 +4,13 @@ import Foundation
 
 /// The `embeddings` command: dispatches to one subcommand, maps errors to exit codes, and prints
 /// every error as one `error: ` line on standard error.
-var commands: [any CommandDescription.Type] { [
-    EmbedCommand.self, TokenizeCommand.self, IndexCommand.self, SearchCommand.self, EvalCommand.self,
-    ExportCommand.self, AssetsCommand.self, InfoCommand.self, ServeCommand.self, GenerateCommand.self,
-    AskCommand.self, ChatCommand.self,
-] }
+var commands: [any CommandDescription.Type] {
+    [
+        EmbedCommand.self, TokenizeCommand.self, IndexCommand.self, SearchCommand.self, EvalCommand.self,
+        ExportCommand.self, AssetsCommand.self, InfoCommand.self, ServeCommand.self, GenerateCommand.self,
+        AskCommand.self, ChatCommand.self,
+    ]
+}
 
 var overview: String {
     """

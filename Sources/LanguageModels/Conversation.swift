@@ -57,7 +57,8 @@ final class Conversation {
     /// - Throws: `.exceededContextWindowSize` when the prompt leaves no room or the response fills
     ///   the context before the model ends its turn.
     func respond(
-        _ prompt: ChatPrompt, maximumTokens: Int?, sampling: SamplingParameters, constraint: (any TokenConstraint)? = nil,
+        _ prompt: ChatPrompt, maximumTokens: Int?, sampling: SamplingParameters,
+        constraint: (any TokenConstraint)? = nil,
         onText: (String) -> Bool
     ) throws(LanguageModelSession.GenerationError) -> String {
         let ids = reuse(prompt)

@@ -41,7 +41,9 @@ extension ConvertibleToGeneratedContent where Self: Encodable {
 }
 
 extension String: Generable {
-    public static var generationSchema: GenerationSchema { GenerationSchema(root: .string(description: nil, rules: [])) }
+    public static var generationSchema: GenerationSchema {
+        GenerationSchema(root: .string(description: nil, rules: []))
+    }
 }
 
 extension Int: Generable {

@@ -49,7 +49,9 @@ extension GenerationGuide where Value == Int {
     /// At most `value`.
     public static func maximum(_ value: Int) -> Self { Self(.maximum(Double(value))) }
     /// Within `range`.
-    public static func range(_ range: ClosedRange<Int>) -> Self { .bounds(Double(range.lowerBound), Double(range.upperBound)) }
+    public static func range(_ range: ClosedRange<Int>) -> Self {
+        .bounds(Double(range.lowerBound), Double(range.upperBound))
+    }
 }
 
 extension GenerationGuide where Value == Double {
@@ -67,12 +69,16 @@ extension GenerationGuide where Value == Float {
     /// At most `value`.
     public static func maximum(_ value: Float) -> Self { Self(.maximum(Double(value))) }
     /// Within `range`.
-    public static func range(_ range: ClosedRange<Float>) -> Self { .bounds(Double(range.lowerBound), Double(range.upperBound)) }
+    public static func range(_ range: ClosedRange<Float>) -> Self {
+        .bounds(Double(range.lowerBound), Double(range.upperBound))
+    }
 }
 
 extension GenerationGuide {
     /// Both bounds.
-    fileprivate static func bounds(_ low: Double, _ high: Double) -> Self { Self(.all([.minimum(low), .maximum(high)])) }
+    fileprivate static func bounds(_ low: Double, _ high: Double) -> Self {
+        Self(.all([.minimum(low), .maximum(high)]))
+    }
 
     /// At least `count` elements.
     public static func minimumCount<Element>(_ count: Int) -> GenerationGuide<[Element]> where Value == [Element] {

@@ -221,7 +221,11 @@ indirect enum SchemaNode: Sendable, Equatable {
             var element = element
             var kept = own
             for rule in rules {
-                if case .element(let inner) = rule { element = element.applying(inner.rules) } else { kept.append(rule) }
+                if case .element(let inner) = rule {
+                    element = element.applying(inner.rules)
+                } else {
+                    kept.append(rule)
+                }
             }
             return .array(element: element, rules: kept)
         case .anyOf(let name, let description, let choices):
@@ -275,12 +279,16 @@ indirect enum SchemaNode: Sendable, Equatable {
     /// The shape as JSON Schema.
     var jsonSchema: GeneratedContent {
         var pairs: [(String, GeneratedContent)] = []
-        func add(_ key: String, _ value: some ConvertibleToGeneratedContent) { pairs.append((key, value.generatedContent)) }
+        func add(_ key: String, _ value: some ConvertibleToGeneratedContent) {
+            pairs.append((key, value.generatedContent))
+        }
         func bounds(_ rules: [GuideRule], integer: Bool) {
             for rule in rules {
                 switch rule {
-                case .minimum(let v): add("minimum", integer ? GeneratedContent(kind: .number(v.rounded(.up))) : v.generatedContent)
-                case .maximum(let v): add("maximum", integer ? GeneratedContent(kind: .number(v.rounded(.down))) : v.generatedContent)
+                case .minimum(let v):
+                    add("minimum", integer ? GeneratedContent(kind: .number(v.rounded(.up))) : v.generatedContent)
+                case .maximum(let v):
+                    add("maximum", integer ? GeneratedContent(kind: .number(v.rounded(.down))) : v.generatedContent)
                 default: break
                 }
             }
@@ -326,9 +334,13 @@ indirect enum SchemaNode: Sendable, Equatable {
                 members.append((property.name, schema))
             }
             pairs.append(
-                ("properties",
-                 GeneratedContent(kind: .structure(properties: Dictionary(members, uniquingKeysWith: { a, _ in a }),
-                                                   orderedKeys: members.map(\.0)))))
+                (
+                    "properties",
+                    GeneratedContent(
+                        kind: .structure(
+                            properties: Dictionary(members, uniquingKeysWith: { a, _ in a }),
+                            orderedKeys: members.map(\.0)))
+                ))
             add("required", properties.filter { !$0.isOptional }.map(\.name))
             add("additionalProperties", false)
         case .anyOf(let name, let description, let choices):
@@ -339,7 +351,8 @@ indirect enum SchemaNode: Sendable, Equatable {
             add("$ref", "#/$defs/\(name)")
         }
         return GeneratedContent(
-            kind: .structure(properties: Dictionary(pairs, uniquingKeysWith: { a, _ in a }), orderedKeys: pairs.map(\.0)))
+            kind: .structure(
+                properties: Dictionary(pairs, uniquingKeysWith: { a, _ in a }), orderedKeys: pairs.map(\.0)))
     }
 }
 

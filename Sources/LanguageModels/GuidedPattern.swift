@@ -64,7 +64,8 @@ struct GuidedPattern: Sendable {
 
     /// The class of `scalar`.
     private func classOf(_ scalar: UInt32) -> Int {
-        var low = 0, high = classStarts.count - 1
+        var low = 0
+        var high = classStarts.count - 1
         while low < high {
             let mid = (low + high + 1) / 2
             if classStarts[mid] <= scalar { low = mid } else { high = mid - 1 }
@@ -123,7 +124,9 @@ struct GuidedPattern: Sendable {
                 let scalar = classStarts[c]
                 var targets: [Int32] = []
                 for state in set {
-                    for edge in edges[Int(state)] where Self.contains(edge.ranges, scalar) { targets.append(edge.target) }
+                    for edge in edges[Int(state)] where Self.contains(edge.ranges, scalar) {
+                        targets.append(edge.target)
+                    }
                 }
                 let next = closure(targets)
                 guard !next.isEmpty else { continue }
@@ -288,11 +291,16 @@ struct GuidedPattern: Sendable {
             var atom = atom
             while i < scalars.count {
                 let c = scalars[i]
-                var low = 0, high: Int? = nil
+                var low = 0
+                var high: Int? = nil
                 switch c {
                 case "*": i += 1
-                case "+": low = 1; i += 1
-                case "?": high = 1; i += 1
+                case "+":
+                    low = 1
+                    i += 1
+                case "?":
+                    high = 1
+                    i += 1
                 case "{":
                     guard let (l, h) = try counts() else { return atom }
                     low = l
@@ -310,8 +318,11 @@ struct GuidedPattern: Sendable {
         mutating func counts() throws(PatternError) -> (Int, Int?)? {
             var j = i + 1
             func number() -> Int? {
-                var value = 0, digits = 0
-                while j < scalars.count, let d = scalars[j].properties.numericType == .decimal ? Int(String(scalars[j])) : nil {
+                var value = 0
+                var digits = 0
+                while j < scalars.count,
+                    let d = scalars[j].properties.numericType == .decimal ? Int(String(scalars[j])) : nil
+                {
                     value = min(value * 10 + d, Int(Int32.max))
                     digits += 1
                     j += 1
@@ -433,7 +444,8 @@ struct GuidedPattern: Sendable {
             case "u":
                 if i < scalars.count, scalars[i] == "{" {
                     i += 1
-                    var value: UInt32 = 0, digits = 0
+                    var value: UInt32 = 0
+                    var digits = 0
                     while i < scalars.count, let d = scalars[i].hexDigitValue {
                         value = value * 16 + UInt32(d)
                         digits += 1

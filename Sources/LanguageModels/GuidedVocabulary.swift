@@ -57,7 +57,9 @@ final class GuidedVocabulary: Sendable {
             if Self.isPlain(bytes) { plain[id >> 6] |= 1 << UInt64(id & 63) } else { others.append((bytes, id)) }
         }
         plainStringTokens = plain
-        var plainIDs: [Int32] = [], plainStart: [Int32] = [0], plainScalars: [UInt32] = []
+        var plainIDs: [Int32] = []
+        var plainStart: [Int32] = [0]
+        var plainScalars: [UInt32] = []
         for (bytes, id) in all where plain[id >> 6] >> UInt64(id & 63) & 1 != 0 {
             plainIDs.append(Int32(id))
             plainScalars.append(contentsOf: String(decoding: bytes, as: UTF8.self).unicodeScalars.map(\.value))
@@ -89,8 +91,12 @@ final class GuidedVocabulary: Sendable {
         ends.append([])
         otherRoot = Int32(children.count - 1)
         insert(others, root: otherRoot)
-        var firstEdge: [Int32] = [], edgeCount: [UInt16] = [], edgeBytes: [UInt8] = [], edgeTargets: [Int32] = []
-        var tokenStart: [Int32] = [], tokenIDs: [Int32] = []
+        var firstEdge: [Int32] = []
+        var edgeCount: [UInt16] = []
+        var edgeBytes: [UInt8] = []
+        var edgeTargets: [Int32] = []
+        var tokenStart: [Int32] = []
+        var tokenIDs: [Int32] = []
         for node in children.indices {
             let sorted = children[node].sorted { $0.0 < $1.0 }
             firstEdge.append(Int32(edgeBytes.count))
@@ -101,7 +107,9 @@ final class GuidedVocabulary: Sendable {
             tokenIDs.append(contentsOf: ends[node])
         }
         tokenStart.append(Int32(tokenIDs.count))
-        (self.firstEdge, self.edgeCount, self.edgeBytes, self.edgeTargets) = (firstEdge, edgeCount, edgeBytes, edgeTargets)
+        (self.firstEdge, self.edgeCount, self.edgeBytes, self.edgeTargets) = (
+            firstEdge, edgeCount, edgeBytes, edgeTargets
+        )
         (self.tokenStart, self.tokenIDs) = (tokenStart, tokenIDs)
     }
 
@@ -217,7 +225,8 @@ package final class GuidedDecoding: TokenConstraint {
             masks[state] = bits
         }
         // Stop tokens are never in the trie: they keep their logits exactly when the value is whole.
-        let saved = grammar.accepts(state) ? vocabulary.stopTokenIDs.filter { $0 < logits.count }.map { ($0, logits[$0]) } : []
+        let saved =
+            grammar.accepts(state) ? vocabulary.stopTokenIDs.filter { $0 < logits.count }.map { ($0, logits[$0]) } : []
         var any = false
         for id in 0..<logits.count {
             if id < vocabulary.size, bits[id >> 6] >> UInt64(id & 63) & 1 != 0 {

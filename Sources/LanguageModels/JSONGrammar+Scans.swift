@@ -126,13 +126,15 @@ struct StringScan: Hashable, Sendable {
     /// The scalars the character begun in `phase` may still turn out to be, as ranges.
     private func candidates() -> [ClosedRange<UInt32>] {
         func clamp(_ low: UInt32, _ high: UInt32, _ a: UInt32, _ b: UInt32) -> ClosedRange<UInt32>? {
-            let l = max(low, a), h = min(high, b)
+            let l = max(low, a)
+            let h = min(high, b)
             return l <= h ? l...h : nil
         }
         switch phase {
         case .utf8(let remaining, let prefix, let length):
             let shift = 6 * UInt32(remaining)
-            let low = prefix << shift, high = low | ((1 << shift) - 1)
+            let low = prefix << shift
+            let high = low | ((1 << shift) - 1)
             let (least, most): (UInt32, UInt32) =
                 switch length {
                 case 2: (0x80, 0x7FF)
@@ -143,7 +145,8 @@ struct StringScan: Hashable, Sendable {
                 .filter { $0.lowerBound >= least }
         case .unicode(let digits, let value, let high):
             let shift = 4 * (4 - UInt32(digits))  // `digits` read, the rest to come
-            let low = value << shift, top = low | ((1 << shift) - 1)
+            let low = value << shift
+            let top = low | ((1 << shift) - 1)
             if high != 0 {
                 guard let low = clamp(low, top, 0xDC00, 0xDFFF) else { return [] }
                 let base = 0x10000 + (high - 0xD800) << 10
@@ -151,8 +154,10 @@ struct StringScan: Hashable, Sendable {
             }
             var out = [clamp(low, top, 0, 0xD7FF), clamp(low, top, 0xE000, 0xFFFF)].compactMap { $0 }
             if let surrogates = clamp(low, top, 0xD800, 0xDBFF) {
-                out.append(
-                    (0x10000 + (surrogates.lowerBound - 0xD800) << 10)...(0x10000 + (surrogates.upperBound - 0xD800) << 10 + 0x3FF))
+                // A high surrogate: the pair's scalar, whichever low surrogate follows.
+                let first = 0x10000 + (surrogates.lowerBound - 0xD800) << 10
+                let last = 0x10000 + (surrogates.upperBound - 0xD800) << 10 + 0x3FF
+                out.append(first...last)
             }
             return out
         case .lowBackslash(let high), .lowU(let high):
@@ -264,7 +269,8 @@ extension JSONGrammar {
                 magnitudes.append((p * scale, (p + 1) * scale - step))
             }
         }
-        let low = minimum ?? -.infinity, high = maximum ?? .infinity
+        let low = minimum ?? -.infinity
+        let high = maximum ?? .infinity
         for (a, b) in magnitudes {
             let (lo, hi) = scan.negative ? (-b, -a) : (a, b)
             if max(lo, low) <= min(hi, high) { return true }

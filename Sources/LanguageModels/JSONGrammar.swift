@@ -50,7 +50,8 @@ package final class JSONGrammar: Sendable {
         nodes = compiler.nodes
         // A choice that contains itself without writing anything would be read forever.
         for start in nodes.indices {
-            var seen = Set<Int32>(), pending = [Int32(start)]
+            var seen = Set<Int32>()
+            var pending = [Int32(start)]
             while let node = pending.popLast() {
                 guard case .anyOf(let choices) = nodes[Int(node)] else { continue }
                 for choice in choices {
@@ -83,7 +84,8 @@ package final class JSONGrammar: Sendable {
                 return add(.string(try pattern(rules)))
             case .integer(let rules):
                 let (low, high) = try bounds(rules)
-                let minimum = low.map { $0.rounded(.up) }, maximum = high.map { $0.rounded(.down) }
+                let minimum = low.map { $0.rounded(.up) }
+                let maximum = high.map { $0.rounded(.down) }
                 if let minimum, let maximum, minimum > maximum {
                     throw CompileError(message: "no integer lies between \(low!) and \(high!)")
                 }
@@ -96,7 +98,8 @@ package final class JSONGrammar: Sendable {
             case .null:
                 return add(.null)
             case .array(let element, let rules):
-                var minimum = 0, maximum: Int? = nil
+                var minimum = 0
+                var maximum: Int? = nil
                 for rule in rules {
                     switch rule {
                     case .minimumCount(let n): minimum = max(minimum, n)
@@ -123,7 +126,8 @@ package final class JSONGrammar: Sendable {
                 for property in properties {
                     let quoted = Array(GeneratedContent(kind: .string(property.name)).jsonString.utf8)
                     keys.append(
-                        Key(first: quoted + Array(": ".utf8), following: Array(", ".utf8) + quoted + Array(": ".utf8),
+                        Key(
+                            first: quoted + Array(": ".utf8), following: Array(", ".utf8) + quoted + Array(": ".utf8),
                             node: try compile(property.node), isOptional: property.isOptional))
                 }
                 nodes[Int(index)] = .object(keys)
@@ -150,7 +154,8 @@ package final class JSONGrammar: Sendable {
         }
 
         func bounds(_ rules: [GuideRule]) throws -> (Double?, Double?) {
-            var low: Double? = nil, high: Double? = nil
+            var low: Double? = nil
+            var high: Double? = nil
             for rule in rules {
                 switch rule {
                 case .minimum(let v):
@@ -162,7 +167,9 @@ package final class JSONGrammar: Sendable {
                 default: throw CompileError(message: "a number guide \(rule) is not a bound")
                 }
             }
-            if let low, let high, low > high { throw CompileError(message: "a minimum \(low) above the maximum \(high)") }
+            if let low, let high, low > high {
+                throw CompileError(message: "a minimum \(low) above the maximum \(high)")
+            }
             return (low, high)
         }
 

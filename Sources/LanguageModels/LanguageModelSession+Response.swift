@@ -33,7 +33,8 @@ extension LanguageModelSession {
             var whole: Content?
 
             init(
-                content: Content.PartiallyGenerated, rawContent: GeneratedContent, transcriptEntries: [Transcript.Entry],
+                content: Content.PartiallyGenerated, rawContent: GeneratedContent,
+                transcriptEntries: [Transcript.Entry],
                 whole: Content? = nil
             ) {
                 self.content = content

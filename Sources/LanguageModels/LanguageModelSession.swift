@@ -113,8 +113,10 @@ public final class LanguageModelSession: Sendable {
         to prompt: String, schema: GenerationSchema, includeSchemaInPrompt: Bool = true,
         options: GenerationOptions = GenerationOptions()
     ) async throws -> Response<GeneratedContent> {
-        try await streamResponse(to: prompt, schema: schema, includeSchemaInPrompt: includeSchemaInPrompt, options: options)
-            .collect()
+        try await streamResponse(
+            to: prompt, schema: schema, includeSchemaInPrompt: includeSchemaInPrompt, options: options
+        )
+        .collect()
     }
 
     /// The model's answer to `prompt` as it is produced: each element is the whole response so far.

@@ -68,8 +68,10 @@ extension LlamaModel {
     ///     false to stop.
     /// - Throws: `LlamaDecoderError`: `.contextOverflow` when the prompt does not fit,
     ///   `.invalidArgument` for `maximumTokens < 1` or a bad id.
-    public func generate(prompt: [Int], in sequence: LlamaSequence, maximumTokens: Int, sampling: SamplingParameters,
-                         constraint: (any TokenConstraint)? = nil, onText: (String) -> Bool = { _ in true }) throws(LlamaDecoderError) -> Generation {
+    public func generate(
+        prompt: [Int], in sequence: LlamaSequence, maximumTokens: Int, sampling: SamplingParameters,
+        constraint: (any TokenConstraint)? = nil, onText: (String) -> Bool = { _ in true }
+    ) throws(LlamaDecoderError) -> Generation {
         guard maximumTokens >= 1 else { throw .invalidArgument("maximum tokens \(maximumTokens) must be at least 1") }
         guard sequence.model === self else { throw .invalidArgument("the sequence belongs to another model") }
         let clock = ContinuousClock()

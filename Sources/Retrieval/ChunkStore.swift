@@ -122,7 +122,9 @@ extension ChunkStore {
 
     /// A conversation's follow-up: when `question` alone retrieves nothing ("and in Swift 6?"),
     /// it is retried together with the previous question.
-    public func search(_ question: String, previousQuestion: String?, mode: RetrievalMode = .hybrid, k: Int = 4) throws -> [RetrievalHit] {
+    public func search(_ question: String, previousQuestion: String?, mode: RetrievalMode = .hybrid, k: Int = 4) throws
+        -> [RetrievalHit]
+    {
         try followUpSearch(question, previousQuestion: previousQuestion, mode: mode, k: k).hits
     }
 
@@ -130,7 +132,8 @@ extension ChunkStore {
     /// previous question, a space and `question` on a retry), counting only hits scoring at least
     /// `minimumScore`: a question whose hits are all below it retrieved nothing.
     public func followUpSearch(
-        _ question: String, previousQuestion: String?, mode: RetrievalMode = .hybrid, k: Int = 4, minimumScore: Double = 0
+        _ question: String, previousQuestion: String?, mode: RetrievalMode = .hybrid, k: Int = 4,
+        minimumScore: Double = 0
     ) throws -> (hits: [RetrievalHit], searched: String) {
         let hits = try search(question, mode: mode, k: k).filter { $0.score >= minimumScore }
         guard hits.isEmpty, let previousQuestion, !previousQuestion.isEmpty else { return (hits, question) }

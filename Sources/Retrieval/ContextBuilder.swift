@@ -69,10 +69,14 @@ public struct ContextBuilder: Sendable {
     /// `countTokens` measures text in the model's tokens (default: characters ÷ 4, rounded up).
     /// Older history is dropped first, then the context is shortened, until the prompt and
     /// `answerTokens` fit `windowTokens`.
-    public func prompt(question: String, included: [RetrievalHit], history: [Exchange],
-                       countTokens: (String) -> Int = { ($0.count + 3) / 4 }) -> String {
-        augmentedPrompt(question: question, included: included, history: history, instructions: Self.groundingInstructions,
-                        countTokens: countTokens).text
+    public func prompt(
+        question: String, included: [RetrievalHit], history: [Exchange],
+        countTokens: (String) -> Int = { ($0.count + 3) / 4 }
+    ) -> String {
+        augmentedPrompt(
+            question: question, included: included, history: history, instructions: Self.groundingInstructions,
+            countTokens: countTokens
+        ).text
     }
 
     /// The augmented prompt and what it holds: `instructions` (left out when nil, for a caller
@@ -82,8 +86,10 @@ public struct ContextBuilder: Sendable {
     /// prompt and `answerTokens` fit `windowTokens` as `countTokens` measures them; the top hit
     /// stays even when the prompt still does not fit.
     /// - Complexity: O(p · r), p the prompt's length and r the exchanges and chunks dropped.
-    public func augmentedPrompt(question: String, included: [RetrievalHit], history: [Exchange], instructions: String?,
-                                countTokens: (String) -> Int = { ($0.count + 3) / 4 }) -> AugmentedPrompt {
+    public func augmentedPrompt(
+        question: String, included: [RetrievalHit], history: [Exchange], instructions: String?,
+        countTokens: (String) -> Int = { ($0.count + 3) / 4 }
+    ) -> AugmentedPrompt {
         var exchanges = Array(history.suffix(2))
         var sources = included
         func render() -> String {

@@ -32,19 +32,19 @@ final class HelpTests: XCTestCase {
 
             USAGE: embeddings <subcommand> [options]
 
-SUBCOMMANDS:
-  embed     Embed texts read as JSON Lines from standard input.
-  tokenize  Show the model's tokens of a text (WordPiece, SentencePiece or byte-level BPE), with UTF-8 byte offsets into the text.
-  index     Chunk every *.md below the folders, embed the chunks and write one index file.
-  search    Search an index file; print the hits and the context for a language model.
-  eval      Measure recall@k of an index on questions with expected chunk ids.
-  export    Write an index's vectors as npy, fvecs, JSON Lines or a pgvector SQL script.
-  assets    Show or install a known model's files (default: the default model).
-  info      Show the CPU, the BLAS kernels in use, and the model.
-  serve     Serve the model over HTTP: OpenAI's /v1/embeddings, TEI's /embed, token vectors with their ranges, /search.
-  generate  Continue a prompt with a local language model (GGUF), streaming the text.
-  ask       Answer a question from an index with a local language model, then list the chunks it read.
-  chat      Talk with a local language model about an index: one question per line of standard input.
+            SUBCOMMANDS:
+              embed     Embed texts read as JSON Lines from standard input.
+              tokenize  Show the model's tokens of a text (WordPiece, SentencePiece or byte-level BPE), with UTF-8 byte offsets into the text.
+              index     Chunk every *.md below the folders, embed the chunks and write one index file.
+              search    Search an index file; print the hits and the context for a language model.
+              eval      Measure recall@k of an index on questions with expected chunk ids.
+              export    Write an index's vectors as npy, fvecs, JSON Lines or a pgvector SQL script.
+              assets    Show or install a known model's files (default: the default model).
+              info      Show the CPU, the BLAS kernels in use, and the model.
+              serve     Serve the model over HTTP: OpenAI's /v1/embeddings, TEI's /embed, token vectors with their ranges, /search.
+              generate  Continue a prompt with a local language model (GGUF), streaming the text.
+              ask       Answer a question from an index with a local language model, then list the chunks it read.
+              chat      Talk with a local language model about an index: one question per line of standard input.
 
               See 'embeddings <subcommand> --help' for details.
 
@@ -103,52 +103,56 @@ SUBCOMMANDS:
     }
 
     func testAskAndChatHelp() throws {
-        try assertHelp(["ask", "--help"], #"""
-OVERVIEW: Answer a question from an index with a local language model, then list the chunks it read.
+        try assertHelp(
+            ["ask", "--help"],
+            #"""
+            OVERVIEW: Answer a question from an index with a local language model, then list the chunks it read.
 
-USAGE: embeddings ask (--index <file> | --store <url>) [--model <id|file>] [--k <n>] [--mode hybrid|lexical|semantic] [--budget <chars>] [--max-tokens <n>] [--greedy] [--precision exact|int8|binary|hnsw] [--rescore <n>] [--ef-search <n>] [--table-prefix <name>] [--json] <question> ...
+            USAGE: embeddings ask (--index <file> | --store <url>) [--model <id|file>] [--k <n>] [--mode hybrid|lexical|semantic] [--budget <chars>] [--max-tokens <n>] [--greedy] [--precision exact|int8|binary|hnsw] [--rescore <n>] [--ef-search <n>] [--table-prefix <name>] [--json] <question> ...
 
-ARGUMENTS:
-  <question>  The question (words are joined with spaces).
+            ARGUMENTS:
+              <question>  The question (words are joined with spaces).
 
-OPTIONS:
-  --index <file>         An index file written by 'embeddings index --out'.
-  --store <url>          A PostgreSQL database with pgvector instead of an index file: a libpq URI (postgresql://user@host/db) or key=value string; 'postgresql://' alone connects from PGHOST, PGDATABASE, PGUSER, ...
-  --model <id|file>      The language model: a GGUF file, or a known language model's identifier: HuggingFaceTB/SmolLM2-135M-Instruct (default: SmolLM2-135M-Instruct). When it is not installed ('embeddings assets install --model ...'), the answer is the search results alone.
-  --k <n>                How many chunks to retrieve (default: 4).
-  --mode <mode>          How chunks are matched to the question (hybrid, lexical or semantic; default: hybrid). Hybrid returns nothing for a question no chunk resembles.
-  --budget <chars>       Characters of chunk text allowed in the context (default: 1400).
-  --max-tokens <n>       The most tokens an answer may have (default: 256).
-  --greedy               Always take the most likely token (the same answer every time).
-  --precision <p>        How the semantic side scans the vectors (exact, int8, binary or hnsw; default: exact). int8 and binary (with --index) scan quantized codes (stored by 'index --codes', else built at load), then rescore exactly; hnsw (with --store) searches pgvector's HNSW index (built by 'index --hnsw').
-  --rescore <n>          With --index and --precision int8 or binary: candidates rescored per hit wanted (default: int8 4, binary 10).
-  --ef-search <n>        With --store --precision hnsw: HNSW candidates per query (default: 40).
-  --table-prefix <name>  With --store: the tables' name prefix, as in <prefix>_chunks, <prefix>_terms and <prefix>_meta (default: embeddings).
-  --json                 Print one JSON object (answer, grounding, sources with ids, titles and scores, token counts, timings) instead of streaming text.
-  -h, --help             Show help information.
+            OPTIONS:
+              --index <file>         An index file written by 'embeddings index --out'.
+              --store <url>          A PostgreSQL database with pgvector instead of an index file: a libpq URI (postgresql://user@host/db) or key=value string; 'postgresql://' alone connects from PGHOST, PGDATABASE, PGUSER, ...
+              --model <id|file>      The language model: a GGUF file, or a known language model's identifier: HuggingFaceTB/SmolLM2-135M-Instruct (default: SmolLM2-135M-Instruct). When it is not installed ('embeddings assets install --model ...'), the answer is the search results alone.
+              --k <n>                How many chunks to retrieve (default: 4).
+              --mode <mode>          How chunks are matched to the question (hybrid, lexical or semantic; default: hybrid). Hybrid returns nothing for a question no chunk resembles.
+              --budget <chars>       Characters of chunk text allowed in the context (default: 1400).
+              --max-tokens <n>       The most tokens an answer may have (default: 256).
+              --greedy               Always take the most likely token (the same answer every time).
+              --precision <p>        How the semantic side scans the vectors (exact, int8, binary or hnsw; default: exact). int8 and binary (with --index) scan quantized codes (stored by 'index --codes', else built at load), then rescore exactly; hnsw (with --store) searches pgvector's HNSW index (built by 'index --hnsw').
+              --rescore <n>          With --index and --precision int8 or binary: candidates rescored per hit wanted (default: int8 4, binary 10).
+              --ef-search <n>        With --store --precision hnsw: HNSW candidates per query (default: 40).
+              --table-prefix <name>  With --store: the tables' name prefix, as in <prefix>_chunks, <prefix>_terms and <prefix>_meta (default: embeddings).
+              --json                 Print one JSON object (answer, grounding, sources with ids, titles and scores, token counts, timings) instead of streaming text.
+              -h, --help             Show help information.
 
-"""#)
-        try assertHelp(["chat", "--help"], #"""
-OVERVIEW: Talk with a local language model about an index: one question per line of standard input.
+            """#)
+        try assertHelp(
+            ["chat", "--help"],
+            #"""
+            OVERVIEW: Talk with a local language model about an index: one question per line of standard input.
 
-USAGE: embeddings chat (--index <file> | --store <url>) [--model <id|file>] [--k <n>] [--mode hybrid|lexical|semantic] [--budget <chars>] [--max-tokens <n>] [--greedy] [--precision exact|int8|binary|hnsw] [--rescore <n>] [--ef-search <n>] [--table-prefix <name>]
+            USAGE: embeddings chat (--index <file> | --store <url>) [--model <id|file>] [--k <n>] [--mode hybrid|lexical|semantic] [--budget <chars>] [--max-tokens <n>] [--greedy] [--precision exact|int8|binary|hnsw] [--rescore <n>] [--ef-search <n>] [--table-prefix <name>]
 
-OPTIONS:
-  --index <file>         An index file written by 'embeddings index --out'.
-  --store <url>          A PostgreSQL database with pgvector instead of an index file: a libpq URI (postgresql://user@host/db) or key=value string; 'postgresql://' alone connects from PGHOST, PGDATABASE, PGUSER, ...
-  --model <id|file>      The language model: a GGUF file, or a known language model's identifier: HuggingFaceTB/SmolLM2-135M-Instruct (default: SmolLM2-135M-Instruct). When it is not installed ('embeddings assets install --model ...'), the answer is the search results alone.
-  --k <n>                How many chunks to retrieve (default: 4).
-  --mode <mode>          How chunks are matched to the question (hybrid, lexical or semantic; default: hybrid). Hybrid returns nothing for a question no chunk resembles.
-  --budget <chars>       Characters of chunk text allowed in the context (default: 1400).
-  --max-tokens <n>       The most tokens an answer may have (default: 256).
-  --greedy               Always take the most likely token (the same answer every time).
-  --precision <p>        How the semantic side scans the vectors (exact, int8, binary or hnsw; default: exact). int8 and binary (with --index) scan quantized codes (stored by 'index --codes', else built at load), then rescore exactly; hnsw (with --store) searches pgvector's HNSW index (built by 'index --hnsw').
-  --rescore <n>          With --index and --precision int8 or binary: candidates rescored per hit wanted (default: int8 4, binary 10).
-  --ef-search <n>        With --store --precision hnsw: HNSW candidates per query (default: 40).
-  --table-prefix <name>  With --store: the tables' name prefix, as in <prefix>_chunks, <prefix>_terms and <prefix>_meta (default: embeddings).
-  -h, --help             Show help information.
+            OPTIONS:
+              --index <file>         An index file written by 'embeddings index --out'.
+              --store <url>          A PostgreSQL database with pgvector instead of an index file: a libpq URI (postgresql://user@host/db) or key=value string; 'postgresql://' alone connects from PGHOST, PGDATABASE, PGUSER, ...
+              --model <id|file>      The language model: a GGUF file, or a known language model's identifier: HuggingFaceTB/SmolLM2-135M-Instruct (default: SmolLM2-135M-Instruct). When it is not installed ('embeddings assets install --model ...'), the answer is the search results alone.
+              --k <n>                How many chunks to retrieve (default: 4).
+              --mode <mode>          How chunks are matched to the question (hybrid, lexical or semantic; default: hybrid). Hybrid returns nothing for a question no chunk resembles.
+              --budget <chars>       Characters of chunk text allowed in the context (default: 1400).
+              --max-tokens <n>       The most tokens an answer may have (default: 256).
+              --greedy               Always take the most likely token (the same answer every time).
+              --precision <p>        How the semantic side scans the vectors (exact, int8, binary or hnsw; default: exact). int8 and binary (with --index) scan quantized codes (stored by 'index --codes', else built at load), then rescore exactly; hnsw (with --store) searches pgvector's HNSW index (built by 'index --hnsw').
+              --rescore <n>          With --index and --precision int8 or binary: candidates rescored per hit wanted (default: int8 4, binary 10).
+              --ef-search <n>        With --store --precision hnsw: HNSW candidates per query (default: 40).
+              --table-prefix <name>  With --store: the tables' name prefix, as in <prefix>_chunks, <prefix>_terms and <prefix>_meta (default: embeddings).
+              -h, --help             Show help information.
 
-"""#)
+            """#)
     }
 
     func testTokenizeHelpIsStable() throws {

@@ -63,8 +63,10 @@ final class GuidedGenerationTests: XCTestCase {
                 let count = random.below(4)
                 return .object(
                     (0..<count).map { i in
-                        (name: ["id", "name", "values", "x y", "ключ", "a\"b"][(i + random.below(6)) % 6] + "\(i)",
-                         spec: spec(depth: depth + 1), optional: random.below(3) == 0)
+                        (
+                            name: ["id", "name", "values", "x y", "ключ", "a\"b"][(i + random.below(6)) % 6] + "\(i)",
+                            spec: spec(depth: depth + 1), optional: random.below(3) == 0
+                        )
                     })
             default:
                 return .anyOf((0..<(1 + random.below(3))).map { _ in spec(depth: depth + 1) })
@@ -89,7 +91,9 @@ final class GuidedGenerationTests: XCTestCase {
             case .object(let properties):
                 return .init(
                     name: "Object\(names)",
-                    properties: properties.map { .init(name: $0.name, schema: dynamic($0.spec), isOptional: $0.optional) })
+                    properties: properties.map {
+                        .init(name: $0.name, schema: dynamic($0.spec), isOptional: $0.optional)
+                    })
             case .anyOf(let choices):
                 return .init(name: "AnyOf\(names)", anyOf: choices.map { dynamic($0) })
             }
@@ -98,11 +102,28 @@ final class GuidedGenerationTests: XCTestCase {
 
     /// A JSON value, decoded by Foundation.
     enum JSON: Decodable {
-        case bool(Bool), number(Double), string(String), array([JSON]), object([String: JSON]), null
+        case bool(Bool)
+        case number(Double)
+        case string(String)
+        case array([JSON])
+        case object([String: JSON])
+        case null
 
         init(from decoder: any Decoder) throws {
             let c = try decoder.singleValueContainer()
-            if c.decodeNil() { self = .null } else if let b = try? c.decode(Bool.self) { self = .bool(b) } else if let n = try? c.decode(Double.self) { self = .number(n) } else if let s = try? c.decode(String.self) { self = .string(s) } else if let a = try? c.decode([JSON].self) { self = .array(a) } else { self = .object(try c.decode([String: JSON].self)) }
+            if c.decodeNil() {
+                self = .null
+            } else if let b = try? c.decode(Bool.self) {
+                self = .bool(b)
+            } else if let n = try? c.decode(Double.self) {
+                self = .number(n)
+            } else if let s = try? c.decode(String.self) {
+                self = .string(s)
+            } else if let a = try? c.decode([JSON].self) {
+                self = .array(a)
+            } else {
+                self = .object(try c.decode([String: JSON].self))
+            }
         }
     }
 
@@ -119,7 +140,8 @@ final class GuidedGenerationTests: XCTestCase {
             return n >= (low ?? -.infinity) && n <= (high ?? .infinity)
         case (.boolean, .bool): return true
         case (.array(let element, let low, let high), .array(let items)):
-            return items.count >= (low ?? 0) && items.count <= (high ?? Int.max) && items.allSatisfy { valid($0, element) }
+            return items.count >= (low ?? 0) && items.count <= (high ?? Int.max)
+                && items.allSatisfy { valid($0, element) }
         case (.object(let properties), .object(let members)):
             let names = Set(properties.map(\.name))
             return members.keys.allSatisfy(names.contains)
@@ -138,7 +160,9 @@ final class GuidedGenerationTests: XCTestCase {
 
     /// Generates under `grammar` with random logits at temperature 1 (closing tokens favoured, so
     /// that most values end within `budget` tokens).
-    static func drive(_ grammar: JSONGrammar, model: LlamaModel, seed: UInt64, budget: Int, favour: [Float]) throws -> Outcome {
+    static func drive(_ grammar: JSONGrammar, model: LlamaModel, seed: UInt64, budget: Int, favour: [Float]) throws
+        -> Outcome
+    {
         let decoding = GuidedDecoding(grammar: grammar, model: model)
         var sampler = Sampler(try SamplingParameters(temperature: 1, seed: seed))
         var random = SplitMix(seed: seed &* 31 &+ 7)
@@ -176,7 +200,8 @@ final class GuidedGenerationTests: XCTestCase {
         let model = try TestLanguageModel.shared()
         let favour = Self.favour(model)
         var generator = Generator(random: SplitMix(seed: 2026))
-        var finished = 0, cut = 0
+        var finished = 0
+        var cut = 0
         for index in 0..<1000 {
             let spec = generator.spec(depth: 0)
             let schema = try GenerationSchema(root: generator.dynamic(spec), dependencies: [])
@@ -185,7 +210,8 @@ final class GuidedGenerationTests: XCTestCase {
             if outcome.complete {
                 finished += 1
                 let value = try JSONDecoder().decode(JSON.self, from: Data(outcome.text.utf8))
-                XCTAssertTrue(Self.valid(value, spec), "schema \(index): \(outcome.text) breaks \(schema.debugDescription)")
+                XCTAssertTrue(
+                    Self.valid(value, spec), "schema \(index): \(outcome.text) breaks \(schema.debugDescription)")
                 let content = try GeneratedContent(json: outcome.text)
                 // The reader cannot know that a number at the very end is whole.
                 XCTAssertTrue(content.isComplete || outcome.text.last!.isNumber, outcome.text)
@@ -193,7 +219,8 @@ final class GuidedGenerationTests: XCTestCase {
                 XCTAssertNoThrow(try GeneratedContent(json: outcome.text), outcome.text)
             }
             // A budget too small to finish: what was written is the start of a valid value.
-            let short = try Self.drive(grammar, model: model, seed: UInt64(index) + 1_000_000, budget: 3, favour: favour)
+            let short = try Self.drive(
+                grammar, model: model, seed: UInt64(index) + 1_000_000, budget: 3, favour: favour)
             if !short.complete {
                 cut += 1
                 XCTAssertNoThrow(try GeneratedContent(json: short.text), short.text)
@@ -262,7 +289,8 @@ final class GuidedGenerationTests: XCTestCase {
             var label: String?
             static var generationSchema: GenerationSchema {
                 GenerationSchema(
-                    type: Self.self, properties: [
+                    type: Self.self,
+                    properties: [
                         .init(name: "x", type: Int.self, guides: [.range(-5...120)]),
                         .init(name: "label", type: String?.self),
                     ])
@@ -331,10 +359,12 @@ final class GuidedGenerationTests: XCTestCase {
     func testGenerableResponseFollowsItsGuides() async throws {
         let session = LanguageModelSession(
             model: try LanguageModelSessionTests.smol.get(), instructions: "You write recipes as JSON.")
-        var snapshots = 0, sawTitleBeforeEnd = false
+        var snapshots = 0
+        var sawTitleBeforeEnd = false
         let stream = session.streamResponse(
             to: "A recipe for pancakes.", generating: Recipe.self,
-            options: GenerationOptions(sampling: .random(top: 40, seed: 11), temperature: 1, maximumResponseTokens: 300))
+            options: GenerationOptions(sampling: .random(top: 40, seed: 11), temperature: 1, maximumResponseTokens: 300)
+        )
         for try await snapshot in stream {
             snapshots += 1
             if snapshot.content.title != nil, !snapshot.rawContent.isComplete { sawTitleBeforeEnd = true }
@@ -367,11 +397,13 @@ final class GuidedGenerationTests: XCTestCase {
         XCTAssertFalse(session.isResponding)
         // Plain types are Generable too.
         let number = try await session.respond(
-            to: "How many legs does a spider have?", generating: Int.self, options: GenerationOptions(sampling: .greedy))
+            to: "How many legs does a spider have?", generating: Int.self, options: GenerationOptions(sampling: .greedy)
+        )
         XCTAssertTrue(number.rawContent.isComplete)
         XCTAssertEqual(try Int(number.rawContent), number.content)
         let flag = try await session.respond(
-            to: "Is the sky blue? Answer true or false.", generating: Bool.self, options: GenerationOptions(sampling: .greedy))
+            to: "Is the sky blue? Answer true or false.", generating: Bool.self,
+            options: GenerationOptions(sampling: .greedy))
         _ = flag.content
     }
 
@@ -381,24 +413,31 @@ final class GuidedGenerationTests: XCTestCase {
             properties: [
                 .init(name: "name", schema: .init(type: String.self, guides: [.pattern("[A-Z][a-z]{1,8}")])),
                 .init(name: "age", schema: .init(type: Int.self, guides: [.range(0...120)])),
-                .init(name: "friends", schema: .init(arrayOf: .init(referenceTo: "Person"), maximumElements: 1),
-                      isOptional: true),
+                .init(
+                    name: "friends", schema: .init(arrayOf: .init(referenceTo: "Person"), maximumElements: 1),
+                    isOptional: true),
             ])
         let schema = try GenerationSchema(root: person, dependencies: [])
         XCTAssertThrowsError(
-            try GenerationSchema(root: .init(name: "A", properties: [.init(name: "b", schema: .init(referenceTo: "B"))]),
-                                 dependencies: []))
+            try GenerationSchema(
+                root: .init(name: "A", properties: [.init(name: "b", schema: .init(referenceTo: "B"))]),
+                dependencies: []))
         XCTAssertThrowsError(
             try GenerationSchema(
-                root: .init(name: "A", properties: [.init(name: "b", schema: .init(type: Int.self)),
-                                                     .init(name: "b", schema: .init(type: Int.self))]),
+                root: .init(
+                    name: "A",
+                    properties: [
+                        .init(name: "b", schema: .init(type: Int.self)),
+                        .init(name: "b", schema: .init(type: Int.self)),
+                    ]),
                 dependencies: []))
         let session = LanguageModelSession(model: try LanguageModelSessionTests.smol.get())
         for seed in 0..<3 {
             let response = try await session.respond(
                 to: "Describe a person.", schema: schema,
-                options: GenerationOptions(sampling: .random(probabilityThreshold: 0.95, seed: UInt64(seed)), temperature: 1,
-                                           maximumResponseTokens: 200))
+                options: GenerationOptions(
+                    sampling: .random(probabilityThreshold: 0.95, seed: UInt64(seed)), temperature: 1,
+                    maximumResponseTokens: 200))
             let name = try response.content.value(String.self, forProperty: "name")
             XCTAssertNotNil(name.range(of: "^[A-Z][a-z]{1,8}$", options: .regularExpression), name)
             XCTAssertTrue((0...120).contains(try response.content.value(Int.self, forProperty: "age")))
