@@ -119,6 +119,7 @@ static void quantize_generic(const float *x, size_t m, size_t k, size_t ldx, int
 typedef struct {
     const ce_block_matrix *w;
     const ce_block_rows *a;
+    const ce_block_rows *residual;  // a two-part product's second part (NULL: one part, `a`)
     size_t j0, j1;             // the columns computed
     size_t nb;                 // blocks per row: k / 32
     size_t code_stride;        // bytes per activation row
@@ -145,6 +146,41 @@ static inline void finish_one(const problem *p, size_t t, size_t j, float sum) {
     *y = v;
 }
 
+// Two-part products (ce_block_gemm_two_part_f32). The kernels see the parts as one list of
+// activation rows: a product's T rows of one part, or 2T rows for two, row v being row v / parts
+// of part v % parts (coarse, then residual), so that a tile's panels hold each row's two parts
+// side by side. Each part's sum goes through the float operations of a one-part product, and the
+// two finish as a product of the coarse part followed by one of the residual part accumulating:
+//     y = sum_r + ((accumulate ? y : 0) + bias + sum_c)
+// which is what two calls of ce_block_gemm_f32 write, bit for bit.
+static inline size_t parts_of(const problem *p) { return p->residual ? 2 : 1; }
+
+static inline size_t kernel_rows(const problem *p) { return parts_of(p) * p->a->rows; }
+
+static inline const ce_block_rows *part_of(const problem *p, size_t part) { return part == 0 ? p->a : p->residual; }
+
+// Row v of the kernels' list: its codes, scales and sums.
+static inline const int8_t *kernel_codes(const problem *p, size_t v) {
+    return part_of(p, v % parts_of(p))->codes + v / parts_of(p) * p->code_stride;
+}
+
+static inline const float *kernel_scales(const problem *p, size_t v) {
+    return part_of(p, v % parts_of(p))->scales + v / parts_of(p) * p->block_stride;
+}
+
+static inline const int32_t *kernel_sums(const problem *p, size_t v) {
+    return part_of(p, v % parts_of(p))->sums + v / parts_of(p) * p->block_stride;
+}
+
+// finish_one for `parts` sums of row t, column j (the residual's added last).
+static inline void finish_parts(const problem *p, size_t t, size_t j, const float *sums, size_t parts) {
+    finish_one(p, t, j, sums[0]);
+    if (parts == 2) {
+        float *y = p->c + t * p->ldc + j;
+        *y = sums[1] + *y;
+    }
+}
+
 // Σ_i u·a over block b of one weight row and one activation row.
 static inline int32_t block_dot(int bits, const uint8_t *wrow, const int8_t *arow, size_t b) {
     const int8_t *lo = arow + code_offset(b, 0), *hi = arow + code_offset(b, 16);
@@ -159,27 +195,34 @@ static inline int32_t block_dot(int bits, const uint8_t *wrow, const int8_t *aro
     return s;
 }
 
-// x: [T, k] quantized, W: [n, k] blocks → y[T, j0..<j1]: one output at a time, blocks in order.
+// x: [T, k] quantized, W: [n, k] blocks → y[T, j0..<j1]: one output at a time, blocks in order,
+// each part in turn.
 static void gemm_generic(const problem *p) {
     const ce_block_matrix *w = p->w;
+    const size_t parts = parts_of(p);
     for (size_t t = 0; t < p->a->rows; t++) {
-        const int8_t *arow = p->a->codes + t * p->code_stride;
-        const float *da = p->a->scales + t * p->block_stride;
-        const int32_t *sa = p->a->sums + t * p->block_stride;
         for (size_t j = p->j0; j < p->j1; j++) {
             const uint8_t *wrow = w->codes + j * p->row_bytes;
             const uint16_t *d = w->scales + j * p->nb, *m = w->mins ? w->mins + j * p->nb : NULL;
-            float sum = 0.0f;
-            for (size_t b = 0; b < p->nb; b++) {
-                int32_t integer = block_dot(w->bits, wrow, arow, b) - p->zero * sa[b];
-                if (p->acc) {
-                    acc_at(p, t, j)[b] = integer;
-                    continue;
+            float sums[2] = {0.0f, 0.0f};
+            for (size_t part = 0; part < parts; part++) {
+                const size_t v = parts * t + part;
+                const int8_t *arow = kernel_codes(p, v);
+                const float *da = kernel_scales(p, v);
+                const int32_t *sa = kernel_sums(p, v);
+                float sum = 0.0f;
+                for (size_t b = 0; b < p->nb; b++) {
+                    int32_t integer = block_dot(w->bits, wrow, arow, b) - p->zero * sa[b];
+                    if (p->acc) {
+                        acc_at(p, t, j)[b] = integer;
+                        continue;
+                    }
+                    sum += half_to_float(d[b]) * da[b] * (float)integer;
+                    if (m) sum += half_to_float(m[b]) * (da[b] * (float)sa[b]);
                 }
-                sum += half_to_float(d[b]) * da[b] * (float)integer;
-                if (m) sum += half_to_float(m[b]) * (da[b] * (float)sa[b]);
+                sums[part] = sum;
             }
-            if (!p->acc) finish_one(p, t, j, sum);
+            if (!p->acc) finish_parts(p, t, j, sums, parts);
         }
     }
 }
@@ -230,6 +273,22 @@ static inline int32_t load_i32(const void *p) {
     case 7: WITH_BITS(BLOCK, 7, BITS, __VA_ARGS__); break;                               \
     default: WITH_BITS(BLOCK, 8, BITS, __VA_ARGS__); break;                              \
     }
+
+// Calls STREAM(p, t, rows, parts, integers, bits) with the three constants: one part with the
+// integers (tests), or one or two parts with the floats; 4- or 8-bit codes.
+#define STREAM_KINDS(STREAM, p, t, rows, bits)                                           \
+    do {                                                                                 \
+        const size_t parts_ = parts_of(p);                                               \
+        if ((bits) == 4) {                                                               \
+            if ((p)->acc) STREAM(p, t, rows, 1, 1, 4);                                   \
+            else if (parts_ == 1) STREAM(p, t, rows, 1, 0, 4);                           \
+            else STREAM(p, t, rows, 2, 0, 4);                                            \
+        } else {                                                                         \
+            if ((p)->acc) STREAM(p, t, rows, 1, 1, 8);                                   \
+            else if (parts_ == 1) STREAM(p, t, rows, 1, 0, 8);                           \
+            else STREAM(p, t, rows, 2, 0, 8);                                            \
+        }                                                                                \
+    } while (0)
 
 // ---------------------------------------------------------------- AVX2 quantizer and shared pieces
 
@@ -302,7 +361,7 @@ INLINE __m256 rows_halves2(const uint16_t *const rows[4], size_t b, int complete
     return _mm256_permutevar8x32_ps(_mm256_cvtph_ps(h), _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
 }
 
-// The block sums' order after the add trees of NAME##_tree8: vector i of the four summed holds
+// The block sums' order after the add trees of NAME##_half and NAME##_whole: vector i of the four summed holds
 // block 2i in its low 128 bits and block 2i + 1 in its high 128 bits, and the tree leaves block
 // 2i + h in lane 4h + i. These permutations go from tree order to block order and back.
 #define TREE8_TO_BLOCKS _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)
@@ -315,19 +374,26 @@ INLINE __m128 hsum8x4(__m256 f0, __m256 f1, __m256 f2, __m256 f3) {
     return _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
 }
 
-// y[t][j + r] = (accumulate ? y : 0) + bias + sums[r] for r < valid (≤ 4).
+// y[t][j + r] = (accumulate ? y : 0) + bias + sums[0][r], then + sums[1][r] for a second part
+// (finish_parts), for r < valid (≤ 4).
 __attribute__((target(T_AVX2)))
-INLINE void finish4(const problem *p, size_t t, size_t j, size_t valid, __m128 sums) {
+INLINE void finish4(const problem *p, size_t t, size_t j, size_t valid, const __m128 sums[2], const size_t parts) {
     if (valid < 4) {
-        float part[4];
-        _mm_storeu_ps(part, sums);
-        for (size_t r = 0; r < valid; r++) finish_one(p, t, j + r, part[r]);
+        float part[4][2];
+        for (size_t k = 0; k < parts; k++) {
+            float lanes[4];
+            _mm_storeu_ps(lanes, sums[k]);
+            for (size_t r = 0; r < 4; r++) part[r][k] = lanes[r];
+        }
+        for (size_t r = 0; r < valid; r++) finish_parts(p, t, j + r, part[r], parts);
         return;
     }
     float *y = p->c + t * p->ldc + j;
-    if (p->bias) sums = _mm_add_ps(sums, _mm_loadu_ps(p->bias + j));
-    if (p->accumulate) sums = _mm_add_ps(sums, _mm_loadu_ps(y));
-    _mm_storeu_ps(y, sums);
+    __m128 v = sums[0];
+    if (p->bias) v = _mm_add_ps(v, _mm_loadu_ps(p->bias + j));
+    if (p->accumulate) v = _mm_add_ps(v, _mm_loadu_ps(y));
+    if (parts == 2) v = _mm_add_ps(sums[1], v);
+    _mm_storeu_ps(y, v);
 }
 
 // The streaming kernels work on four weight rows at once, always: rows j … j + valid − 1, the
@@ -373,13 +439,16 @@ static inline void prefetch_rows(const problem *p, size_t j) {
     for (size_t offset = 0; offset < 8 * p->nb; offset += 64) _mm_prefetch(mins + offset, _MM_HINT_T0);
 }
 
-// Row t, columns j0 … j0 + count − 1 (count ≤ 8) finished from eight floats.
+// Row t, columns j0 … j0 + count − 1 (count ≤ 8) finished from eight floats of each part
+// (finish_parts' order).
 __attribute__((target(T_AVX2)))
-INLINE void store8(const problem *p, __m256 v, size_t t, size_t j0, size_t count) {
+INLINE void store8(const problem *p, const __m256 *parts, size_t count_of_parts, size_t t, size_t j0, size_t count) {
     const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)count), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     float *y = p->c + t * p->ldc + j0;
+    __m256 v = parts[0];
     if (p->bias) v = _mm256_add_ps(v, _mm256_maskload_ps(p->bias + j0, mask));
     if (p->accumulate) v = _mm256_add_ps(v, _mm256_maskload_ps(y, mask));
+    if (count_of_parts == 2) v = _mm256_add_ps(parts[1], v);
     _mm256_maskstore_ps(y, mask, v);
 }
 
@@ -393,7 +462,8 @@ INLINE void store8(const problem *p, __m256 v, size_t t, size_t j0, size_t count
 // 4 depths); the 256-bit ones read its halves (8 columns each).
 //
 // The activations are rearranged once per product into panels of P rows (8 for the 512-bit
-// kernel, 4 for the 256-bit ones; rows past T are zero), so that a kernel finds the four bytes
+// kernel, 4 for the 256-bit ones; the kernels' rows, 2T for two parts, each row's parts side by
+// side; rows past the last are zero), so that a kernel finds the four bytes
 // it broadcasts for row r of its panel at a fixed offset: panel codes[b][g][r][i] is depth i of
 // group g of block b of row r. Beside them, per panel, [b][r]: −zero · s_a, d_a and d_a · s_a.
 
@@ -485,8 +555,8 @@ static void build_tile(const problem *p, size_t j, size_t count, tile *tl) {
 // The activations and their factors in panels of P rows (see the tile's description).
 __attribute__((target(T_AVX2)))
 static void build_panels(const problem *p, tile *tl) {
-    static const int8_t zeros[128] = {0};
-    const size_t nb = p->nb, P = tl->panel_rows, m = p->a->rows;
+    static const int8_t zeros[16] = {0};
+    const size_t nb = p->nb, P = tl->panel_rows, m = kernel_rows(p);
     for (size_t t0 = 0; t0 < m; t0 += P) {
         const size_t panel = t0 / P;
         int8_t *codes = tl->panels + panel * nb * 32 * P;
@@ -497,9 +567,11 @@ static void build_panels(const problem *p, tile *tl) {
             for (size_t r0 = 0; r0 < P; r0 += 4) {
                 __m256i z[4];
                 for (size_t q = 0; q < 4; q++) {
+                    // A row past the last reads zeros for both halves (its results are never stored).
                     const size_t t = t0 + r0 + q;
-                    const int8_t *row = t < m ? p->a->codes + t * p->code_stride : zeros;
-                    z[q] = _mm256_loadu2_m128i((const __m128i *)(row + hi), (const __m128i *)(row + lo));
+                    const int8_t *row = t < m ? kernel_codes(p, t) : NULL;
+                    const int8_t *low = row ? row + lo : zeros, *high = row ? row + hi : zeros;
+                    z[q] = _mm256_loadu2_m128i((const __m128i *)high, (const __m128i *)low);
                 }
                 transpose4(z);
                 int8_t *dst = codes + b * 32 * P + 4 * r0;
@@ -510,8 +582,8 @@ static void build_panels(const problem *p, tile *tl) {
             }
             for (size_t r = 0; r < P; r++) {
                 const size_t t = t0 + r, at = (panel * nb + b) * P + r;
-                const float da = t < m ? p->a->scales[t * p->block_stride + b] : 0.0f;
-                const int32_t sa = t < m ? p->a->sums[t * p->block_stride + b] : 0;
+                const float da = t < m ? kernel_scales(p, t)[b] : 0.0f;
+                const int32_t sa = t < m ? kernel_sums(p, t)[b] : 0;
                 tl->negative_corrections[at] = -p->zero * sa;
                 tl->activation_scales[at] = da;
                 tl->min_factors[at] = da * (float)sa;
@@ -520,9 +592,9 @@ static void build_panels(const problem *p, tile *tl) {
     }
 }
 
-// One allocation for a tile and the panels of every row; NULL when out of memory.
+// One allocation for a tile and the panels of every row (of every part); NULL when out of memory.
 static void *allocate_tile(const problem *p, size_t panel_rows, tile *tl) {
-    const size_t panels = (p->a->rows + panel_rows - 1) / panel_rows, entries = panels * p->nb * panel_rows;
+    const size_t panels = (kernel_rows(p) + panel_rows - 1) / panel_rows, entries = panels * p->nb * panel_rows;
     const size_t codes = p->nb * TILE_BLOCK_BYTES, floats = p->nb * TILE_COLUMNS * sizeof(float);
     const size_t panel_codes = entries * 32, factors = entries * sizeof(float);
     const size_t total = (codes + 2 * floats + panel_codes + 3 * factors + 63) / 64 * 64;
@@ -550,7 +622,9 @@ static void store_integers(const problem *p, const int32_t *sums, size_t t, size
 // One streaming and one tiled kernel, written once (DEFINE_256) over a few operations that differ:
 //  - AVX2, 4-bit: vpmaddubsw is exact (a pair of products is at most 2·15·127 = 3,810), so its
 //    int16 pair sums add up over two vectors (7,620) or over a whole block in a tile (8 groups:
-//    30,480 < 32,767) before vpmaddwd by ones widens them to int32.
+//    30,480 < 32,767) before vpmaddwd by ones widens them to int32. The streaming kernel's add
+//    tree starts from the int16 lanes: two rounds of vphaddw (15,240, then 30,480) and one
+//    vpmaddwd leave the block sums, three instructions where widening each vector first took ten.
 //  - AVX2, 8-bit: vpmaddubsw would saturate (2·255·127 = 64,770), so the codes are made signed,
 //    s = u − 128 (u XOR 0x80), and multiplied as |s| · (a · sign s) (vpabsb, vpsignb): a pair is at
 //    most 2·128·127 = 32,512, exact; vpmaddwd by ones widens each vector on its own. The sums are
@@ -558,13 +632,13 @@ static void store_integers(const problem *p, const int32_t *sums, size_t t, size
 //  - VNNI (AVX-VNNI, or the EVEX form with AVX-512 VL): vpdpbusd, u8 × s8 into int32, exact.
 
 // Dot: blocks b and b + 1 of one weight row against the activations; lo/hi are the two blocks'
-// codes of elements 0 … 15 and 16 … 31 (u8), x/y the matching activation bytes. Returns int32
-// lanes: block b's four partial sums in the low 128 bits, block b + 1's in the high 128 bits.
+// codes of elements 0 … 15 and 16 … 31 (u8), x/y the matching activation bytes. Returns block b's
+// partial sums in the low 128 bits, block b + 1's in the high 128 bits: four int32 lanes each,
+// or for AVX2 on 4-bit codes eight int16 lanes each (NAME##_tree4 reduces either).
 __attribute__((target(T_AVX2)))
 INLINE __m256i avx2_dot(const int bits, __m256i lo, __m256i hi, __m256i x, __m256i y) {
     const __m256i ones = _mm256_set1_epi16(1);
-    if (bits == 4)
-        return _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(lo, x), _mm256_maddubs_epi16(hi, y)), ones);
+    if (bits == 4) return _mm256_add_epi16(_mm256_maddubs_epi16(lo, x), _mm256_maddubs_epi16(hi, y));
     const __m256i flip = _mm256_set1_epi8((char)0x80);
     __m256i sl = _mm256_xor_si256(lo, flip), sh = _mm256_xor_si256(hi, flip);
     __m256i pl = _mm256_maddubs_epi16(_mm256_abs_epi8(sl), _mm256_sign_epi8(x, sl));
@@ -584,21 +658,37 @@ INLINE __m256i evex256_dot(const int bits, __m256i lo, __m256i hi, __m256i x, __
     return _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), lo, x), hi, y);
 }
 
-// acc + the pair sums of x's int16 lanes, into int32 lanes (vpmaddwd by ones, or vpdpwssd).
+// The add tree of the streaming kernels (see DEFINE_256) in two steps, so that the streaming kernels can reduce each two
+// dot vectors as they come (fewer registers live): half(q0, q1) and half(q2, q3), then whole of
+// the two and adjust. On 8-bit codes every path's lanes are int32 and vphaddd sums neighbours.
+// On 4-bit codes AVX2's lanes are int16 (at most 7,620): vphaddw sums neighbours, twice (15,240,
+// then 30,480: no wrap), and vpmaddwd by ones widens the last pair sums; VNNI's lanes are int32
+// (at most 8·15·127 = 15,240): a pack and a pair sum halve two vectors, the last adding adjust.
 __attribute__((target(T_AVX2)))
-INLINE __m256i avx2_add_pairs(__m256i acc, __m256i x) {
-    return _mm256_add_epi32(acc, _mm256_madd_epi16(x, _mm256_set1_epi16(1)));
+INLINE __m256i avx2_half(__m256i q0, __m256i q1, const int bits) {
+    return bits == 4 ? _mm256_hadd_epi16(q0, q1) : _mm256_hadd_epi32(q0, q1);
 }
 
-__attribute__((target(T_AVX_VNNI)))
-INLINE __m256i avx_vnni_add_pairs(__m256i acc, __m256i x) {
-    return _mm256_dpwssd_avx_epi32(acc, x, _mm256_set1_epi16(1));
+__attribute__((target(T_AVX2)))
+INLINE __m256i avx2_whole(__m256i l01, __m256i l23, __m256i adjust, const int bits) {
+    if (bits == 8) return _mm256_add_epi32(_mm256_hadd_epi32(l01, l23), adjust);
+    return _mm256_add_epi32(adjust, _mm256_madd_epi16(_mm256_hadd_epi16(l01, l23), _mm256_set1_epi16(1)));
 }
 
-__attribute__((target(T_EVEX256)))
-INLINE __m256i evex256_add_pairs(__m256i acc, __m256i x) {
-    return _mm256_dpwssd_epi32(acc, x, _mm256_set1_epi16(1));
-}
+#define DEFINE_VNNI256_TREE(NAME, TARGET, DPWSSD)                                                    \
+    __attribute__((target(TARGET)))                                                                  \
+    INLINE __m256i NAME##_half(__m256i q0, __m256i q1, const int bits) {                             \
+        if (bits == 8) return _mm256_hadd_epi32(q0, q1);                                             \
+        return _mm256_madd_epi16(_mm256_packs_epi32(q0, q1), _mm256_set1_epi16(1));                  \
+    }                                                                                                \
+    __attribute__((target(TARGET)))                                                                  \
+    INLINE __m256i NAME##_whole(__m256i l01, __m256i l23, __m256i adjust, const int bits) {          \
+        if (bits == 8) return _mm256_add_epi32(_mm256_hadd_epi32(l01, l23), adjust);                 \
+        return DPWSSD(adjust, _mm256_packs_epi32(l01, l23), _mm256_set1_epi16(1));                   \
+    }
+
+DEFINE_VNNI256_TREE(avx_vnni, T_AVX_VNNI, _mm256_dpwssd_avx_epi32)
+DEFINE_VNNI256_TREE(evex256, T_EVEX256, _mm256_dpwssd_epi32)
 
 // Tile steps: a block's accumulator starts (begin), takes each group of 8 columns × 4 depths
 // (prepare once per group, then step per row) and ends as exact int32 sums with the correction.
@@ -657,67 +747,80 @@ INLINE __m256i avx2_end(const int bits, __m256i acc, int32_t negative_correction
 DEFINE_VNNI256_STEPS(avx_vnni, T_AVX_VNNI, _mm256_dpbusd_avx_epi32)
 DEFINE_VNNI256_STEPS(evex256, T_EVEX256, _mm256_dpbusd_epi32)
 
-// NAME##_pair: blocks b and b + 1 (b alone when !complete) of one weight row against the
-//   activations: block b's four partial sums in the low 128 bits, b + 1's in the high ones.
-// NAME##_tree8: four such vectors reduced to their eight block sums + adjust, in tree order:
-//   lane 4h + i holds vector i's block h (adjust in the same order).
-// NAME##_stream: x: [1, k] (row t) · W[four rows, k]ᵀ, eight blocks per step; each weight byte
-//   read once. The blocks after the last whole step run across the rows (NAME##_tail4).
+// NAME##_pair: blocks b and b + 1 (b alone when !complete) of one weight row against row t of
+//   each part's activations, the weights loaded and unpacked once for the parts: q[k] holds
+//   block b's four partial sums for part k in its low 128 bits, b + 1's in its high ones.
+// NAME##_half, NAME##_whole: four such vectors reduced to their eight block sums + adjust, in tree
+//   order: lane 4h + i holds vector i's block h (adjust in the same order).
+// NAME##_stream: x: [1, k] (row t, each part) · W[four rows, k]ᵀ, eight blocks per step; each
+//   weight byte read once. The blocks after the last whole step run across the rows (NAME##_tail4).
 // NAME##_tail4: those blocks of the four rows, two at a time, one add tree and one float step
-//   for four rows; returns the rows' float sums (lane r: row r), or writes the integers.
-// NAME##_tile: x: [R, k] (rows t … t + R − 1) · tile half h (columns j + 8h …)ᵀ.
+//   for four rows; returns each part's float sums (lane r: row r), or writes the integers.
+// NAME##_tile: x: [R, k] (kernel rows t … t + R − 1) · tile half h (columns j + 8h …)ᵀ.
 // NAME##_run: the whole product (−1: out of memory for a tile).
+// `parts` (1 or 2) is a constant in every instance of the streaming kernels, so that the
+// one-part kernel is the same code as before two parts existed.
 #define DEFINE_256(NAME, TARGET)                                                                     \
-    __attribute__((target(TARGET)))                                                                  \
-    INLINE __m256i NAME##_pair(const uint8_t *wrow, const int8_t *arow, size_t b, int complete, const int bits) { \
-        const int8_t *g = arow + code_offset(b, 0);                                                  \
-        const __m256i x = _mm256_loadu_si256((const __m256i *)g), y = _mm256_loadu_si256((const __m256i *)(g + 64)); \
-        if (bits == 4) {                                                                             \
-            const __m256i low = _mm256_set1_epi8(0x0F);                                              \
-            const uint8_t *src = wrow + 16 * b;                                                      \
-            __m256i v = complete ? _mm256_loadu_si256((const __m256i *)src)                          \
-                                 : _mm256_zextsi128_si256(_mm_loadu_si128((const __m128i *)src));    \
-            return NAME##_dot(bits, _mm256_and_si256(v, low), _mm256_and_si256(_mm256_srli_epi16(v, 4), low), x, y); \
-        }                                                                                            \
+__attribute__((target(TARGET)))                                                                      \
+INLINE void NAME##_pair(const uint8_t *wrow, const int8_t *const arows[2], size_t b, int complete, const size_t parts, \
+                        const int bits, __m256i q[2]) {                                              \
+    __m256i lo, hi;                                                                                  \
+    if (bits == 4) {                                                                                 \
+        const __m256i low = _mm256_set1_epi8(0x0F);                                                  \
+        const uint8_t *src = wrow + 16 * b;                                                          \
+        __m256i v = complete ? _mm256_loadu_si256((const __m256i *)src)                              \
+                             : _mm256_zextsi128_si256(_mm_loadu_si128((const __m128i *)src));        \
+        lo = _mm256_and_si256(v, low);                                                               \
+        hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);                                         \
+    } else {                                                                                         \
         const uint8_t *src = wrow + 32 * b;                                                          \
         __m256i v0 = _mm256_loadu_si256((const __m256i *)src);                                       \
         __m256i v1 = complete ? _mm256_loadu_si256((const __m256i *)(src + 32)) : _mm256_setzero_si256(); \
-        __m256i lo = _mm256_permute2x128_si256(v0, v1, 0x20), hi = _mm256_permute2x128_si256(v0, v1, 0x31); \
-        return NAME##_dot(bits, lo, hi, x, y);                                                       \
+        lo = _mm256_permute2x128_si256(v0, v1, 0x20);                                                \
+        hi = _mm256_permute2x128_si256(v0, v1, 0x31);                                                \
     }                                                                                                \
+    UNROLL                                                                                           \
+    for (size_t k = 0; k < parts; k++) {                                                             \
+        const int8_t *g = arows[k] + code_offset(b, 0);                                              \
+        const __m256i x = _mm256_loadu_si256((const __m256i *)g), y = _mm256_loadu_si256((const __m256i *)(g + 64)); \
+        q[k] = NAME##_dot(bits, lo, hi, x, y);                                                       \
+    }                                                                                                \
+}                                                                                                    \
                                                                                                      \
-    __attribute__((target(TARGET)))                                                                  \
-    INLINE __m256i NAME##_tree8(__m256i q0, __m256i q1, __m256i q2, __m256i q3, __m256i adjust, const int bits) { \
-        if (bits == 4) {                                                                             \
-            /* 4-bit lanes (≤ 8·15·127 = 15,240) and their pair sums fit int16: a pack and a pair */ \
-            /* sum halve two vectors (as vphaddd would, in fewer shuffles), the last adding adjust. */ \
-            const __m256i ones = _mm256_set1_epi16(1);                                               \
-            __m256i l01 = _mm256_madd_epi16(_mm256_packs_epi32(q0, q1), ones);                       \
-            __m256i l23 = _mm256_madd_epi16(_mm256_packs_epi32(q2, q3), ones);                       \
-            return NAME##_add_pairs(adjust, _mm256_packs_epi32(l01, l23));                           \
+__attribute__((target(TARGET)))                                                                      \
+INLINE void NAME##_tail4(const problem *p, size_t t, const row_slots *rows, size_t bt, const size_t parts, \
+                         const int integers, const int bits, __m128 out[2]) {                        \
+    const size_t nb = p->nb;                                                                         \
+    const int8_t *arows[2] = {NULL, NULL};                                                           \
+    const float *da[2] = {NULL, NULL};                                                               \
+    const int32_t *sa[2] = {NULL, NULL};                                                             \
+    for (size_t k = 0; k < parts; k++) {                                                             \
+        arows[k] = kernel_codes(p, parts * t + k);                                                   \
+        da[k] = kernel_scales(p, parts * t + k);                                                     \
+        sa[k] = kernel_sums(p, parts * t + k);                                                       \
+    }                                                                                                \
+    /* Lanes 0–3 take block b's values, lanes 4–7 block b + 1's (entries past nb are 0). */          \
+    const __m256i spread = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);                                \
+    __m256 f[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};                                        \
+    for (size_t b = bt; b < nb; b += 2) {                                                            \
+        const int complete = b + 1 < nb;                                                             \
+        /* Rows 0, 1 and 2, 3 reduced as they come (the add tree in two steps). */                   \
+        __m256i l[2][2];                                                                             \
+        UNROLL                                                                                       \
+        for (size_t r = 0; r < 4; r += 2) {                                                          \
+            __m256i q0[2], q1[2];                                                                    \
+            NAME##_pair(rows->codes[r], arows, b, complete, parts, bits, q0);                        \
+            NAME##_pair(rows->codes[r + 1], arows, b, complete, parts, bits, q1);                    \
+            UNROLL                                                                                   \
+            for (size_t k = 0; k < parts; k++) l[k][r / 2] = NAME##_half(q0[k], q1[k], bits);        \
         }                                                                                            \
-        return _mm256_add_epi32(_mm256_hadd_epi32(_mm256_hadd_epi32(q0, q1), _mm256_hadd_epi32(q2, q3)), adjust); \
-    }                                                                                                \
-                                                                                                     \
-    __attribute__((target(TARGET)))                                                                  \
-    INLINE __m128 NAME##_tail4(const problem *p, size_t t, const row_slots *rows, size_t bt, const int bits) { \
-        const size_t nb = p->nb;                                                                     \
-        const int8_t *arow = p->a->codes + t * p->code_stride;                                       \
-        const float *da = p->a->scales + t * p->block_stride;                                        \
-        const int32_t *sa = p->a->sums + t * p->block_stride;                                        \
-        /* Lanes 0–3 take block b's values, lanes 4–7 block b + 1's (entries past nb are 0). */      \
-        const __m256i spread = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);                            \
-        __m256 f = _mm256_setzero_ps();                                                              \
-        for (size_t b = bt; b < nb; b += 2) {                                                        \
-            const int complete = b + 1 < nb;                                                         \
-            const __m128i pair = _mm_loadl_epi64((const __m128i *)(sa + b));                         \
+        UNROLL                                                                                       \
+        for (size_t k = 0; k < parts; k++) {                                                         \
+            const __m128i pair = _mm_loadl_epi64((const __m128i *)(sa[k] + b));                      \
             const __m256i sums = _mm256_permutevar8x32_epi32(_mm256_castsi128_si256(pair), spread);  \
             const __m256i adjust = _mm256_mullo_epi32(_mm256_set1_epi32(-p->zero), sums);            \
-            __m256i q[4];                                                                            \
-            UNROLL                                                                                   \
-            for (size_t r = 0; r < 4; r++) q[r] = NAME##_pair(rows->codes[r], arow, b, complete, bits); \
-            const __m256i s = NAME##_tree8(q[0], q[1], q[2], q[3], adjust, bits);                    \
-            if (p->acc) {                                                                            \
+            const __m256i s = NAME##_whole(l[k][0], l[k][1], adjust, bits);                          \
+            if (integers) {                                                                          \
                 int32_t part[8];                                                                     \
                 _mm256_storeu_si256((__m256i *)part, s);                                             \
                 for (size_t r = 0; r < 4; r++) {                                                     \
@@ -727,126 +830,156 @@ DEFINE_VNNI256_STEPS(evex256, T_EVEX256, _mm256_dpbusd_epi32)
                 }                                                                                    \
                 continue;                                                                            \
             }                                                                                        \
-            const __m128 two = _mm_castpd_ps(_mm_load_sd((const double *)(da + b)));                 \
+            const __m128 two = _mm_castpd_ps(_mm_load_sd((const double *)(da[k] + b)));              \
             const __m256 scales = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(two), spread);     \
             const __m256 d = rows_halves2(rows->scales, b, complete);                                \
-            f = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(d, scales), f);                 \
+            f[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(d, scales), f[k]);           \
             if (rows->mins[0])                                                                       \
-                f = _mm256_fmadd_ps(rows_halves2(rows->mins, b, complete),                           \
-                                    _mm256_mul_ps(scales, _mm256_cvtepi32_ps(sums)), f);             \
+                f[k] = _mm256_fmadd_ps(rows_halves2(rows->mins, b, complete),                        \
+                                       _mm256_mul_ps(scales, _mm256_cvtepi32_ps(sums)), f[k]);       \
         }                                                                                            \
-        return _mm_add_ps(_mm256_castps256_ps128(f), _mm256_extractf128_ps(f, 1));                   \
     }                                                                                                \
+    for (size_t k = 0; k < parts; k++) out[k] = _mm_add_ps(_mm256_castps256_ps128(f[k]), _mm256_extractf128_ps(f[k], 1)); \
+}                                                                                                    \
                                                                                                      \
-    __attribute__((target(TARGET)))                                                                  \
-    INLINE void NAME##_stream(const problem *p, size_t t, const row_slots *rows, const int bits) {   \
-        const size_t nb = p->nb, whole = nb / 8 * 8;                                                 \
-        const int8_t *arow = p->a->codes + t * p->code_stride;                                       \
-        const float *da = p->a->scales + t * p->block_stride;                                        \
-        const int32_t *sa = p->a->sums + t * p->block_stride;                                        \
-        const __m256i zero = _mm256_set1_epi32(-p->zero);                                            \
-        __m256 f[4];                                                                                 \
-        for (size_t r = 0; r < 4; r++) f[r] = _mm256_setzero_ps();                                   \
-        for (size_t b0 = 0; b0 < whole; b0 += 8) {                                                   \
-            const __m256i sums = _mm256_loadu_si256((const __m256i *)(sa + b0));                     \
-            const __m256i adjust = _mm256_permutevar8x32_epi32(_mm256_mullo_epi32(zero, sums), BLOCKS_TO_TREE8); \
-            const __m256 scales = _mm256_loadu_ps(da + b0);                                          \
-            const __m256 factors = _mm256_mul_ps(scales, _mm256_cvtepi32_ps(sums));                  \
+__attribute__((target(TARGET)))                                                                      \
+INLINE void NAME##_stream(const problem *p, size_t t, const row_slots *rows, const size_t parts, const int integers, \
+                          const int bits) {                                                          \
+    const size_t nb = p->nb, whole = nb / 8 * 8;                                                     \
+    const int8_t *arows[2] = {NULL, NULL};                                                           \
+    const float *da[2] = {NULL, NULL};                                                               \
+    const int32_t *sa[2] = {NULL, NULL};                                                             \
+    for (size_t k = 0; k < parts; k++) {                                                             \
+        arows[k] = kernel_codes(p, parts * t + k);                                                   \
+        da[k] = kernel_scales(p, parts * t + k);                                                     \
+        sa[k] = kernel_sums(p, parts * t + k);                                                       \
+    }                                                                                                \
+    const __m256i zero = _mm256_set1_epi32(-p->zero);                                                \
+    __m256 f[2][4];                                                                                  \
+    for (size_t k = 0; k < parts; k++)                                                               \
+        for (size_t r = 0; r < 4; r++) f[k][r] = _mm256_setzero_ps();                                \
+    for (size_t b0 = 0; b0 < whole; b0 += 8) {                                                       \
+        __m256i adjust[2];                                                                           \
+        __m256 scales[2], factors[2];                                                                \
+        UNROLL                                                                                       \
+        for (size_t k = 0; k < parts; k++) {                                                         \
+            const __m256i sums = _mm256_loadu_si256((const __m256i *)(sa[k] + b0));                  \
+            adjust[k] = _mm256_permutevar8x32_epi32(_mm256_mullo_epi32(zero, sums), BLOCKS_TO_TREE8); \
+            scales[k] = _mm256_loadu_ps(da[k] + b0);                                                 \
+            factors[k] = _mm256_mul_ps(scales[k], _mm256_cvtepi32_ps(sums));                         \
+        }                                                                                            \
+        UNROLL                                                                                       \
+        for (size_t r = 0; r < 4; r++) {                                                             \
+            /* Pairs 0, 1 and 2, 3 reduced as they come (the add tree in two steps). */              \
+            __m256i l[2][2];                                                                         \
             UNROLL                                                                                   \
-            for (size_t r = 0; r < 4; r++) {                                                         \
-                __m256i q[4];                                                                        \
+            for (size_t h = 0; h < 4; h += 2) {                                                      \
+                __m256i q0[2], q1[2];                                                                \
+                NAME##_pair(rows->codes[r], arows, b0 + 2 * h, 1, parts, bits, q0);                  \
+                NAME##_pair(rows->codes[r], arows, b0 + 2 * h + 2, 1, parts, bits, q1);              \
                 UNROLL                                                                               \
-                for (size_t h = 0; h < 4; h++) q[h] = NAME##_pair(rows->codes[r], arow, b0 + 2 * h, 1, bits); \
-                const __m256i tree = NAME##_tree8(q[0], q[1], q[2], q[3], adjust, bits);             \
+                for (size_t k = 0; k < parts; k++) l[k][h / 2] = NAME##_half(q0[k], q1[k], bits);    \
+            }                                                                                        \
+            UNROLL                                                                                   \
+            for (size_t k = 0; k < parts; k++) {                                                     \
+                const __m256i tree = NAME##_whole(l[k][0], l[k][1], adjust[k], bits);                \
                 const __m256i s = _mm256_permutevar8x32_epi32(tree, TREE8_TO_BLOCKS);                \
-                if (p->acc) {                                                                        \
+                if (integers) {                                                                      \
                     if (rows->acc[r]) _mm256_storeu_si256((__m256i *)(rows->acc[r] + b0), s);        \
                     continue;                                                                        \
                 }                                                                                    \
                 const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(rows->scales[r] + b0))); \
-                f[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(d, scales), f[r]);       \
+                f[k][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(d, scales[k]), f[k][r]); \
                 if (rows->mins[r])                                                                   \
-                    f[r] = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(rows->mins[r] + b0))), \
-                                           factors, f[r]);                                           \
+                    f[k][r] = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(rows->mins[r] + b0))), \
+                                              factors[k], f[k][r]);                                  \
             }                                                                                        \
         }                                                                                            \
-        const __m128 tail = whole < nb ? NAME##_tail4(p, t, rows, whole, bits) : _mm_setzero_ps();   \
-        if (!p->acc) finish4(p, t, rows->first, rows->valid, _mm_add_ps(hsum8x4(f[0], f[1], f[2], f[3]), tail)); \
     }                                                                                                \
+    __m128 tail[2] = {_mm_setzero_ps(), _mm_setzero_ps()};                                           \
+    if (whole < nb) NAME##_tail4(p, t, rows, whole, parts, integers, bits, tail);                    \
+    if (integers) return;                                                                            \
+    __m128 sums[2];                                                                                  \
+    for (size_t k = 0; k < parts; k++) sums[k] = _mm_add_ps(hsum8x4(f[k][0], f[k][1], f[k][2], f[k][3]), tail[k]); \
+    finish4(p, t, rows->first, rows->valid, sums, parts);                                            \
+}                                                                                                    \
                                                                                                      \
-    __attribute__((target(TARGET)))                                                                  \
-    INLINE void NAME##_tile(const problem *p, const tile *tl, size_t t, size_t j, size_t count,      \
-                            size_t h, const int R, const int bits) {                                 \
-        const size_t nb = p->nb, first = (t / 4) * nb * 4;                                           \
-        const int8_t *panel = tl->panels + (t / 4) * nb * 128;                                       \
-        const int32_t *corrections = tl->negative_corrections + first;                               \
-        const float *scales = tl->activation_scales + first, *factors = tl->min_factors + first;     \
-        __m256 f[4];                                                                                 \
-        for (int r = 0; r < R; r++) f[r] = _mm256_setzero_ps();                                      \
-        for (size_t b = 0; b < nb; b++) {                                                            \
-            const uint8_t *tb = tl->codes + b * TILE_BLOCK_BYTES + 32 * h;                           \
-            const int8_t *x = panel + b * 128;                                                       \
-            __m256i s[4];                                                                            \
-            for (int r = 0; r < R; r++) s[r] = NAME##_begin(bits, corrections[4 * b + (size_t)r]);   \
+__attribute__((target(TARGET)))                                                                      \
+INLINE void NAME##_tile(const problem *p, const tile *tl, size_t t, size_t j, size_t count,          \
+                        size_t h, const int R, const int bits) {                                     \
+    const size_t nb = p->nb, first = (t / 4) * nb * 4;                                               \
+    const int8_t *panel = tl->panels + (t / 4) * nb * 128;                                           \
+    const int32_t *corrections = tl->negative_corrections + first;                                   \
+    const float *scales = tl->activation_scales + first, *factors = tl->min_factors + first;         \
+    __m256 f[4];                                                                                     \
+    for (int r = 0; r < R; r++) f[r] = _mm256_setzero_ps();                                          \
+    for (size_t b = 0; b < nb; b++) {                                                                \
+        const uint8_t *tb = tl->codes + b * TILE_BLOCK_BYTES + 32 * h;                               \
+        const int8_t *x = panel + b * 128;                                                           \
+        __m256i s[4];                                                                                \
+        for (int r = 0; r < R; r++) s[r] = NAME##_begin(bits, corrections[4 * b + (size_t)r]);       \
+        UNROLL                                                                                       \
+        for (size_t g = 0; g < 8; g++) {                                                             \
+            group256 wg = NAME##_prepare(bits, _mm256_load_si256((const __m256i *)(tb + g * TILE_GROUP_BYTES))); \
             UNROLL                                                                                   \
-            for (size_t g = 0; g < 8; g++) {                                                         \
-                group256 wg = NAME##_prepare(bits, _mm256_load_si256((const __m256i *)(tb + g * TILE_GROUP_BYTES))); \
-                UNROLL                                                                               \
-                for (int r = 0; r < R; r++)                                                          \
-                    s[r] = NAME##_step(bits, s[r], wg, _mm256_set1_epi32(load_i32(x + 16 * g + 4 * (size_t)r))); \
-            }                                                                                        \
-            for (int r = 0; r < R; r++) s[r] = NAME##_end(bits, s[r], corrections[4 * b + (size_t)r]); \
-            if (p->acc) {                                                                            \
-                for (int r = 0; r < R; r++) {                                                        \
-                    int32_t part[8];                                                                 \
-                    _mm256_storeu_si256((__m256i *)part, s[r]);                                      \
-                    store_integers(p, part, t + (size_t)r, j + 8 * h, min_size(8, count - 8 * h), b); \
-                }                                                                                    \
-                continue;                                                                            \
-            }                                                                                        \
-            const __m256 d = _mm256_load_ps(tl->scales + b * TILE_COLUMNS + 8 * h);                  \
             for (int r = 0; r < R; r++)                                                              \
-                f[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[r]),                                     \
-                                       _mm256_mul_ps(d, _mm256_set1_ps(scales[4 * b + (size_t)r])), f[r]); \
-            if (p->w->mins) {                                                                        \
-                const __m256 m = _mm256_load_ps(tl->mins + b * TILE_COLUMNS + 8 * h);                \
-                for (int r = 0; r < R; r++)                                                          \
-                    f[r] = _mm256_fmadd_ps(m, _mm256_set1_ps(factors[4 * b + (size_t)r]), f[r]);     \
+                s[r] = NAME##_step(bits, s[r], wg, _mm256_set1_epi32(load_i32(x + 16 * g + 4 * (size_t)r))); \
+        }                                                                                            \
+        for (int r = 0; r < R; r++) s[r] = NAME##_end(bits, s[r], corrections[4 * b + (size_t)r]);   \
+        if (p->acc) {                                                                                \
+            for (int r = 0; r < R; r++) {                                                            \
+                int32_t part[8];                                                                     \
+                _mm256_storeu_si256((__m256i *)part, s[r]);                                          \
+                store_integers(p, part, t + (size_t)r, j + 8 * h, min_size(8, count - 8 * h), b);    \
             }                                                                                        \
+            continue;                                                                                \
         }                                                                                            \
-        if (!p->acc)                                                                                 \
-            for (int r = 0; r < R; r++) store8(p, f[r], t + (size_t)r, j + 8 * h, min_size(8, count - 8 * h)); \
+        const __m256 d = _mm256_load_ps(tl->scales + b * TILE_COLUMNS + 8 * h);                      \
+        for (int r = 0; r < R; r++)                                                                  \
+            f[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[r]),                                         \
+                                   _mm256_mul_ps(d, _mm256_set1_ps(scales[4 * b + (size_t)r])), f[r]); \
+        if (p->w->mins) {                                                                            \
+            const __m256 m = _mm256_load_ps(tl->mins + b * TILE_COLUMNS + 8 * h);                    \
+            for (int r = 0; r < R; r++)                                                              \
+                f[r] = _mm256_fmadd_ps(m, _mm256_set1_ps(factors[4 * b + (size_t)r]), f[r]);         \
+        }                                                                                            \
     }                                                                                                \
+    if (p->acc) return;                                                                              \
+    /* Kernel rows t … t + R − 1 are R / parts rows of the product (a panel holds whole rows). */    \
+    const size_t parts = parts_of(p);                                                                \
+    for (int r = 0; r < R; r += (int)parts)                                                          \
+        store8(p, f + r, parts, (t + (size_t)r) / parts, j + 8 * h, min_size(8, count - 8 * h));     \
+}                                                                                                    \
                                                                                                      \
-    __attribute__((target(TARGET)))                                                                  \
-    static int NAME##_run(const problem *p) {                                                        \
-        const int bits = p->w->bits;                                                                 \
-        const size_t m = p->a->rows;                                                                 \
-        if (m < TILE_MIN_ROWS) {                                                                     \
-            for (size_t t = 0; t < m; t++)                                                           \
-                for (size_t j = p->j0; j < p->j1; j += 4) {                                          \
-                    prefetch_rows(p, j);                                                             \
-                    const row_slots rows = slots_of(p, t, j, min_size(4, p->j1 - j));                \
-                    if (bits == 4) NAME##_stream(p, t, &rows, 4);                                    \
-                    else NAME##_stream(p, t, &rows, 8);                                              \
-                }                                                                                    \
-            return 0;                                                                                \
-        }                                                                                            \
-        tile tl;                                                                                     \
-        void *memory = allocate_tile(p, 4, &tl);                                                     \
-        if (!memory) return -1;                                                                      \
-        for (size_t j = p->j0; j < p->j1; j += TILE_COLUMNS) {                                       \
-            size_t count = min_size(TILE_COLUMNS, p->j1 - j);                                        \
-            build_tile(p, j, count, &tl);                                                            \
-            for (size_t h = 0; h < 2 && 8 * h < count; h++)                                          \
-                for (size_t t = 0; t < m; t += 4) {                                                  \
-                    size_t R = min_size(4, m - t);                                                   \
-                    WITH_ROWS4(NAME##_tile, R, bits, p, &tl, t, j, count, h)                         \
-                }                                                                                    \
-        }                                                                                            \
-        free(memory);                                                                                \
+__attribute__((target(TARGET)))                                                                      \
+static int NAME##_run(const problem *p) {                                                            \
+    const int bits = p->w->bits;                                                                     \
+    const size_t m = p->a->rows;                                                                     \
+    if (m < TILE_MIN_ROWS) {                                                                         \
+        for (size_t t = 0; t < m; t++)                                                               \
+            for (size_t j = p->j0; j < p->j1; j += 4) {                                              \
+                prefetch_rows(p, j);                                                                 \
+                const row_slots rows = slots_of(p, t, j, min_size(4, p->j1 - j));                    \
+                STREAM_KINDS(NAME##_stream, p, t, &rows, bits);                                      \
+            }                                                                                        \
         return 0;                                                                                    \
-    }
+    }                                                                                                \
+    tile tl;                                                                                         \
+    void *memory = allocate_tile(p, 4, &tl);                                                         \
+    if (!memory) return -1;                                                                          \
+    const size_t rows = kernel_rows(p);                                                              \
+    for (size_t j = p->j0; j < p->j1; j += TILE_COLUMNS) {                                           \
+        size_t count = min_size(TILE_COLUMNS, p->j1 - j);                                            \
+        build_tile(p, j, count, &tl);                                                                \
+        for (size_t h = 0; h < 2 && 8 * h < count; h++)                                              \
+            for (size_t t = 0; t < rows; t += 4) {                                                   \
+                size_t R = min_size(4, rows - t);                                                    \
+                WITH_ROWS4(NAME##_tile, R, bits, p, &tl, t, j, count, h)                             \
+            }                                                                                        \
+    }                                                                                                \
+    free(memory);                                                                                    \
+    return 0;                                                                                        \
+}
 
 DEFINE_256(avx2, T_AVX2)
 DEFINE_256(avx_vnni, T_AVX_VNNI)
@@ -876,12 +1009,12 @@ INLINE __m128 hsum16x4(__m512 f0, __m512 f1, __m512 f2, __m512 f3) {
 __attribute__((target(T_512)))
 INLINE __mmask16 mask16(size_t count) { return count >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << count) - 1); }
 
-// Blocks b … b + blocks − 1 (blocks ≤ 4) of one weight row against the activations: int32
-// lanes, block b + L's four partial sums in 128-bit lane L (0 past `blocks`).
+// Blocks b … b + blocks − 1 (blocks ≤ 4) of one weight row against row t of each part's
+// activations (the weights loaded once for the parts): q[k], int32 lanes, block b + L's four
+// partial sums for part k in 128-bit lane L (0 past `blocks`).
 __attribute__((target(T_512)))
-INLINE __m512i vnni512_quad(const uint8_t *wrow, const int8_t *arow, size_t b, size_t blocks, const int bits) {
-    const int8_t *g = arow + code_offset(b, 0);
-    const __m512i x = _mm512_loadu_si512((const void *)g), y = _mm512_loadu_si512((const void *)(g + 64));
+INLINE void vnni512_quad(const uint8_t *wrow, const int8_t *const arows[2], size_t b, size_t blocks,
+                         const size_t parts, const int bits, __m512i q[2]) {
     __m512i lo, hi;
     if (bits == 4) {
         const uint8_t *src = wrow + 16 * b;
@@ -899,7 +1032,12 @@ INLINE __m512i vnni512_quad(const uint8_t *wrow, const int8_t *arow, size_t b, s
         lo = _mm512_shuffle_i64x2(v0, v1, 0x88);
         hi = _mm512_shuffle_i64x2(v0, v1, 0xDD);
     }
-    return _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, x), hi, y);
+    UNROLL
+    for (size_t k = 0; k < parts; k++) {
+        const int8_t *g = arows[k] + code_offset(b, 0);
+        const __m512i x = _mm512_loadu_si512((const void *)g), y = _mm512_loadu_si512((const void *)(g + 64));
+        q[k] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, x), hi, y);
+    }
 }
 
 // Four vectors of int32 lanes, vector q holding four blocks (block L's four partial sums in
@@ -921,14 +1059,22 @@ INLINE __m512i tree16(__m512i q0, __m512i q1, __m512i q2, __m512i q3, __m512i ad
     return _mm512_add_epi32(_mm512_add_epi32(_mm512_unpacklo_epi64(a01, a23), _mm512_unpackhi_epi64(a01, a23)), adjust);
 }
 
-// Blocks b0 … b0 + 15 of one weight row: the sixteen exact sums Σ u·a + adjust (adjust in tree
-// order) in block order.
+// Blocks b0 … b0 + 15 of one weight row against each part: s[k], the sixteen exact sums
+// Σ u·a + adjust[k] (adjust in tree order) in block order.
 __attribute__((target(T_512)))
-INLINE __m512i vnni512_sums16(const uint8_t *wrow, const int8_t *arow, size_t b0, __m512i adjust, const int bits) {
-    __m512i q[4];
+INLINE void vnni512_sums16(const uint8_t *wrow, const int8_t *const arows[2], size_t b0, const __m512i adjust[2],
+                           const size_t parts, const int bits, __m512i s[2]) {
+    __m512i q[2][4];
     UNROLL
-    for (size_t i = 0; i < 4; i++) q[i] = vnni512_quad(wrow, arow, b0 + 4 * i, 4, bits);
-    return _mm512_permutexvar_epi32(TRANSPOSE16, tree16(q[0], q[1], q[2], q[3], adjust, bits));
+    for (size_t i = 0; i < 4; i++) {
+        __m512i pq[2];
+        vnni512_quad(wrow, arows, b0 + 4 * i, 4, parts, bits, pq);
+        UNROLL
+        for (size_t k = 0; k < parts; k++) q[k][i] = pq[k];
+    }
+    UNROLL
+    for (size_t k = 0; k < parts; k++)
+        s[k] = _mm512_permutexvar_epi32(TRANSPOSE16, tree16(q[k][0], q[k][1], q[k][2], q[k][3], adjust[k], bits));
 }
 
 // Lanes 4r … 4r + count − 1 (count ≤ 4) of a 16-lane vector from rows[r][b …] (r = 0 … 3); the
@@ -944,85 +1090,123 @@ INLINE __m256i rows_halves4(const uint16_t *const rows[4], size_t b, size_t coun
     return _mm512_castsi512_si256(v);
 }
 
-// The tail of four rows: blocks bt … nb − 1 (fewer than 16) of the four rows and row t of the
-// activations, four blocks at a time across the rows, so that one add tree and one float step
-// serve four rows. Returns the rows' float sums (lane r: row r), or writes the integers.
+// The tail of four rows: blocks bt … nb − 1 (fewer than 16) of the four rows and row t of each
+// part's activations, four blocks at a time across the rows, so that one add tree and one float
+// step serve four rows. Gives each part's float sums (lane r: row r), or writes the integers.
 __attribute__((target(T_512)))
-INLINE __m128 vnni512_tail4(const problem *p, size_t t, const row_slots *rows, size_t bt, const int bits) {
+INLINE void vnni512_tail4(const problem *p, size_t t, const row_slots *rows, size_t bt, const size_t parts,
+                          const int integers, const int bits, __m128 out[2]) {
     const size_t nb = p->nb;
-    const int8_t *arow = p->a->codes + t * p->code_stride;
-    const float *da = p->a->scales + t * p->block_stride;
-    const int32_t *sa = p->a->sums + t * p->block_stride;
+    const int8_t *arows[2] = {NULL, NULL};
+    const float *da[2] = {NULL, NULL};
+    const int32_t *sa[2] = {NULL, NULL};
+    for (size_t k = 0; k < parts; k++) {
+        arows[k] = kernel_codes(p, parts * t + k);
+        da[k] = kernel_scales(p, parts * t + k);
+        sa[k] = kernel_sums(p, parts * t + k);
+    }
     // Lane 4L + r of the adjust takes block L's correction; lane 4r + L of the scales takes block L's.
     const __m512i spread = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
-    __m512 f = _mm512_setzero_ps();
+    __m512 f[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
     for (size_t b = bt; b < nb; b += 4) {
         const size_t blocks = min_size(4, nb - b);
-        const __m512i sums = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(sa + b)));
-        const __m512i adjust = _mm512_permutexvar_epi32(spread, _mm512_mullo_epi32(_mm512_set1_epi32(-p->zero), sums));
-        __m512i q[4];
+        __m512i q[2][4];
         UNROLL
-        for (size_t r = 0; r < 4; r++) q[r] = vnni512_quad(rows->codes[r], arow, b, blocks, bits);
-        // Tree lane 4L + r (row r, block b + L) → lane 4r + L.
-        const __m512i s = _mm512_permutexvar_epi32(TRANSPOSE16, tree16(q[0], q[1], q[2], q[3], adjust, bits));
-        if (p->acc) {
-            for (size_t r = 0; r < 4; r++)
-                if (rows->acc[r])
-                    _mm512_mask_storeu_epi32((void *)((uintptr_t)(rows->acc[r] + b) - 16 * r),
-                                             (__mmask16)(((1u << blocks) - 1) << (4 * r)), s);
-            continue;
+        for (size_t r = 0; r < 4; r++) {
+            __m512i pq[2];
+            vnni512_quad(rows->codes[r], arows, b, blocks, parts, bits, pq);
+            UNROLL
+            for (size_t k = 0; k < parts; k++) q[k][r] = pq[k];
         }
-        const __m512 scales = _mm512_broadcast_f32x4(_mm_loadu_ps(da + b));
-        const __m512 d = _mm512_cvtph_ps(rows_halves4(rows->scales, b, blocks));
-        f = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(d, scales), f);
-        if (rows->mins[0]) {
-            const __m512 factors = _mm512_mul_ps(scales, _mm512_cvtepi32_ps(sums));
-            f = _mm512_fmadd_ps(_mm512_cvtph_ps(rows_halves4(rows->mins, b, blocks)), factors, f);
+        UNROLL
+        for (size_t k = 0; k < parts; k++) {
+            const __m512i sums = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(sa[k] + b)));
+            const __m512i adjust =
+                _mm512_permutexvar_epi32(spread, _mm512_mullo_epi32(_mm512_set1_epi32(-p->zero), sums));
+            // Tree lane 4L + r (row r, block b + L) → lane 4r + L.
+            const __m512i s =
+                _mm512_permutexvar_epi32(TRANSPOSE16, tree16(q[k][0], q[k][1], q[k][2], q[k][3], adjust, bits));
+            if (integers) {
+                for (size_t r = 0; r < 4; r++)
+                    if (rows->acc[r])
+                        _mm512_mask_storeu_epi32((void *)((uintptr_t)(rows->acc[r] + b) - 16 * r),
+                                                 (__mmask16)(((1u << blocks) - 1) << (4 * r)), s);
+                continue;
+            }
+            const __m512 scales = _mm512_broadcast_f32x4(_mm_loadu_ps(da[k] + b));
+            const __m512 d = _mm512_cvtph_ps(rows_halves4(rows->scales, b, blocks));
+            f[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(d, scales), f[k]);
+            if (rows->mins[0]) {
+                const __m512 factors = _mm512_mul_ps(scales, _mm512_cvtepi32_ps(sums));
+                f[k] = _mm512_fmadd_ps(_mm512_cvtph_ps(rows_halves4(rows->mins, b, blocks)), factors, f[k]);
+            }
         }
     }
     // Each row's lanes are one 128-bit lane: add within lanes, then take lane 0 of each.
-    f = _mm512_add_ps(f, _mm512_permute_ps(f, 0x4E));
-    f = _mm512_add_ps(f, _mm512_permute_ps(f, 0xB1));
     const __m512i firsts = _mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
-    return _mm512_castps512_ps128(_mm512_permutexvar_ps(firsts, f));
+    for (size_t k = 0; k < parts; k++) {
+        __m512 v = _mm512_add_ps(f[k], _mm512_permute_ps(f[k], 0x4E));
+        v = _mm512_add_ps(v, _mm512_permute_ps(v, 0xB1));
+        out[k] = _mm512_castps512_ps128(_mm512_permutexvar_ps(firsts, v));
+    }
 }
 
-// x: [1, k] (row t) · W[four rows, k]ᵀ, sixteen blocks per step; each weight byte read once. The
-// last (partial) step runs across the rows (vnni512_tail4).
+// x: [1, k] (row t, each part) · W[four rows, k]ᵀ, sixteen blocks per step; each weight byte read
+// once. The last (partial) step runs across the rows (vnni512_tail4).
 __attribute__((target(T_512)))
-INLINE void vnni512_stream(const problem *p, size_t t, const row_slots *rows, const int bits) {
+INLINE void vnni512_stream(const problem *p, size_t t, const row_slots *rows, const size_t parts, const int integers,
+                           const int bits) {
     const size_t nb = p->nb, whole = nb / 16 * 16;
-    const int8_t *arow = p->a->codes + t * p->code_stride;
-    const float *da = p->a->scales + t * p->block_stride;
-    const int32_t *sa = p->a->sums + t * p->block_stride;
+    const int8_t *arows[2] = {NULL, NULL};
+    const float *da[2] = {NULL, NULL};
+    const int32_t *sa[2] = {NULL, NULL};
+    for (size_t k = 0; k < parts; k++) {
+        arows[k] = kernel_codes(p, parts * t + k);
+        da[k] = kernel_scales(p, parts * t + k);
+        sa[k] = kernel_sums(p, parts * t + k);
+    }
     const __m512i zero = _mm512_set1_epi32(-p->zero);
-    __m512 f[4];
-    for (size_t r = 0; r < 4; r++) f[r] = _mm512_setzero_ps();
+    __m512 f[2][4];
+    for (size_t k = 0; k < parts; k++)
+        for (size_t r = 0; r < 4; r++) f[k][r] = _mm512_setzero_ps();
     for (size_t b0 = 0; b0 < whole; b0 += 16) {
-        const __m512i sums = _mm512_loadu_si512((const void *)(sa + b0));
-        const __m512i adjust = _mm512_permutexvar_epi32(TRANSPOSE16, _mm512_mullo_epi32(zero, sums));
-        const __m512 scales = _mm512_loadu_ps(da + b0);
-        const __m512 factors = _mm512_mul_ps(scales, _mm512_cvtepi32_ps(sums));
+        __m512i adjust[2];
+        __m512 scales[2], factors[2];
+        UNROLL
+        for (size_t k = 0; k < parts; k++) {
+            const __m512i sums = _mm512_loadu_si512((const void *)(sa[k] + b0));
+            adjust[k] = _mm512_permutexvar_epi32(TRANSPOSE16, _mm512_mullo_epi32(zero, sums));
+            scales[k] = _mm512_loadu_ps(da[k] + b0);
+            factors[k] = _mm512_mul_ps(scales[k], _mm512_cvtepi32_ps(sums));
+        }
         UNROLL
         for (size_t r = 0; r < 4; r++) {
-            __m512i s = vnni512_sums16(rows->codes[r], arow, b0, adjust, bits);
-            if (p->acc) {
-                if (rows->acc[r]) _mm512_storeu_si512((void *)(rows->acc[r] + b0), s);
-                continue;
-            }
-            const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rows->scales[r] + b0)));
-            f[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(d, scales), f[r]);
-            if (rows->mins[r]) {
-                const __m512 m = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rows->mins[r] + b0)));
-                f[r] = _mm512_fmadd_ps(m, factors, f[r]);
+            __m512i s[2];
+            vnni512_sums16(rows->codes[r], arows, b0, adjust, parts, bits, s);
+            UNROLL
+            for (size_t k = 0; k < parts; k++) {
+                if (integers) {
+                    if (rows->acc[r]) _mm512_storeu_si512((void *)(rows->acc[r] + b0), s[k]);
+                    continue;
+                }
+                const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rows->scales[r] + b0)));
+                f[k][r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[k]), _mm512_mul_ps(d, scales[k]), f[k][r]);
+                if (rows->mins[r]) {
+                    const __m512 m = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rows->mins[r] + b0)));
+                    f[k][r] = _mm512_fmadd_ps(m, factors[k], f[k][r]);
+                }
             }
         }
     }
-    const __m128 tail = whole < nb ? vnni512_tail4(p, t, rows, whole, bits) : _mm_setzero_ps();
-    if (!p->acc) finish4(p, t, rows->first, rows->valid, _mm_add_ps(hsum16x4(f[0], f[1], f[2], f[3]), tail));
+    __m128 tail[2] = {_mm_setzero_ps(), _mm_setzero_ps()};
+    if (whole < nb) vnni512_tail4(p, t, rows, whole, parts, integers, bits, tail);
+    if (integers) return;
+    __m128 sums[2];
+    for (size_t k = 0; k < parts; k++) sums[k] = _mm_add_ps(hsum16x4(f[k][0], f[k][1], f[k][2], f[k][3]), tail[k]);
+    finish4(p, t, rows->first, rows->valid, sums, parts);
 }
 
-// x: [R, k] (rows t … t + R − 1, a panel of 8) · tile (columns j … j + count − 1)ᵀ: one
+// x: [R, k] (kernel rows t … t + R − 1, a panel of 8) · tile (columns j … j + count − 1)ᵀ: one
 // register of 16 columns per row, 8 vpdpbusd per block, then the block's float step.
 __attribute__((target(T_512)))
 INLINE void vnni512_tile(const problem *p, const tile *tl, size_t t, size_t j, size_t count, const int R,
@@ -1065,12 +1249,15 @@ INLINE void vnni512_tile(const problem *p, const tile *tl, size_t t, size_t j, s
         }
     }
     if (p->acc) return;
+    // Kernel rows t … t + R − 1 are R / parts rows of the product (finish_parts' order).
     const __mmask16 valid = mask16(count);
-    for (int r = 0; r < R; r++) {
-        float *y = p->c + (t + (size_t)r) * p->ldc + j;
+    const size_t parts = parts_of(p);
+    for (int r = 0; r < R; r += (int)parts) {
+        float *y = p->c + (t + (size_t)r) / parts * p->ldc + j;
         __m512 v = f[r];
         if (p->bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(valid, p->bias + j));
         if (p->accumulate) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(valid, y));
+        if (parts == 2 && r + 1 < R) v = _mm512_add_ps(f[r + 1], v);
         _mm512_mask_storeu_ps(y, valid, v);
     }
 }
@@ -1084,19 +1271,19 @@ static int vnni512_run(const problem *p) {
             for (size_t j = p->j0; j < p->j1; j += 4) {
                 prefetch_rows(p, j);
                 const row_slots rows = slots_of(p, t, j, min_size(4, p->j1 - j));
-                if (bits == 4) vnni512_stream(p, t, &rows, 4);
-                else vnni512_stream(p, t, &rows, 8);
+                STREAM_KINDS(vnni512_stream, p, t, &rows, bits);
             }
         return 0;
     }
     tile tl;
     void *memory = allocate_tile(p, 8, &tl);
     if (!memory) return -1;
+    const size_t rows = kernel_rows(p);
     for (size_t j = p->j0; j < p->j1; j += TILE_COLUMNS) {
         size_t count = min_size(TILE_COLUMNS, p->j1 - j);
         build_tile(p, j, count, &tl);
-        for (size_t t = 0; t < m; t += 8) {
-            size_t R = min_size(8, m - t);
+        for (size_t t = 0; t < rows; t += 8) {
+            size_t R = min_size(8, rows - t);
             WITH_ROWS8(vnni512_tile, R, bits, p, &tl, t, j, count)
         }
     }
@@ -1215,6 +1402,19 @@ int ce_block_gemm_f32(const ce_block_matrix *w, const ce_block_rows *a, size_t j
     path = resolve(path);
     if (path < 0) return -1;
     problem p = make_problem(w, a, j0, j1);
+    p.bias = bias;
+    p.c = c;
+    p.ldc = ldc;
+    p.accumulate = accumulate;
+    return run(&p, path);
+}
+
+int ce_block_gemm_two_part_f32(const ce_block_matrix *w, const ce_block_rows *coarse, const ce_block_rows *residual,
+                               size_t j0, size_t j1, const float *bias, float *c, size_t ldc, int accumulate, int path) {
+    path = resolve(path);
+    if (path < 0) return -1;
+    problem p = make_problem(w, coarse, j0, j1);
+    p.residual = residual;
     p.bias = bias;
     p.c = c;
     p.ldc = ldc;

@@ -23,7 +23,7 @@ package enum BlockGEMM {
     package typealias Path = Int8GEMM.Path
 
     /// The C code for "the default path".
-    private static let best = Int32(CE_GEMM_BEST)
+    static let best = Int32(CE_GEMM_BEST)
 
     /// The paths this CPU runs, in `Path` order.
     package static var paths: [Path] { Int8GEMM.paths }
@@ -128,7 +128,7 @@ package enum BlockGEMM {
     }
 
     /// `columns` (default all of `w`'s) after the checks every product makes.
-    private static func checkedColumns(_ columns: Range<Int>?, _ a: BlockQuantizedRows, _ w: BlockQuantizedMatrix)
+    static func checkedColumns(_ columns: Range<Int>?, _ a: BlockQuantizedRows, _ w: BlockQuantizedMatrix)
         -> Range<Int>
     {
         precondition(

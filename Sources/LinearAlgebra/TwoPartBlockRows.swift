@@ -8,9 +8,9 @@ import CKernels
 /// what 16-bit codes give, on the same 8-bit kernels.
 ///
 /// Why: the decoder's top-1 agreement with its float32 reference is 0.971 with 8-bit activations
-/// and 0.999 with two parts (SmolLM2-135M, Docs/Generation.md), for twice the integer work and
-/// one more pass over each weight slice, from cache (the second product follows the first over the
-/// same columns).
+/// and 0.999 with two parts (SmolLM2-135M, Docs/Generation.md), for twice the integer work. Both
+/// parts go through one pass over the weights: each weight block is read and unpacked once and
+/// multiplied with both parts' codes (`ce_block_gemm_two_part_f32`).
 ///
 /// A buffer meant to be reused, like `BlockQuantizedRows`.
 package struct TwoPartBlockRows: Sendable {
@@ -54,9 +54,11 @@ package struct TwoPartBlockRows: Sendable {
 }
 
 extension BlockGEMM {
-    /// `c[t][j] = (accumulate ? c[t][j] : 0) + bias[j] + (coarse product) + (residual product)`:
-    /// `multiply` on each part, the second accumulating into the first, over the same `columns`,
-    /// so that a slice of weights read for the first is still in cache for the second.
+    /// `c[t][j] = (accumulate ? c[t][j] : 0) + bias[j] + (coarse product) + (residual product)`,
+    /// bit for bit what `multiply` on `a.coarse` followed by `multiply` on `a.residual`
+    /// (accumulating, no bias) over the same `columns` gives on the same path, in one pass over
+    /// the weights: decoding one token (`rows == 1`) reads and unpacks each weight block once for
+    /// both parts, and prefill builds each tile of weights once for both.
     /// - Returns: false (nothing written) when `path` is not available on this CPU.
     /// - Complexity: O(rows·columns·in).
     @discardableResult
@@ -64,7 +66,20 @@ extension BlockGEMM {
         _ a: TwoPartBlockRows, _ w: BlockQuantizedMatrix, columns: Range<Int>? = nil, bias: UnsafePointer<Float>?,
         into c: UnsafeMutablePointer<Float>, ldc: Int? = nil, accumulate: Bool = false, path: Path? = nil
     ) -> Bool {
-        multiply(a.coarse, w, columns: columns, bias: bias, into: c, ldc: ldc, accumulate: accumulate, path: path)
-            && multiply(a.residual, w, columns: columns, bias: nil, into: c, ldc: ldc, accumulate: true, path: path)
+        let columns = checkedColumns(columns, a.coarse, w)
+        precondition(
+            a.residual.rows == a.coarse.rows && a.residual.columns == a.coarse.columns,
+            "BlockGEMM: parts of \(a.coarse.rows)×\(a.coarse.columns) and \(a.residual.rows)×\(a.residual.columns)")
+        let ld = ldc ?? w.outputSize
+        precondition(ld >= w.outputSize, "BlockGEMM: ldc \(ld) below \(w.outputSize)")
+        return a.coarse.withRows { coarse in
+            a.residual.withRows { residual in
+                w.withMatrix { matrix in
+                    ce_block_gemm_two_part_f32(
+                        matrix, coarse, residual, columns.lowerBound, columns.upperBound, bias, c, ld,
+                        accumulate ? 1 : 0, path?.rawValue ?? best) == 0
+                }
+            }
+        }
     }
 }

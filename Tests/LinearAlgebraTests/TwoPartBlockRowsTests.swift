@@ -120,6 +120,95 @@ final class TwoPartBlockRowsTests: XCTestCase {
         for i in 0..<(t * out) { XCTAssertEqual(split[i], whole[i] + 1, accuracy: 1e-4 * max(1, abs(whole[i]))) }
     }
 
+    // MARK: One pass over the weights for both parts, per path (skipped only where the CPU lacks it)
+
+    func testOnePassGenericPath() throws { try checkOnePass(.generic) }
+    func testOnePassAVX2Path() throws { try checkOnePass(.avx2) }
+    func testOnePassAVX512VNNIPath() throws { try checkOnePass(.avx512VNNI) }
+    func testOnePassAVXVNNIPath() throws { try checkOnePass(.avxVNNI) }
+    func testOnePassAVX512VNNI256Path() throws { try checkOnePass(.avx512VNNI256) }
+
+    /// Codes uniform over every byte, float16 scales of either sign and (optionally) minimums.
+    func randomMatrix(out: Int, in k: Int, bits: Int, zeroPoint: Int, mins: Bool, using rng: inout SeededGenerator)
+        -> BlockQuantizedMatrix
+    {
+        let blocks = out * k / BlockQuantizedMatrix.blockSize
+        let half = { (rng: inout SeededGenerator) in
+            BlockQuantizedMatrix.half(Float.random(in: -0.1...0.1, using: &rng))
+        }
+        return BlockQuantizedMatrix(
+            outputSize: out, inputSize: k, bits: bits, zeroPoint: zeroPoint,
+            codes: (0..<(out * k * bits / 8)).map { _ in UInt8.random(in: 0...255, using: &rng) },
+            scales: (0..<blocks).map { _ in half(&rng) }, mins: mins ? (0..<blocks).map { _ in half(&rng) } : nil)
+    }
+
+    /// The one-pass product equals, bit for bit, the coarse product followed by the residual
+    /// product accumulating, on `path`: T = 1 (the streaming kernel: whole steps of 8 and 16
+    /// blocks and the cross-row tails) and T > 1 (tiles; odd T leaves a panel half empty), both
+    /// code widths, minimums or not, every mix of bias and accumulation, all columns and odd
+    /// ranges (groups of fewer than 4 rows at either edge), and SmolLM2's shapes.
+    func checkOnePass(_ path: BlockGEMM.Path) throws {
+        guard BlockGEMM.paths.contains(path) else {
+            throw XCTSkip("\(path) does not run on \(CPUInfo.current.modelName)")
+        }
+        var rng = SeededGenerator(seed: 2600 + UInt64(path.rawValue))
+        var cases: [(t: Int, k: Int, out: Int, bits: Int, columns: Range<Int>)] = []
+        for blocks in [1, 2, 3, 7, 8, 9, 15, 16, 17, 18, 33, 48] {
+            for t in [1, 2, 3, 5, 9] {
+                let out = [1, 5, 6, 9, 19, 33][(blocks + t) % 6]
+                let lower = (blocks + t) % 3 == 0 ? 0 : Int.random(in: 0..<out, using: &rng)
+                let upper = Int.random(in: (lower + 1)...out, using: &rng)
+                cases.append((t, 32 * blocks, out, blocks % 2 == 0 ? 4 : 8, lower..<upper))
+            }
+        }
+        cases += [(1, 576, 67, 4, 0..<67), (1, 1536, 35, 4, 3..<34), (1, 576, 41, 8, 1..<40), (4, 576, 37, 4, 0..<37)]
+        for (index, (t, k, out, bits, columns)) in cases.enumerated() {
+            let zeroPoint = [0, 8, 32, 128][index % 4]
+            let w = randomMatrix(out: out, in: k, bits: bits, zeroPoint: zeroPoint, mins: index % 3 != 1, using: &rng)
+            let x = activations(rows: t, columns: k, using: &rng)
+            var parts = TwoPartBlockRows()
+            XCTAssertTrue(parts.quantize(x, rows: t, columns: k, path: path))
+            let bias = (0..<out).map { _ in rng.gaussian() }
+            let start = (0..<(t * out)).map { _ in rng.gaussian() * 4 }
+            for (withBias, accumulate) in [(false, false), (true, false), (true, true), (false, true)] {
+                var twice = start
+                var once = start
+                bias.withUnsafeBufferPointer { biasBuffer in
+                    let b = withBias ? biasBuffer.baseAddress : nil
+                    XCTAssertTrue(
+                        BlockGEMM.multiply(
+                            parts.coarse, w, columns: columns, bias: b, into: &twice, accumulate: accumulate, path: path))
+                    XCTAssertTrue(
+                        BlockGEMM.multiply(
+                            parts.residual, w, columns: columns, bias: nil, into: &twice, accumulate: true, path: path))
+                    XCTAssertTrue(
+                        BlockGEMM.multiply(
+                            parts, w, columns: columns, bias: b, into: &once, accumulate: accumulate, path: path))
+                }
+                let label =
+                    "\(path) T \(t) \(out)×\(k) \(bits)-bit z \(zeroPoint) columns \(columns) bias \(withBias) accumulate \(accumulate)"
+                if let i = (0..<(t * out)).first(where: { once[$0].bitPattern != twice[$0].bitPattern }) {
+                    let largest = zip(once, twice).map { abs($0 - $1) }.max() ?? 0
+                    XCTFail("\(label): first difference at \(i): \(once[i]) vs \(twice[i]); largest \(largest)")
+                    return
+                }
+            }
+        }
+    }
+
+    func testOnePassOnUnavailablePathsIsRefused() {
+        var parts = TwoPartBlockRows()
+        XCTAssertTrue(parts.quantize([Float](repeating: 1, count: 32), rows: 1, columns: 32))
+        let w = BlockQuantizedMatrix(
+            outputSize: 1, inputSize: 32, bits: 8, zeroPoint: 0, codes: [UInt8](repeating: 1, count: 32),
+            scales: [0x3C00], mins: nil)
+        for path in BlockGEMM.Path.allCases where !BlockGEMM.paths.contains(path) {
+            var out: [Float] = [7]
+            XCTAssertFalse(BlockGEMM.multiply(parts, w, bias: nil, into: &out, path: path), "\(path)")
+            XCTAssertEqual(out, [7])
+        }
+    }
+
     func testEmptyRows() {
         var parts = TwoPartBlockRows()
         XCTAssertTrue(parts.quantize([Float](), rows: 0, columns: 64))

@@ -88,4 +88,13 @@ int ce_block_gemm_s32(const ce_block_matrix *w, const ce_block_rows *a, size_t j
 int ce_block_gemm_f32(const ce_block_matrix *w, const ce_block_rows *a, size_t j0, size_t j1, const float *bias,
                       float *c, size_t ldc, int accumulate, int path);
 
+/// The product of activations quantized in two parts, `coarse` (x ≈ d_a·a) and `residual`
+/// (x − d_a·a ≈ d_r·a_r), both of a->rows × a->columns: bit for bit what ce_block_gemm_f32 on
+/// `coarse` (with bias and accumulate) followed by ce_block_gemm_f32 on `residual` (no bias,
+/// accumulating) write, on the same path, with each weight block read and unpacked once for both
+/// parts (decoding one token), or each tile of weights built once for both (T ≥ 2). Returns 0, or
+/// −1 when `path` is not available here.
+int ce_block_gemm_two_part_f32(const ce_block_matrix *w, const ce_block_rows *coarse, const ce_block_rows *residual,
+                               size_t j0, size_t j1, const float *bias, float *c, size_t ldc, int accumulate, int path);
+
 #endif
