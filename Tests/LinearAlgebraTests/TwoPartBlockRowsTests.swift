@@ -177,7 +177,8 @@ final class TwoPartBlockRowsTests: XCTestCase {
                     let b = withBias ? biasBuffer.baseAddress : nil
                     XCTAssertTrue(
                         BlockGEMM.multiply(
-                            parts.coarse, w, columns: columns, bias: b, into: &twice, accumulate: accumulate, path: path))
+                            parts.coarse, w, columns: columns, bias: b, into: &twice, accumulate: accumulate, path: path
+                        ))
                     XCTAssertTrue(
                         BlockGEMM.multiply(
                             parts.residual, w, columns: columns, bias: nil, into: &twice, accumulate: true, path: path))
