@@ -65,13 +65,17 @@ extension GenerationGuide where Value == Double {
 
 extension GenerationGuide where Value == Float {
     /// At least `value`.
-    public static func minimum(_ value: Float) -> Self { Self(.minimum(Double(value))) }
+    public static func minimum(_ value: Float) -> Self { Self(.minimum(widened(value))) }
     /// At most `value`.
-    public static func maximum(_ value: Float) -> Self { Self(.maximum(Double(value))) }
+    public static func maximum(_ value: Float) -> Self { Self(.maximum(widened(value))) }
     /// Within `range`.
     public static func range(_ range: ClosedRange<Float>) -> Self {
-        .bounds(Double(range.lowerBound), Double(range.upperBound))
+        .bounds(widened(range.lowerBound), widened(range.upperBound))
     }
+
+    /// The `Double` a `Float` is written as (`0.1` for `Float(0.1)`, not 0.10000000149…), so that
+    /// a bound means the number its code shows.
+    private static func widened(_ value: Float) -> Double { Double("\(value)") ?? Double(value) }
 }
 
 extension GenerationGuide {

@@ -31,21 +31,27 @@ public struct GenerationSchema: Sendable, CustomDebugStringConvertible {
     /// A property of an object schema: Apple's `GenerationSchema.Property`.
     public struct Property: Sendable {
         let property: SchemaProperty
+        /// The named shapes the property's type refers to.
+        let definitions: [String: SchemaNode]
 
         /// A property named `name` holding a `type` value that follows `guides`; an `Optional`
         /// type makes the property optional (the model may leave it out).
         public init<Value: Generable>(
             name: String, description: String? = nil, type: Value.Type, guides: [GenerationGuide<Value>] = []
         ) {
-            let node = Value.generationSchema.root.applying(guides.flatMap(\.rule.rules))
+            let schema = Value.generationSchema
             property = SchemaProperty(
-                name: name, description: description, node: node, isOptional: Value.self is any OptionalGenerable.Type)
+                name: name, description: description, node: schema.root.applying(guides.flatMap(\.rule.rules)),
+                isOptional: Value.self is any OptionalGenerable.Type)
+            definitions = schema.definitions
         }
     }
 
     /// An object with `properties`, in that order.
     public init(type: any Generable.Type, description: String? = nil, properties: [Property]) {
-        self.init(root: .object(name: "\(type)", description: description, properties: properties.map(\.property)))
+        self.init(
+            root: .object(name: "\(type)", description: description, properties: properties.map(\.property)),
+            definitions: properties.reduce(into: [:]) { $0.merge($1.definitions) { kept, _ in kept } })
     }
 
     /// A string that is one of `choices` (an enumeration).
@@ -55,7 +61,10 @@ public struct GenerationSchema: Sendable, CustomDebugStringConvertible {
 
     /// A value of one of `types`.
     public init(type: any Generable.Type, description: String? = nil, anyOf types: [any Generable.Type]) {
-        self.init(root: .anyOf(name: "\(type)", description: description, types.map { $0.generationSchema.root }))
+        let schemas = types.map { $0.generationSchema }
+        self.init(
+            root: .anyOf(name: "\(type)", description: description, schemas.map(\.root)),
+            definitions: schemas.reduce(into: [:]) { $0.merge($1.definitions) { kept, _ in kept } })
     }
 
     /// A schema built at run time: `root`, which may refer by name to the schemas in `dependencies`.
@@ -72,6 +81,7 @@ public struct GenerationSchema: Sendable, CustomDebugStringConvertible {
             }
             definitions[name] = schema.node
         }
+        for schema in [root] + dependencies { definitions.merge(schema.definitions) { kept, _ in kept } }
         let missing = Set(([root] + dependencies).flatMap { $0.node.references }).subtracting(definitions.keys)
         guard missing.isEmpty else {
             throw SchemaError.undefinedReferences(
@@ -124,8 +134,10 @@ public struct GenerationSchema: Sendable, CustomDebugStringConvertible {
     /// The schema as JSON Schema, properties in order; definitions under `$defs`.
     var jsonSchema: GeneratedContent {
         var schema = root.jsonSchema
-        if !definitions.isEmpty, case .structure(var properties, var keys) = schema.kind {
-            let defs = definitions.keys.sorted().map { ($0, definitions[$0]!.jsonSchema) }
+        // Only the shapes something refers to (a named root is among the definitions for itself).
+        let referred = Set(root.references + definitions.values.flatMap(\.references))
+        if !referred.isEmpty, case .structure(var properties, var keys) = schema.kind {
+            let defs = definitions.keys.filter(referred.contains).sorted().map { ($0, definitions[$0]!.jsonSchema) }
             properties["$defs"] = GeneratedContent(
                 kind: .structure(properties: Dictionary(uniqueKeysWithValues: defs), orderedKeys: defs.map(\.0)))
             keys.append("$defs")
@@ -147,14 +159,18 @@ public struct GenerationSchema: Sendable, CustomDebugStringConvertible {
 public struct DynamicGenerationSchema: Sendable {
     let name: String?
     let node: SchemaNode
+    /// Named shapes a `Generable` type's schema brought along (`init(type:guides:)`).
+    var definitions: [String: SchemaNode] = [:]
 
     /// A property of a dynamic object schema.
     public struct Property: Sendable {
         let property: SchemaProperty
+        let definitions: [String: SchemaNode]
         /// A property named `name` of shape `schema`; optional ones may be left out.
         public init(name: String, description: String? = nil, schema: DynamicGenerationSchema, isOptional: Bool = false)
         {
             property = SchemaProperty(name: name, description: description, node: schema.node, isOptional: isOptional)
+            definitions = schema.definitions
         }
     }
 
@@ -162,12 +178,14 @@ public struct DynamicGenerationSchema: Sendable {
     public init(name: String, description: String? = nil, properties: [Property]) {
         self.name = name
         node = .object(name: name, description: description, properties: properties.map(\.property))
+        definitions = properties.reduce(into: [:]) { $0.merge($1.definitions) { kept, _ in kept } }
     }
 
     /// A value of one of the shapes `choices`.
     public init(name: String, description: String? = nil, anyOf choices: [DynamicGenerationSchema]) {
         self.name = name
         node = .anyOf(name: name, description: description, choices.map(\.node))
+        definitions = choices.reduce(into: [:]) { $0.merge($1.definitions) { kept, _ in kept } }
     }
 
     /// A string that is one of `choices`.
@@ -183,12 +201,15 @@ public struct DynamicGenerationSchema: Sendable {
             element: itemSchema.node,
             rules: [minimumElements.map(GuideRule.minimumCount), maximumElements.map(GuideRule.maximumCount)]
                 .compactMap { $0 })
+        definitions = itemSchema.definitions
     }
 
     /// A value of a `Generable` type, following `guides`.
     public init<Value: Generable>(type: Value.Type, guides: [GenerationGuide<Value>] = []) {
         name = nil
-        node = Value.generationSchema.root.applying(guides.flatMap(\.rule.rules))
+        let schema = Value.generationSchema
+        node = schema.root.applying(guides.flatMap(\.rule.rules))
+        definitions = schema.definitions
     }
 
     /// The schema named `name`, defined by the root or one of the dependencies.
@@ -282,27 +303,23 @@ indirect enum SchemaNode: Sendable, Equatable {
         func add(_ key: String, _ value: some ConvertibleToGeneratedContent) {
             pairs.append((key, value.generatedContent))
         }
+        // Several rules of one kind are written as the one they amount to (as the grammar enforces).
         func bounds(_ rules: [GuideRule], integer: Bool) {
-            for rule in rules {
-                switch rule {
-                case .minimum(let v):
-                    add("minimum", integer ? GeneratedContent(kind: .number(v.rounded(.up))) : v.generatedContent)
-                case .maximum(let v):
-                    add("maximum", integer ? GeneratedContent(kind: .number(v.rounded(.down))) : v.generatedContent)
-                default: break
-                }
-            }
+            let minimum = rules.compactMap { if case .minimum(let v) = $0 { v } else { nil } }.max()
+            let maximum = rules.compactMap { if case .maximum(let v) = $0 { v } else { nil } }.min()
+            if let minimum { add("minimum", integer ? minimum.rounded(.up) : minimum) }
+            if let maximum { add("maximum", integer ? maximum.rounded(.down) : maximum) }
         }
         switch self {
         case .string(let description, let rules):
             add("type", "string")
             if let description { add("description", description) }
-            for rule in rules {
-                switch rule {
-                case .anyOf(let values): add("enum", values)
-                case .pattern(let pattern): add("pattern", pattern)
-                default: break
-                }
+            let choices = rules.compactMap { if case .anyOf(let values) = $0 { values } else { nil } }
+            if let first = choices.first {
+                add("enum", choices.dropFirst().reduce(first) { kept, more in kept.filter(more.contains) })
+            }
+            if let pattern = rules.lazy.compactMap({ if case .pattern(let p) = $0 { p } else { nil } }).first {
+                add("pattern", pattern)
             }
         case .integer(let rules):
             add("type", "integer")
@@ -315,10 +332,10 @@ indirect enum SchemaNode: Sendable, Equatable {
         case .array(let element, let rules):
             add("type", "array")
             add("items", element.jsonSchema)
-            for rule in rules {
-                if case .minimumCount(let n) = rule { add("minItems", n) }
-                if case .maximumCount(let n) = rule { add("maxItems", n) }
-            }
+            let minimum = rules.compactMap { if case .minimumCount(let n) = $0 { n } else { nil } }.max()
+            let maximum = rules.compactMap { if case .maximumCount(let n) = $0 { n } else { nil } }.min()
+            if let minimum { add("minItems", minimum) }
+            if let maximum { add("maxItems", maximum) }
         case .object(let name, let description, let properties):
             add("type", "object")
             add("title", name)
@@ -327,8 +344,8 @@ indirect enum SchemaNode: Sendable, Equatable {
             for property in properties {
                 var schema = property.node.jsonSchema
                 if let description = property.description, case .structure(var p, var k) = schema.kind {
+                    if p["description"] == nil { k.append("description") }
                     p["description"] = description.generatedContent
-                    k.append("description")
                     schema.kind = .structure(properties: p, orderedKeys: k)
                 }
                 members.append((property.name, schema))

@@ -182,7 +182,8 @@ struct GuidedPattern: Sendable {
         case .empty:
             epsilons[Int(a)].append(b)
         case .set(let ranges):
-            edges[Int(a)].append(Edge(ranges: ranges, target: b))
+            // A JSON string never holds a lone surrogate: such a pattern can only match without it.
+            edges[Int(a)].append(Edge(ranges: Ranges.subtracting(ranges, [0xD800...0xDFFF]), target: b))
         case .sequence(let items):
             var from = a
             for (i, item) in items.enumerated() {

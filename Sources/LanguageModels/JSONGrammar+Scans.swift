@@ -1,3 +1,5 @@
+import Foundation
+
 /// Reading a JSON string byte by byte: its escapes, its UTF-8, and its pattern when it has one.
 struct StringScan: Hashable, Sendable {
     enum Phase: Hashable, Sendable {
@@ -141,8 +143,8 @@ struct StringScan: Hashable, Sendable {
                 case 3: (0x800, 0xFFFF)
                 default: (0x10000, 0x10FFFF)
                 }
-            return [clamp(low, high, least, 0xD7FF), clamp(low, high, 0xE000, most)].compactMap { $0 }
-                .filter { $0.lowerBound >= least }
+            return [clamp(low, high, least, min(most, 0xD7FF)), clamp(low, high, max(least, 0xE000), most)]
+                .compactMap { $0 }
         case .unicode(let digits, let value, let high):
             let shift = 4 * (4 - UInt32(digits))  // `digits` read, the rest to come
             let low = value << shift
@@ -187,21 +189,17 @@ struct NumberScan: Hashable, Sendable {
     var fractionDigits = 0
     var fractionPart: UInt64 = 0
 
-    /// The value written (for a scan that can end).
-    var value: Double {
-        var text = negative ? "-" : ""
-        text += String(integerPart)
-        if point {
-            let digits = String(fractionPart)
-            text += "." + String(repeating: "0", count: fractionDigits - digits.count) + digits
-        }
-        return Double(text) ?? .nan
+    /// The value written, exactly (for a scan that can end).
+    var value: Decimal {
+        var value = Decimal(integerPart)
+        if point, fractionDigits > 0 { value += Decimal(fractionPart) / JSONGrammar.power(fractionDigits) }
+        return negative ? -value : value
     }
 }
 
 extension JSONGrammar {
     /// The bounds and kind of number `node` is.
-    private func numberRules(_ node: Int32) -> (integer: Bool, minimum: Double?, maximum: Double?) {
+    private func numberRules(_ node: Int32) -> (integer: Bool, minimum: Decimal?, maximum: Decimal?) {
         switch nodes[Int(node)] {
         case .integer(let low, let high): (true, low, high)
         case .number(let low, let high): (false, low, high)
@@ -211,11 +209,11 @@ extension JSONGrammar {
 
     /// `scan` after `byte`, when the number can still end within its bounds.
     func read(_ scan: NumberScan, _ byte: UInt8, node: Int32) -> NumberScan? {
-        let (integer, minimum, _) = numberRules(node)
+        let (integer, minimum, maximum) = numberRules(node)
         var next = scan
         switch byte {
         case UInt8(ascii: "-"):
-            guard !scan.negative, scan.integerDigits == 0, (minimum ?? -1) <= 0 else { return nil }
+            guard !scan.negative, scan.integerDigits == 0, (minimum ?? -1) < 0 else { return nil }
             next.negative = true
         case UInt8(ascii: "0")...UInt8(ascii: "9"):
             let digit = UInt64(byte - UInt8(ascii: "0"))
@@ -235,7 +233,7 @@ extension JSONGrammar {
         default:
             return nil
         }
-        return isPossible(next, node: node) ? next : nil
+        return Self.isPossible(next, integer: integer, minimum: minimum, maximum: maximum) ? next : nil
     }
 
     /// Whether the number so far is whole and within its bounds.
@@ -243,43 +241,44 @@ extension JSONGrammar {
         guard scan.integerDigits > 0, !scan.point || scan.fractionDigits > 0 else { return false }
         let (_, minimum, maximum) = numberRules(node)
         let value = scan.value
-        return value >= (minimum ?? -.infinity) && value <= (maximum ?? .infinity)
+        return minimum.map { value >= $0 } ?? true && maximum.map { value <= $0 } ?? true
     }
 
-    /// Whether some way of going on from `scan` ends within the bounds.
-    private func isPossible(_ scan: NumberScan, node: Int32) -> Bool {
-        let (integer, minimum, maximum) = numberRules(node)
+    /// Whether some way of going on from `scan` ends within the bounds. Exact: values are
+    /// multiples of the last fraction digit's step, and so are the bounds (the compiler rounds
+    /// them inward to it), so an interval of reachable values that meets the bounds holds one.
+    static func isPossible(_ scan: NumberScan, integer: Bool, minimum: Decimal?, maximum: Decimal?) -> Bool {
         // The smallest step the last fraction digit allows (integers: 1).
-        let step = integer ? 1 : 1 / pow10(Self.fractionDigits)
-        var magnitudes: [(Double, Double)] = []
-        let p = Double(scan.integerPart)
+        let step = integer ? Decimal(1) : 1 / power(fractionDigits)
+        var magnitudes: [(Decimal, Decimal)] = []
+        let p = Decimal(scan.integerPart)
+        let cap = integer ? integerDigits : numberDigits
         if scan.point {
-            let unit = 1 / pow10(scan.fractionDigits)
-            let base = p + Double(scan.fractionPart) * unit
-            magnitudes.append(
-                scan.fractionDigits == Self.fractionDigits ? (base, base) : (base, base + unit - step))
+            let unit = 1 / power(scan.fractionDigits)
+            let base = p + Decimal(scan.fractionPart) * unit
+            magnitudes.append(scan.fractionDigits == fractionDigits ? (base, base) : (base, base + unit - step))
         } else if scan.integerDigits == 0 {
-            magnitudes.append((0, pow10(integer ? Self.integerDigits : Self.numberDigits) - step))
+            magnitudes.append((0, power(cap) - step))
         } else if scan.integerPart == 0 {
             magnitudes.append((0, 1 - step))
         } else {
-            let cap = integer ? Self.integerDigits : Self.numberDigits
             for j in 0...(cap - scan.integerDigits) {
-                let scale = pow10(j)
+                let scale = power(j)
                 magnitudes.append((p * scale, (p + 1) * scale - step))
             }
         }
-        let low = minimum ?? -.infinity
-        let high = maximum ?? .infinity
         for (a, b) in magnitudes {
             let (lo, hi) = scan.negative ? (-b, -a) : (a, b)
-            if max(lo, low) <= min(hi, high) { return true }
+            let low = minimum.map { max(lo, $0) } ?? lo
+            let high = maximum.map { min(hi, $0) } ?? hi
+            if low <= high { return true }
         }
         return false
     }
 
-    private func pow10(_ n: Int) -> Double {
-        var x = 1.0
+    /// 10ⁿ.
+    static func power(_ n: Int) -> Decimal {
+        var x = Decimal(1)
         for _ in 0..<n { x *= 10 }
         return x
     }

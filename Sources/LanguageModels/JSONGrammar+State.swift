@@ -37,8 +37,12 @@ extension JSONGrammar {
         var isDead: Bool { stacks.isEmpty }
     }
 
-    /// The deepest nesting a reading may reach (a recursive schema stops there).
+    /// The deepest nesting a reading may reach: an optional property, an array element past the
+    /// minimum count or a choice is only started when it can be finished within it.
     static let maximumDepth = 64
+
+    /// Whether a value of `node` started at `depth` (its frame's position, from 1) fits.
+    private func fits(_ node: Int32, at depth: Int) -> Bool { depth - 1 + minimumDepth[Int(node)] <= Self.maximumDepth }
 
     /// Before the first byte.
     var initialState: State { State(stacks: [[Frame(node: root, phase: .value)]]) }
@@ -103,9 +107,8 @@ extension JSONGrammar {
         let last = stack.count - 1
         switch top.phase {
         case .value:
-            guard stack.count <= Self.maximumDepth else { return }
             if case .anyOf(let choices) = nodes[Int(top.node)] {
-                for choice in choices {
+                for choice in choices where fits(choice, at: stack.count) {
                     stack[last] = Frame(node: choice, phase: .value)
                     advance(stack, byte, into: &out)
                 }
@@ -152,19 +155,21 @@ extension JSONGrammar {
                 finish(&closed)
                 out.append(closed)
             }
-            if count < (maximum ?? Int.max) {
+            if count < (maximum ?? Int.max), needsElement || count < minimum || fits(element, at: stack.count + 1) {
                 stack[last].phase = .arrayInChild(count: count, separator: false)
                 stack.append(Frame(node: element, phase: .value))
                 advance(stack, byte, into: &out)
             }
         case .arrayAfterElement(let count):
-            guard case .array(_, let minimum, let maximum) = nodes[Int(top.node)] else { return }
+            guard case .array(let element, let minimum, let maximum) = nodes[Int(top.node)] else { return }
             if byte == UInt8(ascii: "]"), count >= minimum {
                 var closed = stack
                 finish(&closed)
                 out.append(closed)
             }
-            if count < (maximum ?? Int.max), byte == UInt8(ascii: ",") {
+            if count < (maximum ?? Int.max), byte == UInt8(ascii: ","),
+                count < minimum || fits(element, at: stack.count + 1)
+            {
                 stack[last].phase = .arrayInChild(count: count, separator: true)
                 stack.append(Frame(node: top.node, phase: .literal(Array(", ".utf8), 1)))
                 out.append(stack)
@@ -187,7 +192,7 @@ extension JSONGrammar {
             var index = next
             while index < keys.count {
                 let key = first ? keys[index].first : keys[index].following
-                if key[0] == byte {
+                if key[0] == byte, !keys[index].isOptional || fits(keys[index].node, at: stack.count + 1) {
                     var keyed = stack
                     keyed[last].phase = .objectKey(index: index)
                     keyed.append(Frame(node: top.node, phase: .literal(key, 1)))

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A `GenerationSchema` compiled for guided decoding: the JSON texts it allows, as an automaton
 /// over bytes (`JSONGrammar.State`) that reads a response one byte at a time and knows, after
 /// every byte, whether the text so far can still be completed into a valid value.
@@ -6,14 +8,15 @@
 /// key, `", "` between members and elements, nothing else between tokens — because a layout
 /// with free whitespace lets a small model wander in it. Objects write their properties in the
 /// schema's order; an optional property may be left out. Integers are `-?(0|[1-9][0-9]*)` of at
-/// most 18 digits; numbers add an optional fraction of at most 8 digits (no exponents). Strings
+/// most 15 digits; numbers add an optional fraction of at most 8 digits (no exponents). Strings
 /// are any JSON string: every escape JSON allows (`\uXXXX` with surrogate pairs), never a raw
 /// control character or invalid UTF-8.
 package final class JSONGrammar: Sendable {
     enum Node: Sendable {
         case string(GuidedPattern?)
-        case integer(minimum: Double?, maximum: Double?)
-        case number(minimum: Double?, maximum: Double?)
+        /// Bounds rounded inward to what can be written (whole numbers; 8 decimals).
+        case integer(minimum: Decimal?, maximum: Decimal?)
+        case number(minimum: Decimal?, maximum: Decimal?)
         case boolean
         case null
         case array(element: Int32, minimumCount: Int, maximumCount: Int?)
@@ -31,9 +34,13 @@ package final class JSONGrammar: Sendable {
 
     let nodes: [Node]
     let root: Int32
+    /// Per node: the fewest nested levels a value of it needs (1 for a scalar, an empty array, an
+    /// object of optional properties), so that a reading starts nothing optional it could not
+    /// finish within `maximumDepth`.
+    let minimumDepth: [Int]
 
     /// Digits allowed: an integer's, a number's integer part's, a number's fraction's.
-    static let integerDigits = 18
+    static let integerDigits = 15
     static let numberDigits = 15
     static let fractionDigits = 8
 
@@ -48,6 +55,55 @@ package final class JSONGrammar: Sendable {
             throw .unsupportedGuide(.init(debugDescription: (error as? CompileError)?.message ?? "\(error)"))
         }
         nodes = compiler.nodes
+        // Every shape must have a finite value (a required property or a minimum count that
+        // recurses forever has none): a reading that starts one could never end.
+        var finite = [Bool](repeating: false, count: nodes.count)
+        var changed = true
+        while changed {
+            changed = false
+            for (index, node) in nodes.enumerated() where !finite[index] {
+                let isFinite: Bool
+                switch node {
+                case .string, .integer, .number, .boolean, .null: isFinite = true
+                case .array(let element, let minimum, _): isFinite = minimum == 0 || finite[Int(element)]
+                case .object(let keys): isFinite = keys.allSatisfy { $0.isOptional || finite[Int($0.node)] }
+                case .anyOf(let choices): isFinite = choices.contains { finite[Int($0)] }
+                }
+                if isFinite {
+                    finite[index] = true
+                    changed = true
+                }
+            }
+        }
+        guard finite.allSatisfy({ $0 }) else {
+            throw .unsupportedGuide(.init(debugDescription: "a schema that recurses without end has no finite value"))
+        }
+        var depth = [Int](repeating: Int.max / 2, count: nodes.count)
+        changed = true
+        while changed {
+            changed = false
+            for (index, node) in nodes.enumerated() {
+                let needed: Int
+                switch node {
+                case .string, .integer, .number, .boolean, .null: needed = 1
+                case .array(let element, let minimum, _): needed = minimum == 0 ? 1 : 1 + depth[Int(element)]
+                case .object(let keys):
+                    needed = 1 + keys.filter { !$0.isOptional }.map { depth[Int($0.node)] }.reduce(0, max)
+                case .anyOf(let choices): needed = choices.map { depth[Int($0)] }.min() ?? Int.max / 2
+                }
+                if needed < depth[index] {
+                    depth[index] = needed
+                    changed = true
+                }
+            }
+        }
+        minimumDepth = depth
+        guard depth[Int(root)] <= Self.maximumDepth else {
+            throw .unsupportedGuide(
+                .init(
+                    debugDescription:
+                        "a value needs \(depth[Int(root)]) nested levels; at most \(Self.maximumDepth) are read"))
+        }
         // A choice that contains itself without writing anything would be read forever.
         for start in nodes.indices {
             var seen = Set<Int32>()
@@ -83,16 +139,9 @@ package final class JSONGrammar: Sendable {
             case .string(_, let rules):
                 return add(.string(try pattern(rules)))
             case .integer(let rules):
-                let (low, high) = try bounds(rules)
-                let minimum = low.map { $0.rounded(.up) }
-                let maximum = high.map { $0.rounded(.down) }
-                if let minimum, let maximum, minimum > maximum {
-                    throw CompileError(message: "no integer lies between \(low!) and \(high!)")
-                }
-                return add(.integer(minimum: minimum, maximum: maximum))
+                return add(try number(rules, integer: true))
             case .number(let rules):
-                let (low, high) = try bounds(rules)
-                return add(.number(minimum: low, maximum: high))
+                return add(try number(rules, integer: false))
             case .boolean:
                 return add(.boolean)
             case .null:
@@ -151,6 +200,36 @@ package final class JSONGrammar: Sendable {
                 nodes[Int(index)] = .anyOf([target])
                 return index
             }
+        }
+
+        /// A number node: its bounds rounded inward to the values that can be written (whole
+        /// numbers, or 8 decimals), which must leave at least one within the digit caps.
+        func number(_ rules: [GuideRule], integer: Bool) throws -> Node {
+            let (low, high) = try bounds(rules)
+            let places = integer ? 0 : JSONGrammar.fractionDigits
+            func rounded(_ value: Double?, _ mode: NSDecimalNumber.RoundingMode) -> Decimal? {
+                guard let value else { return nil }
+                var exact = Decimal(value)
+                var result = Decimal()
+                NSDecimalRound(&result, &exact, places, mode)
+                return result
+            }
+            let minimum = rounded(low, .up)
+            let maximum = rounded(high, .down)
+            let signs = [NumberScan(), NumberScan(negative: true)]
+            guard
+                signs.contains(where: {
+                    JSONGrammar.isPossible($0, integer: integer, minimum: minimum, maximum: maximum)
+                })
+            else {
+                let kind = integer ? "integer" : "number with at most \(places) decimals"
+                let digits = integer ? JSONGrammar.integerDigits : JSONGrammar.numberDigits
+                throw CompileError(
+                    message:
+                        "no \(kind) and at most \(digits) digits lies between \(low.map { "\($0)" } ?? "−∞") and \(high.map { "\($0)" } ?? "∞")"
+                )
+            }
+            return integer ? .integer(minimum: minimum, maximum: maximum) : .number(minimum: minimum, maximum: maximum)
         }
 
         func bounds(_ rules: [GuideRule]) throws -> (Double?, Double?) {

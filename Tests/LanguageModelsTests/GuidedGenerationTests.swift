@@ -268,9 +268,26 @@ final class GuidedGenerationTests: XCTestCase {
             .init(arrayOf: .init(type: Bool.self), minimumElements: 3, maximumElements: 1),
             .init(type: String.self, guides: [.anyOf(["a"]), .pattern("b")]),
         ]
-        for schema in impossible {
-            XCTAssertThrowsError(try JSONGrammar(try GenerationSchema(root: schema, dependencies: [])))
+        let forever = DynamicGenerationSchema(
+            name: "Forever", properties: [.init(name: "next", schema: .init(referenceTo: "Forever"))])
+        let more: [DynamicGenerationSchema] = [
+            .init(type: Double.self, guides: [.range(0.123456789...0.123456789)]),  // between 8-decimal steps
+            .init(type: Int.self, guides: [.minimum(1_000_000_000_000_000)]),  // past 15 digits
+            .init(type: String.self, guides: [.pattern(#"\uD800"#)]),  // a lone surrogate
+            forever,  // no finite value
+        ]
+        for schema in impossible + more {
+            XCTAssertThrowsError(try JSONGrammar(try GenerationSchema(root: schema, dependencies: []))) { error in
+                guard case .unsupportedGuide = error as? LanguageModelSession.GenerationError else {
+                    return XCTFail("\(error)")
+                }
+            }
         }
+        // Bounds on the 8-decimal grid are exact, a Float's included.
+        let tenth = try JSONGrammar(
+            GenerationSchema(root: .init(type: Float.self, guides: [.range(0.1...0.1)]), dependencies: []))
+        XCTAssertTrue(tenth.accepts(tenth.advance(tenth.initialState, Array("0.1".utf8))))
+        XCTAssertTrue(tenth.advance(tenth.initialState, Array("0.11".utf8)).isDead)
         // Through a session: refused before the model is loaded (this one does not exist).
         let session = LanguageModelSession(
             model: SystemLanguageModel(contentsOf: URL(fileURLWithPath: "/nonexistent/model.gguf")))
@@ -317,6 +334,8 @@ final class GuidedGenerationTests: XCTestCase {
         XCTAssertFalse(grammar.advance(one, Array("3".utf8)).isDead)
         XCTAssertTrue(grammar.advance(one, Array("30".utf8)).isDead)
         XCTAssertTrue(grammar.advance(grammar.initialState, Array(#"{"x": -6"#.utf8)).isDead)
+        // Characters past U+FFFF may be written raw (UTF-8) or as a surrogate pair.
+        XCTAssertTrue(accepts(#"{"x": 7, "label": "😀 𝄞 \ud83d\ude00"}"#))
         // Invalid UTF-8 never enters a string.
         let open = grammar.advance(grammar.initialState, Array(#"{"x": 1, "label": ""#.utf8))
         XCTAssertTrue(grammar.advance(open, 0xC0).isDead)
@@ -328,6 +347,94 @@ final class GuidedGenerationTests: XCTestCase {
         XCTAssertEqual(point.label, "p")
         XCTAssertEqual(try point.generatedContent.value(Int.self, forProperty: "x"), 3)
         XCTAssertEqual(try point.generatedContent.value(String?.self, forProperty: "label"), "p")
+    }
+
+    /// The schema text shown to the model says what the grammar enforces: repeated guides are
+    /// written as the one they amount to, and a type's named shapes travel with it.
+    func testSchemaTextMatchesTheGrammar() throws {
+        let schema = try GenerationSchema(
+            root: .init(
+                name: "Bag",
+                properties: [
+                    .init(
+                        name: "items", description: "what is in the bag",
+                        schema: .init(
+                            type: [Int].self, guides: [.count(1...10), .maximumCount(3), .element(.minimum(2))])),
+                    .init(
+                        name: "size", schema: .init(type: Int.self, guides: [.minimum(0), .minimum(5), .maximum(9)])),
+                ]), dependencies: [])
+        let text = schema.debugDescription
+        XCTAssertEqual(text.components(separatedBy: "\"maxItems\"").count, 2, text)
+        XCTAssertTrue(text.contains("\"maxItems\":3"), text)
+        XCTAssertTrue(text.contains("\"minimum\":5"), text)
+        XCTAssertEqual(text.components(separatedBy: "\"minimum\"").count, 3, text)  // items' elements, size
+        let grammar = try JSONGrammar(schema)
+        XCTAssertTrue(
+            grammar.accepts(grammar.advance(grammar.initialState, Array(#"{"items": [2, 3, 4], "size": 5}"#.utf8))))
+        XCTAssertTrue(grammar.advance(grammar.initialState, Array(#"{"items": [2, 3, 4, "#.utf8)).isDead)
+        XCTAssertTrue(grammar.advance(grammar.initialState, Array(#"{"items": [2], "size": 4"#.utf8)).isDead)
+
+        // A Generable type whose schema refers to named shapes keeps them as a property's type.
+        struct Tree: Generable, Codable {
+            var label: String
+            static var generationSchema: GenerationSchema {
+                try! GenerationSchema(
+                    root: .init(
+                        name: "Tree",
+                        properties: [
+                            .init(name: "label", schema: .init(type: String.self)),
+                            .init(name: "kids", schema: .init(arrayOf: .init(referenceTo: "Tree")), isOptional: true),
+                        ]), dependencies: [])
+            }
+        }
+        struct Forest: Generable, Codable {
+            var tree: Tree
+            static var generationSchema: GenerationSchema {
+                GenerationSchema(type: Self.self, properties: [.init(name: "tree", type: Tree.self)])
+            }
+        }
+        let forest = try JSONGrammar(Forest.generationSchema)
+        XCTAssertTrue(
+            forest.accepts(
+                forest.advance(forest.initialState, Array(#"{"tree": {"label": "a", "kids": [{"label": "b"}]}}"#.utf8)))
+        )
+    }
+
+    /// A recursive schema read byte by byte by a walker that always goes deeper when it may: it
+    /// reaches the depth bound, and the grammar still always leaves a way to finish.
+    func testRecursionNeverDeadEnds() throws {
+        let node = DynamicGenerationSchema(
+            name: "Node",
+            properties: [
+                .init(name: "value", schema: .init(type: Int.self, guides: [.range(0...9)])),
+                .init(
+                    name: "children", schema: .init(arrayOf: .init(referenceTo: "Node"), maximumElements: 1),
+                    isOptional: true),
+            ])
+        let grammar = try JSONGrammar(GenerationSchema(root: node, dependencies: []))
+        var state = grammar.initialState
+        var text: [UInt8] = []
+        for _ in 0..<20_000 {
+            let allowed = (0...255).map(UInt8.init).filter { !grammar.advance(state, $0).isDead }
+            if allowed.isEmpty {
+                XCTAssertTrue(grammar.accepts(state), "a dead end after \(String(decoding: text, as: UTF8.self))")
+                break
+            }
+            let deeper = allowed.filter { $0 != UInt8(ascii: "}") && $0 != UInt8(ascii: "]") }
+            let byte = (deeper.isEmpty ? allowed : deeper).min()!
+            state = grammar.advance(state, byte)
+            text.append(byte)
+        }
+        let value = try JSONDecoder().decode(JSON.self, from: Data(text))
+        func depth(_ value: JSON) -> Int {
+            switch value {
+            case .object(let members): 1 + (members.values.map(depth).max() ?? 0)
+            case .array(let items): 1 + (items.map(depth).max() ?? 0)
+            default: 1
+            }
+        }
+        // Objects and arrays alternate: 64 levels of frames.
+        XCTAssertEqual(depth(value), JSONGrammar.maximumDepth)
     }
 
     // MARK: - Sessions over SmolLM2
