@@ -65,26 +65,39 @@ let package = Package(
         .target(name: "VectorIndex", dependencies: ["LinearAlgebra"]),
         .target(
             name: "Embeddings",
-            dependencies: ["LinearAlgebra", "Tokenization", "WordPiece", "SentencePiece", "BertEncoder", "ModelAssets", "VectorIndex"]
+            dependencies: [
+                "LinearAlgebra", "Tokenization", "WordPiece", "SentencePiece", "BertEncoder", "ModelAssets",
+                "VectorIndex",
+            ]
         ),
         // Generation: the GGUF reader, byte-level BPE with chat templates, the causal decoder.
         .target(name: "GGUF", dependencies: ["LinearAlgebra"]),
         .target(name: "BytePairEncoding", dependencies: ["Tokenization", "Hashing"]),
-        .target(name: "LlamaDecoder", dependencies: ["GGUF", "BytePairEncoding", "Tokenization", "LinearAlgebra", "ModelAssets"]),
+        .target(
+            name: "LlamaDecoder",
+            dependencies: ["GGUF", "BytePairEncoding", "Tokenization", "LinearAlgebra", "ModelAssets"]),
         .target(name: "LanguageModels", dependencies: ["LlamaDecoder", "LinearAlgebra", "ModelAssets"]),
         .target(name: "Retrieval", dependencies: ["Embeddings", "VectorIndex", "LinearAlgebra", "Hashing"]),
         .target(name: "Answering", dependencies: ["Retrieval", "LanguageModels", "LinearAlgebra"]),
-        .target(name: "PostgresStorage", dependencies: ["CPostgres", "Retrieval", "Embeddings", "VectorIndex", "LinearAlgebra"]),
+        .target(
+            name: "PostgresStorage",
+            dependencies: ["CPostgres", "Retrieval", "Embeddings", "VectorIndex", "LinearAlgebra"]),
         // The option declarations, parser and help layout both executables share.
         .target(name: "CommandLineOptions"),
         .executableTarget(
             name: "EmbeddingsCLI",
-            dependencies: ["CommandLineOptions", "Embeddings", "ModelAssets", "VectorIndex", "Retrieval", "PostgresStorage", "LinearAlgebra", "Tokenization", "CMicroHTTPD", "LlamaDecoder", "Answering", "LanguageModels"]
+            dependencies: [
+                "CommandLineOptions", "Embeddings", "ModelAssets", "VectorIndex", "Retrieval", "PostgresStorage",
+                "LinearAlgebra", "Tokenization", "CMicroHTTPD", "LlamaDecoder", "Answering", "LanguageModels",
+            ]
         ),
         .executableTarget(
             name: "EmbeddingsBench",
-            dependencies: ["CommandLineOptions", "Embeddings", "ModelAssets", "VectorIndex", "LinearAlgebra", "Retrieval", "PostgresStorage",
-                           "LlamaDecoder", "LanguageModels", "Answering", "LoopbackHTTP"],
+            dependencies: [
+                "CommandLineOptions", "Embeddings", "ModelAssets", "VectorIndex", "LinearAlgebra", "Retrieval",
+                "PostgresStorage",
+                "LlamaDecoder", "LanguageModels", "Answering", "LoopbackHTTP",
+            ],
             path: "Benchmarks/EmbeddingsBench"
         ),
         // A plain HTTP/1.1 client over a loopback socket, for the server's tests and the bench's
@@ -93,40 +106,67 @@ let package = Package(
         // Helpers every test target may use; no model, no encoder.
         .target(name: "TestSupport", dependencies: ["LinearAlgebra", "LoopbackHTTP"], path: "Tests/TestSupport"),
         // The installed default model, for tests that run the real encoder.
-        .target(name: "ModelTestSupport", dependencies: ["Embeddings", "ModelAssets", "LinearAlgebra", "TestSupport", "LlamaDecoder", "BytePairEncoding"], path: "Tests/ModelTestSupport"),
+        .target(
+            name: "ModelTestSupport",
+            dependencies: [
+                "Embeddings", "ModelAssets", "LinearAlgebra", "TestSupport", "LlamaDecoder", "BytePairEncoding",
+            ], path: "Tests/ModelTestSupport"),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "LinearAlgebraTests", dependencies: ["LinearAlgebra", "TestSupport"]),
-        .testTarget(name: "SentencePieceTests", dependencies: ["SentencePiece", "Tokenization", "Embeddings", "TestSupport", "ModelTestSupport"]),
+        .testTarget(
+            name: "SentencePieceTests",
+            dependencies: ["SentencePiece", "Tokenization", "Embeddings", "TestSupport", "ModelTestSupport"]),
         .testTarget(name: "WordPieceTests", dependencies: ["WordPiece", "Hashing", "TestSupport"]),
-        .testTarget(name: "BertEncoderTests", dependencies: ["BertEncoder", "LinearAlgebra", "TestSupport", "ModelTestSupport"]),
-        .testTarget(name: "ModelAssetsTests", dependencies: ["ModelAssets", "Hashing", "LinearAlgebra", "TestSupport"]),
+        .testTarget(
+            name: "BertEncoderTests", dependencies: ["BertEncoder", "LinearAlgebra", "TestSupport", "ModelTestSupport"]),
+        .testTarget(
+            name: "ModelAssetsTests", dependencies: ["ModelAssets", "Hashing", "LinearAlgebra", "TestSupport"]),
         .testTarget(
             name: "EmbeddingsTests",
-            dependencies: ["Embeddings", "Tokenization", "Retrieval", "VectorIndex", "LinearAlgebra", "ModelAssets", "TestSupport", "ModelTestSupport"]
+            dependencies: [
+                "Embeddings", "Tokenization", "Retrieval", "VectorIndex", "LinearAlgebra", "ModelAssets", "TestSupport",
+                "ModelTestSupport",
+            ]
         ),
         .testTarget(
             name: "PostgresStorageTests",
-            dependencies: ["PostgresStorage", "Retrieval", "Embeddings", "VectorIndex", "LinearAlgebra", "TestSupport", "ModelTestSupport"]
+            dependencies: [
+                "PostgresStorage", "Retrieval", "Embeddings", "VectorIndex", "LinearAlgebra", "TestSupport",
+                "ModelTestSupport",
+            ]
         ),
         .testTarget(name: "GGUFTests", dependencies: ["GGUF", "LinearAlgebra", "TestSupport", "ModelTestSupport"]),
-        .testTarget(name: "BytePairEncodingTests", dependencies: ["BytePairEncoding", "Tokenization", "GGUF", "LlamaDecoder", "TestSupport", "ModelTestSupport"]),
-        .testTarget(name: "LanguageModelsTests", dependencies: ["LanguageModels", "LlamaDecoder", "TestSupport", "ModelTestSupport"]),
+        .testTarget(
+            name: "BytePairEncodingTests",
+            dependencies: [
+                "BytePairEncoding", "Tokenization", "GGUF", "LlamaDecoder", "TestSupport", "ModelTestSupport",
+            ]),
+        .testTarget(
+            name: "LanguageModelsTests",
+            dependencies: ["LanguageModels", "LlamaDecoder", "TestSupport", "ModelTestSupport"]),
         .testTarget(
             name: "AnsweringTests",
             dependencies: ["Answering", "Retrieval", "LanguageModels", "TestSupport", "ModelTestSupport"]
         ),
-        .testTarget(name: "LlamaDecoderTests", dependencies: ["LlamaDecoder", "GGUF", "BytePairEncoding", "LinearAlgebra", "TestSupport", "ModelTestSupport"]),
+        .testTarget(
+            name: "LlamaDecoderTests",
+            dependencies: [
+                "LlamaDecoder", "GGUF", "BytePairEncoding", "LinearAlgebra", "TestSupport", "ModelTestSupport",
+            ]),
         .testTarget(name: "VectorIndexTests", dependencies: ["VectorIndex", "LinearAlgebra", "TestSupport"]),
         .testTarget(
             name: "RetrievalTests",
-            dependencies: ["Retrieval", "Embeddings", "VectorIndex", "LinearAlgebra", "TestSupport", "ModelTestSupport"]
+            dependencies: [
+                "Retrieval", "Embeddings", "VectorIndex", "LinearAlgebra", "TestSupport", "ModelTestSupport",
+            ]
         ),
         // The argument parser, its help layout and exit codes, without either executable.
         .testTarget(name: "CommandLineOptionsTests", dependencies: ["CommandLineOptions"]),
         // CrashSafetyTests' child process: an index save with AtomicFile's test settings (a stop
         // inside the save, the stale age) from its arguments, so that no shipping code reads test
         // hooks from the environment.
-        .executableTarget(name: "CrashSafetyChild", dependencies: ["Retrieval", "VectorIndex"], path: "Tests/CrashSafetyChild"),
+        .executableTarget(
+            name: "CrashSafetyChild", dependencies: ["Retrieval", "VectorIndex"], path: "Tests/CrashSafetyChild"),
         // InfoCommandTests' child process: the kernel check at load with BLAS's test settings (a
         // stand-in core at load, a failing self-check) from its arguments, printing what `info` does.
         .executableTarget(name: "KernelCheckChild", dependencies: ["LinearAlgebra"], path: "Tests/KernelCheckChild"),
@@ -134,7 +174,10 @@ let package = Package(
         // (CrashSafetyChild and KernelCheckChild are listed so that they are built, not imported).
         .testTarget(
             name: "CLITests",
-            dependencies: ["EmbeddingsCLI", "CrashSafetyChild", "KernelCheckChild", "CommandLineOptions", "Embeddings", "Retrieval", "PostgresStorage", "VectorIndex", "LinearAlgebra", "TestSupport", "ModelTestSupport"]
+            dependencies: [
+                "EmbeddingsCLI", "CrashSafetyChild", "KernelCheckChild", "CommandLineOptions", "Embeddings",
+                "Retrieval", "PostgresStorage", "VectorIndex", "LinearAlgebra", "TestSupport", "ModelTestSupport",
+            ]
         ),
     ]
 )

@@ -230,7 +230,7 @@ struct Asking: Sendable {
 
     /// `ask --json`'s object: `{"question", "searched", "answer", "grounding"` (`context`,
     /// `general_knowledge` or `search_only`), `"reason"` (search only, else null), `"used_context",
-    /// "model", "sources": [{"id", "source", "title", "headings", "score"}], "hits"` (the same
+    /// "model", "sources": [{"id", "source", "headings", "title", "score"}], "hits"` (the same
     /// fields, every hit retrieved), `"tokens": {"prompt", "answer"}, "timings": {"retrieval_seconds",
     /// "first_token_seconds", "total_seconds", "tokens_per_second"}}`; unknown figures are null.
     static func json(_ answer: Answer, model: SystemLanguageModel) -> String {
@@ -241,17 +241,7 @@ struct Asking: Sendable {
             json.raw("[")
             for (i, hit) in hits.enumerated() {
                 if i > 0 { json.raw(",") }
-                json.raw("{\"id\":")
-                json.string(hit.chunk.id)
-                json.raw(",\"source\":")
-                json.string(hit.chunk.source)
-                json.raw(",\"title\":")
-                json.string(hit.chunk.title)
-                json.raw(",\"headings\":")
-                json.strings(hit.chunk.headings)
-                json.raw(",\"score\":")
-                number(hit.score)
-                json.raw("}")
+                SearchCommand.writeHit(hit, into: &json, text: false)
             }
             json.raw("]")
         }

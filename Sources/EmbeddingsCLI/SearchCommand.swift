@@ -68,6 +68,25 @@ struct SearchCommand: Command {
 }
 
 extension SearchCommand {
+    /// One hit as `search --json` and `ask --json` write it: `{"id", "source", "headings", "title",
+    /// "score"}`, and `"text"` when asked (a score that is not finite as null).
+    static func writeHit(_ hit: RetrievalHit, into json: inout JSONWriter, text: Bool) {
+        json.raw("{\"id\":")
+        json.string(hit.chunk.id)
+        json.raw(",\"source\":")
+        json.string(hit.chunk.source)
+        json.raw(",\"headings\":")
+        json.strings(hit.chunk.headings)
+        json.raw(",\"title\":")
+        json.string(hit.chunk.title)
+        json.raw(",\"score\":" + (hit.score.isFinite ? "\(hit.score)" : "null"))
+        if text {
+            json.raw(",\"text\":")
+            json.string(hit.chunk.text)
+        }
+        json.raw("}")
+    }
+
     /// `search --json`'s object (also `serve`'s `/search` response): `{"query", "hits": [{"id",
     /// "source", "headings", "title", "score", "text"}], "context"}`, the context built from the
     /// hits within `budget` characters.
@@ -80,18 +99,7 @@ extension SearchCommand {
         json.raw(",\"hits\":[")
         for (i, hit) in hits.enumerated() {
             if i > 0 { json.raw(",") }
-            json.raw("{\"id\":")
-            json.string(hit.chunk.id)
-            json.raw(",\"source\":")
-            json.string(hit.chunk.source)
-            json.raw(",\"headings\":")
-            json.strings(hit.chunk.headings)
-            json.raw(",\"title\":")
-            json.string(hit.chunk.title)
-            json.raw(",\"score\":\(hit.score)")
-            json.raw(",\"text\":")
-            json.string(hit.chunk.text)
-            json.raw("}")
+            writeHit(hit, into: &json, text: true)
         }
         json.raw("],\"context\":")
         json.string(context)
