@@ -53,14 +53,14 @@ final class Conversation {
 
     /// Generates the answer to `prompt` (a chat prompt ending with the assistant's header), calling
     /// `onText` with the whole response so far after every token; false stops it.
-    /// - Returns: the response's text.
+    /// - Returns: the generation (its text, tokens and why it stopped).
     /// - Throws: `.exceededContextWindowSize` when the prompt leaves no room or the response fills
     ///   the context before the model ends its turn.
     func respond(
         _ prompt: ChatPrompt, maximumTokens: Int?, sampling: SamplingParameters,
         constraint: (any TokenConstraint)? = nil,
         onText: (String) -> Bool
-    ) throws(LanguageModelSession.GenerationError) -> String {
+    ) throws(LanguageModelSession.GenerationError) -> Generation {
         let ids = reuse(prompt)
         let room = sequence.contextSize - sequence.count - ids.count
         guard room >= 1 else {
@@ -98,6 +98,6 @@ final class Conversation {
                         "the response filled the context of \(sequence.contextSize) tokens before the model ended its turn"
                 ))
         }
-        return generation.text
+        return generation
     }
 }

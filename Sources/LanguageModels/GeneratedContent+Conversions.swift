@@ -73,3 +73,17 @@ extension Array: ConvertibleToGeneratedContent where Element: ConvertibleToGener
 extension Optional: ConvertibleToGeneratedContent where Wrapped: ConvertibleToGeneratedContent {
     public var generatedContent: GeneratedContent { self?.generatedContent ?? GeneratedContent(kind: .null) }
 }
+
+extension GeneratedContent: Codable {
+    /// Content from its JSON text (as `init(json:)`).
+    public init(from decoder: any Decoder) throws {
+        let json = try decoder.singleValueContainer().decode(String.self)
+        self = try GeneratedContent(json: json)
+    }
+
+    /// The content as its JSON text, in a string.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(jsonString)
+    }
+}

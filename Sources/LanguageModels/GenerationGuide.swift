@@ -15,7 +15,7 @@ public struct GenerationGuide<Value>: Sendable {
 }
 
 /// What a guide asks, whatever its value type.
-indirect enum GuideRule: Sendable, Equatable {
+indirect enum GuideRule: Sendable, Equatable, Codable {
     case anyOf([String])
     case pattern(String)
     case minimum(Double)

@@ -17,7 +17,7 @@
 /// }
 /// ```
 /// A guided response writes the properties in the order given, as JSON; every guide holds.
-public struct GenerationSchema: Sendable, CustomDebugStringConvertible {
+public struct GenerationSchema: Sendable, Equatable, Codable, CustomDebugStringConvertible {
     /// The value's shape.
     let root: SchemaNode
     /// Named shapes that `root` refers to (from `DynamicGenerationSchema` references).
@@ -220,7 +220,7 @@ public struct DynamicGenerationSchema: Sendable {
 }
 
 /// A schema's shape, as the grammar compiler reads it.
-indirect enum SchemaNode: Sendable, Equatable {
+indirect enum SchemaNode: Sendable, Equatable, Codable {
     case string(description: String?, rules: [GuideRule])
     case integer(rules: [GuideRule])
     case number(rules: [GuideRule])
@@ -374,7 +374,7 @@ indirect enum SchemaNode: Sendable, Equatable {
 }
 
 /// One property of an object shape.
-struct SchemaProperty: Sendable, Equatable {
+struct SchemaProperty: Sendable, Equatable, Codable {
     let name: String
     let description: String?
     let node: SchemaNode

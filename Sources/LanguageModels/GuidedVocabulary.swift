@@ -199,6 +199,9 @@ package final class GuidedDecoding: TokenConstraint {
         state = grammar.initialState
     }
 
+    /// Starts from `state` of the grammar (the bytes that led there already written).
+    func start(at state: JSONGrammar.State) { self.state = state }
+
     package var isFinished: Bool { grammar.isFinished(state) }
 
     /// Whether the text so far is a whole value.

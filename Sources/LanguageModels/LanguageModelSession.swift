@@ -24,30 +24,50 @@ import Synchronization
 public final class LanguageModelSession: Sendable {
     /// The model this session talks to.
     public let model: SystemLanguageModel
+    /// The tools the model may call.
+    let tools: [any Tool]
 
     private struct State {
         var transcript: Transcript
         var isResponding = false
+        var toolChoice = ToolCalling.Choice.automatic
     }
     private let state: Mutex<State>
     /// The decoder's cache of the conversation, used by one request at a time (on its engine thread).
-    private let conversation = Mutex<Conversation?>(nil)
+    let conversation = Mutex<Conversation?>(nil)
 
-    /// A session whose model follows `instructions` (a system message; nil: the chat template's default).
-    public convenience init(model: SystemLanguageModel = .default, instructions: String? = nil) {
-        let entries =
-            instructions.map { [Transcript.Entry.instructions(.init(segments: [.text(.init(content: $0))]))] } ?? []
-        self.init(model: model, transcript: Transcript(entries: entries))
+    /// A session whose model follows `instructions` (a system message; nil: the chat template's
+    /// default) and may call `tools`.
+    public convenience init(model: SystemLanguageModel = .default, tools: [any Tool] = [], instructions: String? = nil)
+    {
+        var entries: [Transcript.Entry] = []
+        if instructions != nil || !tools.isEmpty {
+            entries.append(
+                .instructions(
+                    .init(
+                        segments: instructions.map { [.text(.init(content: $0))] } ?? [],
+                        toolDefinitions: tools.map { Transcript.ToolDefinition(tool: $0) })))
+        }
+        self.init(model: model, tools: tools, transcript: Transcript(entries: entries))
     }
 
-    /// A session that continues `transcript` (its instructions, prompts and responses).
-    public init(model: SystemLanguageModel = .default, transcript: Transcript) {
+    /// A session that continues `transcript` (its instructions, prompts, tool calls and
+    /// responses), whose model may call `tools`.
+    public init(model: SystemLanguageModel = .default, tools: [any Tool] = [], transcript: Transcript) {
         self.model = model
+        self.tools = tools
         self.state = Mutex(State(transcript: transcript))
     }
 
     /// Everything said so far: instructions, then each prompt and response.
     public var transcript: Transcript { state.withOrderedLock { $0.transcript } }
+
+    /// Which calls the model may make in a response's rounds before the last (default
+    /// `.automatic`: its own choice); `package`, for the chat endpoint's `tool_choice` and tests.
+    package var toolChoice: ToolCalling.Choice {
+        get { state.withOrderedLock { $0.toolChoice } }
+        set { state.withOrderedLock { $0.toolChoice = newValue } }
+    }
 
     /// Whether a request is being answered.
     public var isResponding: Bool { state.withOrderedLock { $0.isResponding } }
@@ -62,7 +82,8 @@ public final class LanguageModelSession: Sendable {
             do {
                 let model = try self.model.model()
                 let messages = Self.messages(
-                    transcript, prompt: promptPrefix.map { .prompt(.init(segments: [.text(.init(content: $0))])) })
+                    transcript, prompt: promptPrefix.map { .prompt(.init(segments: [.text(.init(content: $0))])) },
+                    tools: toolDefinitions)
                 guard !messages.isEmpty else { return }
                 let prompt = try Self.decoding { () throws(LlamaDecoderError) in
                     try model.chatPrompt(messages, addGenerationPrompt: false)
@@ -146,7 +167,9 @@ public final class LanguageModelSession: Sendable {
         stream(prompt, schema: schema, includeSchemaInPrompt: includeSchemaInPrompt, options: options)
     }
 
-    /// Starts a request on the engine: text when `schema` is nil, else guided by it.
+    /// Starts a request: text when `schema` is nil, else guided by it; with tools, rounds of calls
+    /// (each turn generated on the engine's thread, each tool awaited on the request's task) until
+    /// the model answers.
     private func stream<Content: Generable>(
         _ prompt: String, schema: GenerationSchema?, includeSchemaInPrompt: Bool, options: GenerationOptions
     ) -> ResponseStream<Content> {
@@ -164,47 +187,70 @@ public final class LanguageModelSession: Sendable {
             return ResponseStream(stream: stream, request: request)
         }
         let generationID = GenerationID()
-        Engine.start { [self] in
-            var produced: [Transcript.Entry] = []
-            var outcome: Result<Snapshot, any Error>
-            do {
-                let sampling = try options.samplingParameters()
-                if let limit = options.maximumResponseTokens, limit < 1 {
-                    throw GenerationError.invalidOptions("maximumResponseTokens \(limit) must be at least 1")
-                }
-                // The grammar first: an unsupported guide is refused before the model is touched.
-                let grammar = try schema.map { schema throws(GenerationError) in try JSONGrammar(schema) }
-                let model = try self.model.model()
-                let promptEntry = Transcript.Entry.prompt(
-                    .init(
-                        segments: [.text(.init(content: prompt))], options: options,
-                        responseFormat: schema.map { .init(schema: $0, includedInPrompt: includeSchemaInPrompt) }))
-                let rendered = try Self.decoding { () throws(LlamaDecoderError) in
-                    try model.chatPrompt(Self.messages(transcript, prompt: promptEntry), addGenerationPrompt: true)
-                }
-                let guided = grammar != nil
-                let (text, whole) = try conversation.withOrderedLock { held in
-                    let current = try Self.conversation(&held, model: model)
-                    let guide = grammar.map { GuidedDecoding(grammar: $0, model: model) }
-                    let text = try current.respond(
-                        rendered, maximumTokens: options.maximumResponseTokens, sampling: sampling, constraint: guide
-                    ) { text in
-                        if let snapshot = Self.snapshot(
-                            Content.self, text, guided: guided, id: generationID, entries: [promptEntry])
-                        {
-                            continuation.yield(snapshot)
-                        }
-                        return !request.isCancelled
+        request.attach(
+            Task.detached { [self] in
+                var produced: [Transcript.Entry] = []
+                var outcome: Result<Snapshot, any Error>
+                do {
+                    let sampling = try options.samplingParameters()
+                    if let limit = options.maximumResponseTokens, limit < 1 {
+                        throw GenerationError.invalidOptions("maximumResponseTokens \(limit) must be at least 1")
                     }
-                    return (text, guide?.isComplete ?? true)
-                }
-                produced = [
-                    promptEntry,
-                    .response(.init(assetIDs: [self.model.identifier], segments: [.text(.init(content: text))])),
-                ]
-                if request.isCancelled {
-                    outcome = .failure(CancellationError())
-                } else {
+                    // The grammar first: an unsupported guide is refused before the model is touched.
+                    let grammar = try schema.map { schema throws(GenerationError) in try JSONGrammar(schema) }
+                    produced = [
+                        .prompt(
+                            .init(
+                                segments: [.text(.init(content: prompt))], options: options,
+                                responseFormat: schema.map {
+                                    .init(schema: $0, includedInPrompt: includeSchemaInPrompt)
+                                }
+                            ))
+                    ]
+                    let guided = grammar != nil
+                    var text = ""
+                    var whole = true
+                    for round in 0... {
+                        let entries = produced
+                        let choice: ToolCalling.Choice =
+                            tools.isEmpty || round >= Self.maximumToolRounds ? .none : self.toolChoice
+                        let turn = try await Engine.run { () throws -> Turn in
+                            try self.turn(
+                                Array(self.transcript) + entries, tools: self.toolDefinitions, choice: choice,
+                                grammar: grammar, maximumTokens: options.maximumResponseTokens, sampling: sampling
+                            ) { text in
+                                if let text,
+                                    let snapshot = Self.snapshot(
+                                        Content.self, text, guided: guided, id: generationID, entries: entries)
+                                {
+                                    continuation.yield(snapshot)
+                                }
+                                return !request.isCancelled
+                            }
+                        }
+                        if request.isCancelled {
+                            // The transcript keeps the prompt and the part of the response produced.
+                            if case .text(let partial) = turn.outcome {
+                                produced.append(
+                                    .response(
+                                        .init(
+                                            assetIDs: [self.model.identifier],
+                                            segments: [.text(.init(content: partial))])))
+                            }
+                            throw CancellationError()
+                        }
+                        switch turn.outcome {
+                        case .text(let answer):
+                            (text, whole) = (answer, turn.isComplete)
+                        case .toolCalls(let calls):
+                            produced.append(.toolCalls(calls))
+                            for call in calls { produced.append(.toolOutput(try await self.output(of: call))) }
+                            continue
+                        }
+                        break
+                    }
+                    produced.append(
+                        .response(.init(assetIDs: [self.model.identifier], segments: [.text(.init(content: text))])))
                     if !whole {
                         throw GenerationError.decodingFailure(
                             .init(
@@ -225,22 +271,53 @@ public final class LanguageModelSession: Sendable {
                     }
                     outcome = .success(
                         Snapshot(content: partial, rawContent: raw, transcriptEntries: produced, whole: content))
+                } catch {
+                    outcome = .failure(request.isCancelled ? CancellationError() : error)
                 }
-            } catch {
-                outcome = .failure(error)
+                // A failed request leaves the transcript as it was; a cancelled one keeps what it produced.
+                if case .failure(let error) = outcome, !(error is CancellationError) { produced = [] }
+                // The session is free (and its transcript current) before the caller hears the end.
+                end(appending: produced)
+                request.end(try? outcome.get())
+                switch outcome {
+                case .success(let last):
+                    continuation.yield(last)
+                    continuation.finish()
+                case .failure(let error):
+                    continuation.finish(throwing: error)
+                }
+            })
+        return ResponseStream(stream: stream, request: request)
+    }
+
+    /// The most rounds of tool calls one response makes; the turn after the last round answers
+    /// in text (tools still listed, no call allowed).
+    public static let maximumToolRounds = 8
+
+    /// The definitions of the session's tools, as the model is shown them.
+    var toolDefinitions: [Transcript.ToolDefinition] { tools.map { Transcript.ToolDefinition(tool: $0) } }
+
+    /// Runs the tool `call` names with its arguments; its output as a transcript entry.
+    /// - Throws: `ToolCallError` when the tool throws or its arguments do not make its `Arguments`.
+    private func output(of call: Transcript.ToolCall) async throws -> Transcript.ToolOutput {
+        guard let tool = tools.first(where: { $0.name == call.toolName }) else {
+            throw GenerationError.decodingFailure(
+                .init(debugDescription: "the model called no tool of this session: \(call.toolName)"))
+        }
+        func invoke<T: Tool>(_ tool: T) async throws -> String {
+            let arguments: T.Arguments
+            do { arguments = try T.Arguments(call.arguments) } catch {
+                throw ToolCallError(tool: tool, underlyingError: error)
             }
-            // The session is free (and its transcript current) before the caller hears the end.
-            end(appending: produced)
-            request.end(try? outcome.get())
-            switch outcome {
-            case .success(let last):
-                continuation.yield(last)
-                continuation.finish()
-            case .failure(let error):
-                continuation.finish(throwing: error)
+            do { return try await tool.call(arguments: arguments).promptRepresentation.text } catch is CancellationError
+            {
+                throw CancellationError()
+            } catch {
+                throw ToolCallError(tool: tool, underlyingError: error)
             }
         }
-        return ResponseStream(stream: stream, request: request)
+        let text = try await invoke(tool)
+        return Transcript.ToolOutput(id: call.id, toolName: call.toolName, segments: [.text(.init(content: text))])
     }
 
     /// The response so far as content: a string, or the JSON written so far.
@@ -292,19 +369,38 @@ public final class LanguageModelSession: Sendable {
         }
     }
 
-    /// The chat messages for `transcript` followed by `prompt` when given.
-    static func messages(_ transcript: Transcript, prompt: Transcript.Entry?) -> [ChatMessage] {
-        (Array(transcript) + (prompt.map { [$0] } ?? [])).map { entry in
+    /// The chat messages for `transcript` followed by `prompt` when given; `tools` are listed in
+    /// the system message (one is added when the transcript has none).
+    static func messages(
+        _ transcript: Transcript, prompt: Transcript.Entry?, tools: [Transcript.ToolDefinition] = []
+    ) -> [ChatMessage] {
+        messages(Array(transcript) + (prompt.map { [$0] } ?? []), tools: tools)
+    }
+
+    static func messages(_ entries: [Transcript.Entry], tools: [Transcript.ToolDefinition]) -> [ChatMessage] {
+        var messages: [ChatMessage] = entries.map { entry in
             switch entry {
             case .instructions: return ChatMessage(role: .system, content: entry.promptText)
             case .prompt: return ChatMessage(role: .user, content: entry.promptText)
             case .response: return ChatMessage(role: .assistant, content: entry.promptText)
+            case .toolCalls(let calls): return ChatMessage(role: .assistant, content: ToolCalling.text(of: calls))
+            case .toolOutput(let output):
+                return ChatMessage(role: .user, content: ToolCalling.text(of: output, content: entry.promptText))
             }
         }
+        guard !tools.isEmpty else { return messages }
+        let section = ToolCalling.instructions(tools)
+        if let system = messages.firstIndex(where: { $0.role == .system }) {
+            let own = messages[system].content
+            messages[system].content = own.isEmpty ? section : own + "\n\n" + section
+        } else {
+            messages.insert(ChatMessage(role: .system, content: section), at: 0)
+        }
+        return messages
     }
 
     /// The session's decoder state, made on first use.
-    private static func conversation(_ held: inout Conversation?, model: LlamaModel) throws(GenerationError)
+    static func conversation(_ held: inout Conversation?, model: LlamaModel) throws(GenerationError)
         -> Conversation
     {
         if let held, held.sequence.model === model { return held }
@@ -331,8 +427,20 @@ final class Request<Content: Generable>: Sendable {
     private let cancelled = Atomic<Bool>(false)
     private let state = Mutex(State())
 
+    /// The task that runs the request (tool calls are awaited on it).
+    private let task = Mutex<Task<Void, Never>?>(nil)
+
     var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
-    func cancel() { cancelled.store(true, ordering: .releasing) }
+    func cancel() {
+        cancelled.store(true, ordering: .releasing)
+        task.withOrderedLock { $0 }?.cancel()
+    }
+
+    /// Records the task that runs the request, cancelling it at once if the request already is.
+    func attach(_ running: Task<Void, Never>) {
+        task.withOrderedLock { $0 = running }
+        if isCancelled { running.cancel() }
+    }
 
     /// The finished response, once there is one.
     var response: LanguageModelSession.ResponseStream<Content>.Snapshot? { state.withOrderedLock { $0.last } }

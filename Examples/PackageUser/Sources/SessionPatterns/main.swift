@@ -1,9 +1,10 @@
 // Seed 000's FoundationModels patterns, as an app written for Apple's framework would use them,
 // with `import LanguageModels` instead of `import FoundationModels`: check availability, open a
 // session with instructions, respond, follow up in the same session, stream snapshots, generate a
-// `Generable` struct under its guides. (Tools come with the next step of issue 27.)
+// `Generable` struct under its guides, give the model a `Tool` it may call.
 import Foundation
 import LanguageModels
+import Synchronization
 
 let model = SystemLanguageModel.default
 switch model.availability {
@@ -65,3 +66,43 @@ let recipe = try await session.respond(
 ).content
 precondition((1...8).contains(recipe.servings) && (2...5).contains(recipe.ingredients.count))
 print("generated: \(recipe.name), serves \(recipe.servings), \(recipe.ingredients.count) ingredients")
+
+// Tools: the model may call one while it answers; its arguments are generated under the
+// tool's schema, so they always decode. The small default model decides for itself whether to.
+struct PantryLookup: Tool {
+    let name = "lookUpPantry"
+    let description = "Lists what is left in the pantry for an ingredient category"
+    let calls = Counter()
+
+    struct Arguments: Generable, Codable {
+        var category: String
+        static var generationSchema: GenerationSchema {
+            GenerationSchema(
+                type: Self.self,
+                properties: [
+                    .init(name: "category", type: String.self, guides: [.anyOf(["grains", "spices", "vegetables"])])
+                ])
+        }
+    }
+
+    final class Counter: Sendable {
+        let value = Mutex(0)
+    }
+
+    func call(arguments: Arguments) async throws -> String {
+        calls.value.withLock { $0 += 1 }
+        switch arguments.category {
+        case "grains": return "rice, oats"
+        case "spices": return "cumin, paprika"
+        default: return "onions, carrots"
+        }
+    }
+}
+let pantry = PantryLookup()
+let cook = LanguageModelSession(
+    tools: [pantry], instructions: "You are a cooking assistant. Check the pantry with lookUpPantry before suggesting.")
+let answer = try await cook.respond(to: "Which spices do I have left?", options: options)
+let madeCalls = cook.transcript.filter { if case .toolCalls = $0 { true } else { false } }.count
+precondition(madeCalls == pantry.calls.value.withLock { $0 }, "every call the model made ran the tool once")
+precondition(!answer.content.hasPrefix("<tool_call>"), "the answer is text, never a call's markup")
+print("tools: \(madeCalls) call(s); answer: \(answer.content)")

@@ -1,0 +1,89 @@
+import LlamaDecoder
+
+extension LanguageModelSession {
+    /// One turn of the model's: what a response is made of, one round of tool calls at a time.
+    /// `package`: the chat endpoint of `embeddings serve` generates turns for its clients.
+    package struct Turn: Sendable {
+        /// What the model said.
+        package enum Outcome: Sendable, Equatable {
+            /// An answer (free text, or JSON under the request's schema).
+            case text(String)
+            /// Calls to tools, to be answered with their outputs.
+            case toolCalls(Transcript.ToolCalls)
+        }
+        package var outcome: Outcome
+        /// Whether the text is whole: a guided value the grammar accepts (free text always is).
+        package var isComplete: Bool
+        /// The prompt's tokens (the whole conversation as the template lays it out).
+        package var promptTokens: Int
+        /// The tokens generated.
+        package var completionTokens: Int
+        /// Whether the token limit ended the turn.
+        package var reachedTokenLimit: Bool
+    }
+
+    /// Generates the model's next turn after `entries` on the calling thread (the engine's): text
+    /// (under `grammar` when given) or, when `tools` are offered and `choice` allows, a call.
+    /// - Parameter onText: the response so far after each token; nil while it is (or may be
+    ///   becoming) a tool call, which is never shown as text. Returning false stops generation.
+    func turn(
+        _ entries: [Transcript.Entry], tools: [Transcript.ToolDefinition], choice: ToolCalling.Choice,
+        grammar: JSONGrammar?, maximumTokens: Int?, sampling: SamplingParameters, onText: @Sendable (String?) -> Bool
+    ) throws -> Turn {
+        let model = try self.model.model()
+        let rendered = try Self.decoding { () throws(LlamaDecoderError) in
+            try model.chatPrompt(Self.messages(entries, tools: tools), addGenerationPrompt: true)
+        }
+        let offered: [Transcript.ToolDefinition]
+        switch choice {
+        case .none, .automatic, .required: offered = tools
+        case .named(let name):
+            offered = tools.filter { $0.name == name }
+            guard !offered.isEmpty else {
+                throw GenerationError.invalidOptions("no tool is named \(name)")
+            }
+        }
+        if choice == .required, offered.isEmpty {
+            throw GenerationError.invalidOptions("a call is required, but no tool is offered")
+        }
+        let callSchema = offered.isEmpty ? nil : ToolCalling.callSchema(offered, named: nil)
+        let callGrammar = try callSchema.map { schema throws(GenerationError) in try JSONGrammar(schema) }
+        let mode: ToolCallConstraint.Mode =
+            switch choice {
+            case .automatic: .optional
+            case .none: .forbidden
+            case .required, .named: .required
+            }
+        let opening = ToolCalling.opening
+        // The constraints are made inside the lock, with the cache they are used with.
+        let (generation, isCall, isComplete) = try conversation.withOrderedLock { held in
+            let current = try Self.conversation(&held, model: model)
+            var calling: ToolCallConstraint?
+            var guide: GuidedDecoding?
+            if let callGrammar {
+                calling = ToolCallConstraint(
+                    callGrammar: callGrammar, answerGrammar: grammar, mode: mode, model: model)
+            } else if let grammar {
+                guide = GuidedDecoding(grammar: grammar, model: model)
+            }
+            let generation = try current.respond(
+                rendered, maximumTokens: maximumTokens, sampling: sampling, constraint: calling ?? guide
+            ) { text in
+                if let calling, calling.isCall || opening.hasPrefix(text) { return onText(nil) }
+                return onText(text)
+            }
+            return (generation, calling?.isCall ?? false, calling?.isComplete ?? guide?.isComplete ?? true)
+        }
+        let outcome: Turn.Outcome
+        if isCall, generation.stopReason != StopReason.cancelled, let calls = try ToolCalling.calls(in: generation.text)
+        {
+            outcome = .toolCalls(calls)
+        } else {
+            outcome = .text(generation.text)
+        }
+        return Turn(
+            outcome: outcome, isComplete: isComplete,
+            promptTokens: rendered.ids.count, completionTokens: generation.tokens.count,
+            reachedTokenLimit: generation.stopReason == StopReason.maximumTokens)
+    }
+}
