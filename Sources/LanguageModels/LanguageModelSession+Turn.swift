@@ -1,4 +1,5 @@
 import LlamaDecoder
+import Synchronization
 
 extension LanguageModelSession {
     /// One turn of the model's: what a response is made of, one round of tool calls at a time.
@@ -85,5 +86,62 @@ extension LanguageModelSession {
             outcome: outcome, isComplete: isComplete,
             promptTokens: rendered.ids.count, completionTokens: generation.tokens.count,
             reachedTokenLimit: generation.stopReason == StopReason.maximumTokens)
+    }
+}
+
+extension LanguageModelSession {
+    /// The model's next turn after the transcript as it stands (ending with a prompt, or with
+    /// tool outputs), for a client that runs its tools itself (the chat endpoint of
+    /// `embeddings serve`): text, or calls to `tools` that are returned, not run. The turn is
+    /// appended to the transcript (a response, or the calls).
+    /// - Parameters:
+    ///   - schema: the shape of a text answer (nil: free text).
+    ///   - onText: the answer so far after each token (never a call's text); false stops
+    ///     generation, as cancelling the task does.
+    /// - Throws: `GenerationError` (`.concurrentRequests` while a request runs), `CancellationError`.
+    package func nextTurn(
+        tools: [Transcript.ToolDefinition], choice: ToolCalling.Choice, schema: GenerationSchema?,
+        options: GenerationOptions, onText: @escaping @Sendable (String) -> Bool
+    ) async throws -> Turn {
+        let sampling = try options.samplingParameters()
+        if let limit = options.maximumResponseTokens, limit < 1 {
+            throw GenerationError.invalidOptions("maximumResponseTokens \(limit) must be at least 1")
+        }
+        let grammar = try schema.map { schema throws(GenerationError) in try JSONGrammar(schema) }
+        guard begin() else {
+            throw GenerationError.concurrentRequests(
+                .init(debugDescription: "this session is already answering a request"))
+        }
+        let stopped = Atomic<Bool>(false)
+        let entries = Array(transcript)
+        let outcome: Result<Turn, any Error>
+        do {
+            outcome = .success(
+                try await withTaskCancellationHandler {
+                    try await Engine.run { () throws -> Turn in
+                        try self.turn(
+                            entries, tools: tools, choice: choice, grammar: grammar,
+                            maximumTokens: options.maximumResponseTokens, sampling: sampling
+                        ) { text in
+                            if stopped.load(ordering: .relaxed) { return false }
+                            return text.map(onText) ?? true
+                        }
+                    }
+                } onCancel: {
+                    stopped.store(true, ordering: .relaxed)
+                })
+        } catch {
+            outcome = .failure(error)
+        }
+        var produced: [Transcript.Entry] = []
+        if case .success(let turn) = outcome {
+            switch turn.outcome {
+            case .text(let text):
+                produced = [.response(.init(assetIDs: [model.identifier], segments: [.text(.init(content: text))]))]
+            case .toolCalls(let calls): produced = [.toolCalls(calls)]
+            }
+        }
+        end(appending: produced)
+        return try outcome.get()
     }
 }

@@ -353,7 +353,7 @@ public final class LanguageModelSession: Sendable {
     // MARK: - Requests, one at a time
 
     /// Marks the session busy; false when it already is.
-    private func begin() -> Bool {
+    func begin() -> Bool {
         state.withOrderedLock { state in
             if state.isResponding { return false }
             state.isResponding = true
@@ -362,7 +362,7 @@ public final class LanguageModelSession: Sendable {
     }
 
     /// Adds what a request produced to the transcript and marks the session free.
-    private func end(appending entries: [Transcript.Entry]) {
+    func end(appending entries: [Transcript.Entry]) {
         state.withOrderedLock { state in
             state.transcript.append(contentsOf: entries)
             state.isResponding = false

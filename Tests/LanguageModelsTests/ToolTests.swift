@@ -158,6 +158,44 @@ final class ToolTests: XCTestCase {
         XCTAssertEqual(made, tool.recorder.calls.withLock { $0.count })
     }
 
+    /// A turn for a client that runs its tools itself: a required call is returned, not run, and
+    /// appended to the transcript; a forbidden one leaves text; the text callback never sees a call.
+    func testNextTurnReturnsCallsWithoutRunningThem() async throws {
+        let tool = Forecast()
+        let definition = Transcript.ToolDefinition(tool: tool)
+        let transcript = Transcript(entries: [
+            .instructions(.init(segments: [.text(.init(content: "Be brief."))], toolDefinitions: [definition])),
+            .prompt(.init(segments: [.text(.init(content: "Weather in Quito for 3 days?"))])),
+        ])
+        let session = LanguageModelSession(model: try Self.model.get(), transcript: transcript)
+        let seen = Mutex<[String]>([])
+        let turn = try await session.nextTurn(
+            tools: [definition], choice: .named("getForecast"), schema: nil,
+            options: GenerationOptions(maximumResponseTokens: 40)
+        ) { text in
+            seen.withLock { $0.append(text) }
+            return true
+        }
+        guard case .toolCalls(let calls) = turn.outcome else { return XCTFail("\(turn.outcome)") }
+        XCTAssertEqual(calls.count, 1)
+        XCTAssertEqual(calls[0].toolName, "getForecast")
+        XCTAssertNoThrow(try Forecast.Arguments(calls[0].arguments))
+        XCTAssertEqual(tool.recorder.calls.withLock { $0.count }, 0)
+        XCTAssertEqual(seen.withLock { $0 }, [])
+        XCTAssertGreaterThan(turn.promptTokens, 20)
+        XCTAssertEqual(session.transcript.count, 3)
+        guard case .toolCalls = session.transcript.last else { return XCTFail("\(session.transcript)") }
+
+        let plain = LanguageModelSession(model: try Self.model.get(), transcript: transcript)
+        let text = try await plain.nextTurn(
+            tools: [definition], choice: .none, schema: nil, options: GenerationOptions(maximumResponseTokens: 8)
+        ) { _ in true }
+        guard case .text(let answer) = text.outcome else { return XCTFail("\(text.outcome)") }
+        XCTAssertFalse(answer.hasPrefix("<tool_call"), answer)
+        XCTAssertEqual(text.completionTokens, 8)
+        XCTAssertTrue(text.reachedTokenLimit)
+    }
+
     /// Transcripts with tools encode and decode to themselves; older ones without tool
     /// definitions still decode.
     func testTranscriptWithToolsRoundTrips() throws {
