@@ -16,7 +16,8 @@ which="${1:-all}"
 # scopes, concurrent installs, both stores searched while they index, and the server draining
 # a refused body on its own queue (its child process is built with the same sanitizer), one
 # language model decoding many sequences at once, block products split over threads, and
-# language-model sessions (engine threads, streams, cancellation, one request at a time).
+# language-model sessions (engine threads, streams, cancellation, one request at a time, tool
+# calls awaited between turns) and the answer step over them.
 concurrency_tests='LargeIndexTests|RowSplitTests|GoldenParityTests.testSentenceVectorsIndependentOfBatchingAndThreads'
 concurrency_tests+='|SentenceEmbeddingTests.testBatchGroups|SentenceEmbeddingTests.testOneModelSharedByConcurrentTasks'
 concurrency_tests+='|SafetensorsTests.testForwardOnCallingThreadEqualsForward|BLASThreadsTests'
@@ -25,6 +26,8 @@ concurrency_tests+='|StoreTests.testConcurrentSearchesWhileDocumentsChange|Store
 concurrency_tests+='|PostgresStoreTests.testConcurrentIndexRunsWaitForEachOther|PostgresStoreTests.testSearchOnTheSameStoreAnswersDuringAnIndexingRun'
 concurrency_tests+='|ServerTests.testAnEarlyAnswerReachesAClientStillSendingItsBody'
 concurrency_tests+='|DecoderConcurrencyTests|BlockGEMMTests.testColumnSplitsAcrossThreads|LanguageModelSessionTests'
+concurrency_tests+='|ToolTests.testRequiredCallRunsTheToolAndAnswersWithItsOutput|ToolTests.testNextTurnReturnsCallsWithoutRunningThem'
+concurrency_tests+='|ToolTests.testFailingToolIsToolCallError|AnsweringTests'
 
 run() {
   local sanitizer="$1"; shift
