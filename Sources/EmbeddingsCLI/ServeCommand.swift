@@ -55,7 +55,7 @@ struct ServeCommand: Command {
     static let chatModel = Option<String>(
         "--chat-model", valueName: "id|file",
         help:
-            "The language model /v1/chat/completions answers with: a GGUF file, or a known language model's identifier (\(DecoderCatalog.known.map(\.identifier).joined(separator: ", "))). It loads on the first chat request (a known model must be installed: embeddings assets install).",
+            "The language model /v1/chat/completions answers with: a GGUF file, or a known language model's identifier: \(DecoderCatalog.known.map(\.identifier).joined(separator: ", ")). It loads on the first chat request; a known model must be installed first ('embeddings assets install --model ID').",
         defaultDescription: DecoderCatalog.defaultModel.identifier.split(separator: "/").last.map(String.init))
     static let chatConcurrency = Option<Int>(
         "--chat-concurrency", valueName: "n",

@@ -146,6 +146,12 @@ private struct JSONSchemaReader {
             return try values(members, types: types, description: description, path: path)
         }
         if types.isEmpty, members["properties"] != nil { types = ["object"] }
+        if types.isEmpty {
+            let known = Set(Self.keywords.values.flatMap { $0 }).union(Self.annotations)
+            if let unknown = keys.first(where: { !known.contains($0) }) {
+                throw Failure(keyword: unknown, path: path, message: "not supported")
+            }
+        }
         guard !types.isEmpty else {
             throw Failure(
                 keyword: "type", path: path,
