@@ -320,8 +320,9 @@ extension EmbeddingServer {
             return reply(Self.apiError(error).response)
         }
         let rest = scanner.flush()
-        let finish = outcome.finishReason == .maximumTokens && !scanner.stopped ? "length" : "stop"
+        // Cut short (the server stopping, the client gone) counts as `length`: the model did not end it.
         let cancelled = outcome.finishReason == .stopped && !scanner.stopped
+        let finish = outcome.finishReason != .endOfTurn && !scanner.stopped ? "length" : "stop"
         metrics.chat(
             finish: cancelled ? "cancelled" : finish, promptTokens: turn.promptTokens,
             completionTokens: outcome.completionTokens)
