@@ -210,7 +210,8 @@ private struct JSONSchemaReader {
         case "null": return .null
         case "array":
             guard let items = members["items"] else {
-                throw Failure(keyword: "items", path: path, message: "missing: an array of any values cannot be enforced")
+                throw Failure(
+                    keyword: "items", path: path, message: "missing: an array of any values cannot be enforced")
             }
             let element = try read(items, path: "\(path)/items", name: nil)
             var rules: [GuideRule] = []
@@ -302,14 +303,17 @@ private struct JSONSchemaReader {
             case .string(let text) where allowed("string"): if !strings.contains(text) { strings.append(text) }
             case .number(let n) where n == n.rounded() && (allowed("integer") || allowed("number")):
                 others.append(
-                    allowed("integer") ? .integer(rules: [.minimum(n), .maximum(n)]) : .number(rules: [.minimum(n), .maximum(n)]))
+                    allowed("integer")
+                        ? .integer(rules: [.minimum(n), .maximum(n)]) : .number(rules: [.minimum(n), .maximum(n)]))
             case .number(let n) where allowed("number"): others.append(.number(rules: [.minimum(n), .maximum(n)]))
             case .null where allowed("null"): if !others.contains(.null) { others.append(.null) }
             case .bool(let b) where allowed("boolean"): booleans.insert(b)
             case .bool, .array, .structure:
                 throw Failure(
                     keyword: keyword, path: path,
-                    message: "values of this kind (\(value.jsonString)) cannot be enforced: strings, numbers, null, or both booleans")
+                    message:
+                        "values of this kind (\(value.jsonString)) cannot be enforced: strings, numbers, null, or both booleans"
+                )
             default:
                 throw Failure(
                     keyword: keyword, path: path,

@@ -87,7 +87,8 @@ extension SystemLanguageModel {
         after transcript: Transcript, schema: GenerationSchema?, includeSchemaInPrompt: Bool,
         options: GenerationOptions
     ) throws(LanguageModelSession.GenerationError) -> AssistantTurn {
-        precondition(transcript.last.map { if case .prompt = $0 { true } else { false } } ?? false,
+        precondition(
+            transcript.last.map { if case .prompt = $0 { true } else { false } } ?? false,
             "a turn answers the transcript's last entry, a prompt")
         let sampling = try options.samplingParameters()
         if let limit = options.maximumResponseTokens, limit < 1 {

@@ -39,14 +39,19 @@ final class ServerChatTests: XCTestCase {
 
     // MARK: Helpers
 
-    static func chat(_ port: Int, _ body: [String: Any]) throws -> (status: Int, json: [String: Any], reply: HTTPReply) {
+    static func chat(_ port: Int, _ body: [String: Any]) throws -> (status: Int, json: [String: Any], reply: HTTPReply)
+    {
         let reply = try LoopbackHTTP.post(port: port, "/v1/chat/completions", json: body)
         return (reply.status, try XCTUnwrap(reply.json() as? [String: Any], reply.text), reply)
     }
 
-    static func request(_ content: String = question, maxTokens: Int = 24, _ more: [String: Any] = [:]) -> [String: Any] {
-        ["model": "smollm2", "messages": [["role": "user", "content": content]], "temperature": 0, "max_tokens": maxTokens]
-            .merging(more) { $1 }
+    static func request(_ content: String = question, maxTokens: Int = 24, _ more: [String: Any] = [:]) -> [String: Any]
+    {
+        [
+            "model": "smollm2", "messages": [["role": "user", "content": content]], "temperature": 0,
+            "max_tokens": maxTokens,
+        ]
+        .merging(more) { $1 }
     }
 
     static func message(_ json: [String: Any]) -> (content: String, finish: String, usage: [String: Int]) {
@@ -82,8 +87,11 @@ final class ServerChatTests: XCTestCase {
     }
 
     /// A streamed completion: its events' JSON (without the final `[DONE]`), and whether it ended with it.
-    static func stream(_ port: Int, _ body: [String: Any]) throws -> (chunks: [[String: Any]], done: Bool, reply: HTTPReply) {
-        let reply = try LoopbackHTTP.post(port: port, "/v1/chat/completions", json: body.merging(["stream": true]) { $1 })
+    static func stream(_ port: Int, _ body: [String: Any]) throws -> (
+        chunks: [[String: Any]], done: Bool, reply: HTTPReply
+    ) {
+        let reply = try LoopbackHTTP.post(
+            port: port, "/v1/chat/completions", json: body.merging(["stream": true]) { $1 })
         let text = String(decoding: try dechunked(reply.body), as: UTF8.self)
         let events = events(text)
         let chunks = try events.filter { $0 != "[DONE]" }.map {
@@ -93,14 +101,18 @@ final class ServerChatTests: XCTestCase {
     }
 
     static func deltas(_ chunks: [[String: Any]]) -> String {
-        chunks.compactMap { (($0["choices"] as? [[String: Any]])?.first?["delta"] as? [String: Any])?["content"] as? String }
-            .joined()
+        chunks.compactMap {
+            (($0["choices"] as? [[String: Any]])?.first?["delta"] as? [String: Any])?["content"] as? String
+        }
+        .joined()
     }
 
     /// A metric's value in `/metrics`, or nil.
     static func metric(_ port: Int, _ name: String) throws -> Int? {
         let text = try LoopbackHTTP.request(port: port, "GET", "/metrics").text
-        return text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Int($0.split(separator: " ").last ?? "") }
+        return text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap {
+            Int($0.split(separator: " ").last ?? "")
+        }
     }
 
     /// Reads `fd` until `condition` holds for what came (or the stream ends); returns what came.
@@ -119,11 +131,13 @@ final class ServerChatTests: XCTestCase {
     /// cannot end sooner.
     static var long: [String: Any] {
         [
-        "messages": [["role": "user", "content": "Count."]], "temperature": 0, "max_tokens": 4000, "stream": true,
-        "response_format": [
-            "type": "json_schema",
-            "json_schema": ["name": "Numbers", "schema": ["type": "array", "items": ["type": "integer"], "minItems": 2000]],
-        ],
+            "messages": [["role": "user", "content": "Count."]], "temperature": 0, "max_tokens": 4000, "stream": true,
+            "response_format": [
+                "type": "json_schema",
+                "json_schema": [
+                    "name": "Numbers", "schema": ["type": "array", "items": ["type": "integer"], "minItems": 2000],
+                ],
+            ],
         ]
     }
 
@@ -132,7 +146,8 @@ final class ServerChatTests: XCTestCase {
         let fd = try LoopbackHTTP.connect(port: port)
         let body = try JSONSerialization.data(withJSONObject: long)
         LoopbackHTTP.send(
-            fd, LoopbackHTTP.head("POST", "/v1/chat/completions", port: port, contentLength: body.count) + [UInt8](body))
+            fd, LoopbackHTTP.head("POST", "/v1/chat/completions", port: port, contentLength: body.count) + [UInt8](body)
+        )
         let first = read(fd) { $0.components(separatedBy: "\"content\":").count > 4 }
         XCTAssertTrue(first.hasPrefix("HTTP/1.1 200"), first)
         XCTAssertTrue(first.lowercased().contains("content-type: text/event-stream"), first)
@@ -163,7 +178,12 @@ final class ServerChatTests: XCTestCase {
             Self.request().merging([
                 "messages": [
                     ["role": "system", "content": "Answer briefly."],
-                    ["role": "user", "content": [["type": "text", "text": "What is the capital "], ["type": "text", "text": "of France?"]]],
+                    [
+                        "role": "user",
+                        "content": [
+                            ["type": "text", "text": "What is the capital "], ["type": "text", "text": "of France?"],
+                        ],
+                    ],
                 ]
             ]) { $1 })
         XCTAssertEqual(parts.status, 200, "\(parts.json)")
@@ -202,14 +222,20 @@ final class ServerChatTests: XCTestCase {
             "properties": [
                 "name": ["type": "string", "pattern": "[A-Z][a-z]{1,10}"],
                 "age": ["type": "integer", "minimum": 1, "maximum": 20],
-                "colors": ["type": "array", "items": ["enum": ["black", "white", "orange"]], "minItems": 1, "maxItems": 2],
+                "colors": [
+                    "type": "array", "items": ["enum": ["black", "white", "orange"]], "minItems": 1, "maxItems": 2,
+                ],
             ],
         ]
         let (status, json, _) = try Self.chat(
             port,
             Self.request(
                 "Describe a cat.", maxTokens: 80,
-                ["response_format": ["type": "json_schema", "json_schema": ["name": "Cat", "strict": true, "schema": schema]]]))
+                [
+                    "response_format": [
+                        "type": "json_schema", "json_schema": ["name": "Cat", "strict": true, "schema": schema],
+                    ]
+                ]))
         XCTAssertEqual(status, 200, "\(json)")
         let (content, finish, _) = Self.message(json)
         XCTAssertEqual(finish, "stop")
@@ -218,7 +244,8 @@ final class ServerChatTests: XCTestCase {
         XCTAssertNotNil((cat["name"] as? String)?.range(of: "^[A-Z][a-z]{1,10}$", options: .regularExpression), content)
         XCTAssertTrue((1...20).contains(cat["age"] as? Int ?? 0), content)
         let colors = try XCTUnwrap(cat["colors"] as? [String], content)
-        XCTAssertTrue((1...2).contains(colors.count) && colors.allSatisfy(["black", "white", "orange"].contains), content)
+        XCTAssertTrue(
+            (1...2).contains(colors.count) && colors.allSatisfy(["black", "white", "orange"].contains), content)
     }
 
     func testMaxTokensEndsWithLength() throws {
@@ -240,7 +267,8 @@ final class ServerChatTests: XCTestCase {
         let whole = Self.message(try Self.chat(port, Self.request()).json).content
         let cut = try XCTUnwrap(whole.range(of: "Paris"), whole)
         for stop: Any in ["Paris", ["zzz", "Paris", "qq"]] {
-            let answer = Self.message(try Self.chat(port, Self.request(Self.question, maxTokens: 24, ["stop": stop])).json)
+            let answer = Self.message(
+                try Self.chat(port, Self.request(Self.question, maxTokens: 24, ["stop": stop])).json)
             XCTAssertEqual(answer.content, String(whole[..<cut.lowerBound]))
             XCTAssertEqual(answer.finish, "stop")
             XCTAssertLessThan(answer.usage["completion_tokens"] ?? 99, 9)
@@ -260,18 +288,39 @@ final class ServerChatTests: XCTestCase {
             (["messages": user, "max_tokens": 0], "max_tokens", "invalid_value"),
             (["messages": user, "temperature": 3], "temperature", "invalid_value"),
             (["messages": [["role": "wizard", "content": "hi"]]], "messages[0].role", "invalid_value"),
-            (["messages": [["role": "user", "content": "hi"], ["role": "assistant", "content": "yo"]]], "messages[1].role", "invalid_value"),
-            (["messages": [["role": "user", "content": [["type": "image_url", "image_url": ["url": "x"]]]]]], "messages[0].content[0].type", "unsupported_value"),
+            (
+                ["messages": [["role": "user", "content": "hi"], ["role": "assistant", "content": "yo"]]],
+                "messages[1].role", "invalid_value"
+            ),
+            (
+                ["messages": [["role": "user", "content": [["type": "image_url", "image_url": ["url": "x"]]]]]],
+                "messages[0].content[0].type", "unsupported_value"
+            ),
             (["messages": [] as [Any]], "messages", "invalid_value"),
             (["messages": user, "n": 2], "n", "invalid_value"),
             (["messages": user, "stop": ["a", "b", "c", "d", "e"]], "stop", "invalid_value"),
-            (["messages": user, "tools": [["type": "function", "function": ["name": "f"]]]], "tools", "unsupported_parameter"),
+            (
+                ["messages": user, "tools": [["type": "function", "function": ["name": "f"]]]], "tools",
+                "unsupported_parameter"
+            ),
             (["messages": user, "tool_choice": "auto"], "tool_choice", "unsupported_parameter"),
-            (["messages": [["role": "tool", "content": "42", "tool_call_id": "c1"], ["role": "user", "content": "hi"]]], "messages[0].role", "unsupported_parameter"),
+            (
+                [
+                    "messages": [
+                        ["role": "tool", "content": "42", "tool_call_id": "c1"], ["role": "user", "content": "hi"],
+                    ]
+                ], "messages[0].role", "unsupported_parameter"
+            ),
             (["messages": user, "response_format": ["type": "json_object"]], "response_format", "unsupported_value"),
             (["messages": user, "response_format": ["type": "xml"]], "response_format.type", "invalid_value"),
             (
-                ["messages": user, "response_format": ["type": "json_schema", "json_schema": ["name": "S", "schema": ["type": "string", "format": "email"]]]],
+                [
+                    "messages": user,
+                    "response_format": [
+                        "type": "json_schema",
+                        "json_schema": ["name": "S", "schema": ["type": "string", "format": "email"]],
+                    ],
+                ],
                 "response_format", "unsupported_schema"
             ),
             ([:], "messages", "missing_field"),
@@ -287,7 +336,8 @@ final class ServerChatTests: XCTestCase {
         }
         // The schema's refusal names the keyword and where it is.
         let refused = try Self.chat(port, cases[15].body).json
-        XCTAssertTrue(((refused["error"] as? [String: Any])?["message"] as? String ?? "").contains("'format' at #"), "\(refused)")
+        XCTAssertTrue(
+            ((refused["error"] as? [String: Any])?["message"] as? String ?? "").contains("'format' at #"), "\(refused)")
     }
 
     func testClientLeavingMidStreamStopsGeneration() throws {
@@ -302,7 +352,8 @@ final class ServerChatTests: XCTestCase {
             cancelled = try Self.metric(server.port, "embeddings_chat_completions_total{finish_reason=\"cancelled\"}")
         }
         XCTAssertEqual(cancelled, 1)
-        XCTAssertLessThan(try XCTUnwrap(Self.metric(server.port, "embeddings_chat_tokens_total{kind=\"completion\"}")), 1000)
+        XCTAssertLessThan(
+            try XCTUnwrap(Self.metric(server.port, "embeddings_chat_tokens_total{kind=\"completion\"}")), 1000)
         XCTAssertEqual(try Self.metric(server.port, "embeddings_chat_running"), 0)
         XCTAssertEqual(try Self.chat(server.port, Self.request(maxTokens: 4)).status, 200)
         let log = server.terminate()
@@ -319,7 +370,8 @@ final class ServerChatTests: XCTestCase {
         let body = try JSONSerialization.data(withJSONObject: Self.request(maxTokens: 4))
         LoopbackHTTP.send(
             waiting,
-            LoopbackHTTP.head("POST", "/v1/chat/completions", port: server.port, contentLength: body.count) + [UInt8](body))
+            LoopbackHTTP.head("POST", "/v1/chat/completions", port: server.port, contentLength: body.count)
+                + [UInt8](body))
         while try Self.metric(server.port, "embeddings_chat_waiting") != 1 { usleep(20_000) }
         // … and a third is refused.
         let (status, json, reply) = try Self.chat(server.port, Self.request(maxTokens: 4))

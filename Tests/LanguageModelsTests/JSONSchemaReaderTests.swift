@@ -7,7 +7,9 @@ import XCTest
 /// accept read into the shapes the grammar enforces, every keyword it cannot enforce refused by
 /// name and JSON Pointer, and a response under a read schema from the real model.
 final class JSONSchemaReaderTests: XCTestCase {
-    private func read(_ text: String, name: String = "Root") throws(GenerationSchema.JSONSchemaError) -> GenerationSchema {
+    private func read(_ text: String, name: String = "Root") throws(GenerationSchema.JSONSchemaError)
+        -> GenerationSchema
+    {
         try GenerationSchema(jsonSchema: text, name: name)
     }
 
@@ -96,7 +98,10 @@ final class JSONSchemaReaderTests: XCTestCase {
     /// Each keyword or schema the grammar cannot enforce, with the keyword and path it is refused at.
     func testEveryRefusedKeywordIsNamedWithItsPath() {
         let refused: [(schema: String, keyword: String?, path: String)] = [
-            (##"{"type": "object", "properties": {"a": {"type": "string", "format": "date-time"}}}"##, "format", "#/properties/a"),
+            (
+                ##"{"type": "object", "properties": {"a": {"type": "string", "format": "date-time"}}}"##, "format",
+                "#/properties/a"
+            ),
             (##"{"type": "string", "minLength": 2}"##, "minLength", "#"),
             (##"{"type": "string", "maxLength": 2}"##, "maxLength", "#"),
             (##"{"type": "array", "items": {"type": "string"}, "uniqueItems": true}"##, "uniqueItems", "#"),
@@ -123,7 +128,10 @@ final class JSONSchemaReaderTests: XCTestCase {
             (##"{"type": "integer", "minimum": 5, "maximum": 3}"##, "maximum", "#"),
             (##"{"type": "array", "items": {"type": "string"}, "minItems": 3, "maxItems": 1}"##, "maxItems", "#"),
             (##"{"type": "object", "properties": {}, "required": ["a"]}"##, "required", "#"),
-            (##"{"type": "object", "properties": {"x": {"type": "array", "items": true}}}"##, nil, "#/properties/x/items"),
+            (
+                ##"{"type": "object", "properties": {"x": {"type": "array", "items": true}}}"##, nil,
+                "#/properties/x/items"
+            ),
             (##"{"type": "object", "properties": {"me": {"$ref": "#"}}, "required": ["me"]}"##, nil, "#"),
             ("[1, 2", nil, "#"),
         ]
@@ -151,7 +159,8 @@ final class JSONSchemaReaderTests: XCTestCase {
             """#, name: "Cat")
         let session = LanguageModelSession(model: try LanguageModelSessionTests.smol.get())
         let response = try await session.respond(
-            to: "Describe a cat.", schema: schema, options: GenerationOptions(sampling: .greedy, maximumResponseTokens: 120))
+            to: "Describe a cat.", schema: schema,
+            options: GenerationOptions(sampling: .greedy, maximumResponseTokens: 120))
         let text = response.rawContent.jsonString
         let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], text)
         let name = try XCTUnwrap(object["name"] as? String, text)

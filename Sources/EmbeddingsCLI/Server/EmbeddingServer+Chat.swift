@@ -19,20 +19,25 @@ struct ChatCompletion: Sendable {
     /// `json_schema` (its properties' order is the order the answer writes them in).
     /// - Throws: `APIError` 400 naming the field.
     init(_ request: ChatCompletionRequest, body: Data) throws {
-        for (field, given) in [("tools", request.tools != nil), ("tool_choice", request.toolChoice != nil)] where given {
+        for (field, given) in [("tools", request.tools != nil), ("tool_choice", request.toolChoice != nil)] where given
+        {
             throw APIError.badRequest(
                 "'\(field)' is not supported by this server yet", param: field, code: "unsupported_parameter")
         }
         if let n = request.n, n != 1 {
-            throw APIError.badRequest("'n' must be 1 (one choice per request), got \(n)", param: "n", code: "invalid_value")
+            throw APIError.badRequest(
+                "'n' must be 1 (one choice per request), got \(n)", param: "n", code: "invalid_value")
         }
-        for (field, value) in [("frequency_penalty", request.frequencyPenalty), ("presence_penalty", request.presencePenalty)]
+        for (field, value) in [
+            ("frequency_penalty", request.frequencyPenalty), ("presence_penalty", request.presencePenalty),
+        ]
         where (value ?? 0) != 0 {
             throw APIError.badRequest(
                 "'\(field)' is not supported (only 0)", param: field, code: "unsupported_parameter")
         }
         if !(request.logitBias ?? [:]).isEmpty {
-            throw APIError.badRequest("'logit_bias' is not supported", param: "logit_bias", code: "unsupported_parameter")
+            throw APIError.badRequest(
+                "'logit_bias' is not supported", param: "logit_bias", code: "unsupported_parameter")
         }
         if request.logprobs == true || request.topLogprobs != nil {
             throw APIError.badRequest(
@@ -44,7 +49,8 @@ struct ChatCompletion: Sendable {
         stop = request.stop?.strings ?? []
         guard stop.count <= Self.maximumStops else {
             throw APIError.badRequest(
-                "'stop' holds \(stop.count) strings; at most \(Self.maximumStops)", param: "stop", code: "invalid_value")
+                "'stop' holds \(stop.count) strings; at most \(Self.maximumStops)", param: "stop", code: "invalid_value"
+            )
         }
         if stop.contains("") {
             throw APIError.badRequest("'stop' holds an empty string", param: "stop", code: "invalid_value")
@@ -138,7 +144,8 @@ struct ChatCompletion: Sendable {
         let limitField = request.maxCompletionTokens != nil ? "max_completion_tokens" : "max_tokens"
         let limit = request.maxCompletionTokens ?? request.maxTokens
         if let limit, limit < 1 {
-            throw APIError.badRequest("'\(limitField)' must be at least 1, got \(limit)", param: limitField, code: "invalid_value")
+            throw APIError.badRequest(
+                "'\(limitField)' must be at least 1, got \(limit)", param: limitField, code: "invalid_value")
         }
         let seed = request.seed.map { UInt64(bitPattern: $0) }
         return GenerationOptions(
@@ -148,7 +155,8 @@ struct ChatCompletion: Sendable {
 
     /// The schema `response_format` asks for: nil for text; `json_schema`'s schema read as JSON
     /// Schema; `json_object` refused (the grammar writes objects of known keys only).
-    private static func schema(_ format: ChatCompletionRequest.ResponseFormat?, body: Data) throws -> GenerationSchema? {
+    private static func schema(_ format: ChatCompletionRequest.ResponseFormat?, body: Data) throws -> GenerationSchema?
+    {
         guard let format else { return nil }
         switch format.type {
         case "text": return nil
@@ -159,7 +167,8 @@ struct ChatCompletion: Sendable {
         case "json_schema":
             guard let declared = format.jsonSchema else {
                 throw APIError.badRequest(
-                    "missing 'response_format.json_schema'", param: "response_format.json_schema", code: "missing_field")
+                    "missing 'response_format.json_schema'", param: "response_format.json_schema", code: "missing_field"
+                )
             }
             guard declared.schema != nil,
                 let root = try? GeneratedContent(json: String(decoding: body, as: UTF8.self)),
@@ -260,7 +269,9 @@ extension EmbeddingServer {
         let completion = try ChatCompletion(request, body: data)
         let job = ChatScheduler.Job(
             run: { stop in self.generate(completion, reply: reply, serverStopping: stop) },
-            refuse: { reply(APIError(status: 503, message: "the server is shutting down", code: "shutting_down").response) })
+            refuse: {
+                reply(APIError(status: 503, message: "the server is shutting down", code: "shutting_down").response)
+            })
         guard chat.submit(job) else {
             return reply(
                 APIError(
@@ -305,7 +316,8 @@ extension EmbeddingServer {
             outcome = try turn.run { piece in
                 let ready = scanner.append(piece)
                 if let body, !ready.isEmpty {
-                    body.write(header.event(delta: "{\"content\":\(Self.quoted(ready))}", usage: completion.includeUsage))
+                    body.write(
+                        header.event(delta: "{\"content\":\(Self.quoted(ready))}", usage: completion.includeUsage))
                 }
                 return !scanner.stopped && !(body?.isCancelled ?? false) && !serverStopping()
             }
@@ -313,7 +325,8 @@ extension EmbeddingServer {
             metrics.chat(finish: "error", promptTokens: turn.promptTokens, completionTokens: 0)
             if let body {
                 // The headers went out: the error goes in the stream, as OpenAI's does.
-                body.write(Array("data: \(String(decoding: Self.apiError(error).response.body, as: UTF8.self))\n\n".utf8))
+                body.write(
+                    Array("data: \(String(decoding: Self.apiError(error).response.body, as: UTF8.self))\n\n".utf8))
                 body.finish()
                 return
             }

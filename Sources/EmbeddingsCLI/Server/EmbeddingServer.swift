@@ -156,7 +156,8 @@ final class EmbeddingServer: HTTPHandler {
                         status: 200,
                         body: Array(
                             self.metrics.text(
-                                queueDepth: self.batcher.queueDepth, chatWaiting: chat.waiting, chatRunning: chat.running
+                                queueDepth: self.batcher.queueDepth, chatWaiting: chat.waiting,
+                                chatRunning: chat.running
                             ).utf8))
                     response.contentType = "text/plain; version=0.0.4; charset=utf-8"
                     answer(response)

@@ -490,7 +490,9 @@ private final class StreamSending: Sendable {
     /// or the end of the stream.
     func read(_ buffer: UnsafeMutablePointer<CChar>?, _ maximum: Int) -> Int {
         guard let buffer, maximum > 0 else { return ce_mhd_end_of_stream() }
-        switch stream.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: maximum), park: { daemon.park(connection) }) {
+        switch stream.read(
+            into: UnsafeMutableRawBufferPointer(start: buffer, count: maximum), park: { daemon.park(connection) })
+        {
         case .bytes(let count): return count
         case .parked: return 0
         case .end: return ce_mhd_end_of_stream()
