@@ -7,6 +7,8 @@ import Synchronization
 import TestSupport
 import XCTest
 
+@testable import EmbeddingsCLI
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -360,6 +362,26 @@ final class ServerChatTests: XCTestCase {
         XCTAssertEqual(log.status, 0, log.stderr)
     }
 
+    /// SIGTERM while a stream runs: after the grace period the generation is stopped, the stream
+    /// ends whole (`finish_reason: length`, then `[DONE]`), and the server exits 0.
+    func testStreamInProgressAtSIGTERMEndsAndTheServerExits() throws {
+        let server = try ServeProcess()
+        defer { _ = server.terminate() }
+        let fd = try Self.startLongStream(server.port)
+        defer { close(fd) }
+        let started = DispatchTime.now()
+        kill(server.pid, SIGTERM)
+        let rest = Self.read(fd) { $0.contains("data: [DONE]") }
+        let log = server.terminate()
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+        XCTAssertEqual(log.status, 0, log.stderr)
+        XCTAssertTrue(log.exited)
+        XCTAssertLessThan(seconds, 5 + 1 + 3, "the grace period, a moment for streams to end, and slack")
+        XCTAssertTrue(rest.contains("\"finish_reason\":\"length\""), String(rest.suffix(600)))
+        XCTAssertTrue(rest.contains("data: [DONE]"), String(rest.suffix(600)))
+        XCTAssertTrue(log.stderr.contains("POST /v1/chat/completions 200"), log.stderr)
+    }
+
     func testFullQueueIsRefusedWith503AndRetryAfter() throws {
         let server = try ServeProcess(["--quiet", "--chat-concurrency", "1", "--max-queue", "1"])
         defer { _ = server.terminate() }
@@ -382,5 +404,40 @@ final class ServerChatTests: XCTestCase {
         close(running)
         let answered = try LoopbackHTTP.parse(LoopbackHTTP.readAll(waiting))
         XCTAssertEqual(answered.status, 200, answered.text)
+    }
+}
+
+/// `StopScanner`: stop sequences found across pieces, the text that could begin one held back
+/// and released when it turns out not to.
+final class StopScannerTests: XCTestCase {
+    func testStopAcrossPiecesIsCutAndNeverSent() {
+        var scanner = StopScanner(stops: ["END"])
+        XCTAssertEqual(scanner.append("Hello E"), "Hello ")
+        XCTAssertEqual(scanner.append("N"), "")
+        XCTAssertEqual(scanner.append("D and more"), "")
+        XCTAssertTrue(scanner.stopped)
+        XCTAssertEqual(scanner.text, "Hello ")
+        XCTAssertEqual(scanner.flush(), "")
+    }
+
+    func testHeldBackTextIsReleasedWhenItIsNotAStop() {
+        var scanner = StopScanner(stops: ["END", "ok!"])
+        XCTAssertEqual(scanner.append("an E"), "an ")
+        XCTAssertEqual(scanner.append("Nd"), "ENd")
+        XCTAssertEqual(scanner.append(" o"), " ")
+        XCTAssertFalse(scanner.stopped)
+        XCTAssertEqual(scanner.flush(), "o")
+        XCTAssertEqual(scanner.text, "an ENd o")
+    }
+
+    func testEarliestOfSeveralStopsWinsAndScalarsStayWhole() {
+        var scanner = StopScanner(stops: ["🚀", "b"])
+        XCTAssertEqual(scanner.append("café a"), "café a")
+        XCTAssertEqual(scanner.append("b🚀"), "")
+        XCTAssertEqual(scanner.text, "café a")
+        var plain = StopScanner(stops: [])
+        XCTAssertEqual(plain.append("x"), "x")
+        XCTAssertEqual(plain.flush(), "")
+        XCTAssertEqual(plain.text, "x")
     }
 }

@@ -139,9 +139,9 @@ final class HTTPDaemon: Sendable {
     }
 
     /// Stops accepting connections, lets the requests in progress finish (those still being
-    /// received and streamed responses get `grace` seconds, then the handler is told to stop
-    /// (`stopping()`) and streams are cut; replies the handler owes are always sent), then closes
-    /// every connection and the listening socket.
+    /// received and streamed responses get `grace` seconds; then the handler is told to stop
+    /// (`stopping()`), streams get `streamEndSeconds` more to end and the rest are cut; replies
+    /// the handler owes are always sent), then closes every connection and the listening socket.
     func stop(grace: Double) {
         guard
             let handle = daemon.withOrderedLock({ daemon -> Handle? in
@@ -157,6 +157,9 @@ final class HTTPDaemon: Sendable {
         let listener = MHD_quiesce_daemon(handle.pointer)
         _ = inFlight.wait(timeout: .now() + grace)
         handler.stopping()
+        // Work told to stop ends its streams itself within a moment (a generation within a token):
+        // they end whole, and only what is still going after that is cut.
+        if !streams.withOrderedLock({ $0.isEmpty }) { _ = inFlight.wait(timeout: .now() + Self.streamEndSeconds) }
         closing.withOrderedLock { $0 = true }
         // No stream parks its connection any more; those parked are resumed and end.
         for stream in streams.withOrderedLock({ Array($0.values) }) { stream.cancel() }
@@ -278,6 +281,9 @@ final class HTTPDaemon: Sendable {
         exchange.markAnswered()
         return MHD_queue_response(connection, UInt32(response.status), message)
     }
+
+    /// After a stop's grace period and `stopping()`, how long streams get to end by themselves.
+    static let streamEndSeconds = 1.0
 
     /// The most bytes one call of a stream's content reader copies.
     static let streamBlock = 16 << 10
