@@ -35,22 +35,30 @@ final class ChatScheduler: Sendable {
     /// Requests waiting, and generations running.
     var depth: (waiting: Int, running: Int) { state.withOrderedLock { ($0.waiting.count, $0.running) } }
 
-    /// Runs `job` now or when a generation ends; false when `maximumQueue` jobs already wait (or
-    /// the server is stopping).
-    func submit(_ job: Job) -> Bool {
-        let admitted = state.withOrderedLock { state -> Bool? in
-            guard !state.stopping else { return nil }
+    /// What `submit` did with a job.
+    enum Admission: Equatable {
+        /// It runs now, or when a generation ends.
+        case admitted
+        /// `maximumQueue` jobs already wait.
+        case full
+        /// The server is stopping.
+        case stopping
+    }
+
+    /// Runs `job` now or when a generation ends, unless the queue is full or the server stops.
+    func submit(_ job: Job) -> Admission {
+        let (admission, startNow) = state.withOrderedLock { state -> (Admission, Bool) in
+            guard !state.stopping else { return (.stopping, false) }
             if state.running < concurrency {
                 state.running += 1
-                return true
+                return (.admitted, true)
             }
-            guard state.waiting.count < maximumQueue else { return nil }
+            guard state.waiting.count < maximumQueue else { return (.full, false) }
             state.waiting.append(job)
-            return false
+            return (.admitted, false)
         }
-        guard let startNow = admitted else { return false }
         if startNow { start(job) }
-        return true
+        return admission
     }
 
     /// Stops: jobs waiting are refused, running ones see their `stop` turn true.

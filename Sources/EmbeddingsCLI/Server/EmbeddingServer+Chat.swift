@@ -272,8 +272,12 @@ extension EmbeddingServer {
             refuse: {
                 reply(APIError(status: 503, message: "the server is shutting down", code: "shutting_down").response)
             })
-        guard chat.submit(job) else {
-            return reply(
+        switch chat.submit(job) {
+        case .admitted: break
+        case .stopping:
+            reply(APIError(status: 503, message: "the server is shutting down", code: "shutting_down").response)
+        case .full:
+            reply(
                 APIError(
                     status: 503,
                     message:
