@@ -5,17 +5,29 @@ import Foundation
 /// not read; fields that would change the answer and cannot be honoured are decoded so that
 /// they are refused by name (`ChatCompletion.validate`).
 struct ChatCompletionRequest: Decodable {
+    /// The model asked for: any name (the server has one chat model).
     let model: String?
+    /// The conversation, oldest first; the last is the user's.
     let messages: [Message]
+    /// Whether to answer as server-sent events.
     let stream: Bool?
+    /// With `stream`: whether a last chunk carries the usage.
     let streamOptions: StreamOptions?
+    /// The most tokens of the answer (the older name of `max_completion_tokens`).
     let maxTokens: Int?
+    /// The most tokens of the answer.
     let maxCompletionTokens: Int?
+    /// 0 … 2; 0 is greedy.
     let temperature: Double?
+    /// The nucleus, above 0 and at most 1.
     let topP: Double?
+    /// Makes sampling repeatable.
     let seed: Int64?
+    /// Where the answer ends.
     let stop: StopSequences?
+    /// Choices wanted: only 1.
     let n: Int?
+    /// Text, or JSON of a schema.
     let responseFormat: ResponseFormat?
     /// Tool calling (the next step adds it): present means refused, for now.
     let tools: AnyJSON?
@@ -43,8 +55,11 @@ struct ChatCompletionRequest: Decodable {
 
     /// One message: `role`, and `content` as a string or an array of parts.
     struct Message: Decodable {
+        /// `system`, `developer`, `user` or `assistant`.
         let role: String
+        /// The text (null only beside tool calls).
         let content: Content?
+        /// A participant's name: accepted, not used.
         let name: String?
         /// An assistant's earlier tool calls, and a tool message's id: refused for now.
         let toolCalls: AnyJSON?
@@ -75,11 +90,15 @@ struct ChatCompletionRequest: Decodable {
 
     /// One part of a message's content.
     struct Part: Decodable {
+        /// `text` is the one read.
         let type: String
+        /// A text part's text.
         let text: String?
     }
 
+    /// `stream_options`.
     struct StreamOptions: Decodable {
+        /// Whether a last chunk, with no choices, carries the usage.
         let includeUsage: Bool?
 
         enum CodingKeys: String, CodingKey {
@@ -117,7 +136,9 @@ struct ChatCompletionRequest: Decodable {
     /// `response_format`: `{"type": "text" | "json_object" | "json_schema", "json_schema": {…}}`.
     /// The schema itself is read from the body's JSON with its key order (`ChatCompletion`).
     struct ResponseFormat: Decodable {
+        /// `text`, `json_object` or `json_schema`.
         let type: String
+        /// With `json_schema`: the schema's name and (presence of) the schema.
         let jsonSchema: JSONSchema?
 
         enum CodingKeys: String, CodingKey {
@@ -125,10 +146,15 @@ struct ChatCompletionRequest: Decodable {
             case jsonSchema = "json_schema"
         }
 
+        /// `json_schema`: `{name, description, strict, schema}`.
         struct JSONSchema: Decodable {
+            /// The schema's name (the root object's).
             let name: String
+            /// What the answer is: accepted, not used.
             let description: String?
+            /// Accepted: every answer follows its schema by construction.
             let strict: Bool?
+            /// Whether there is one; its text is read from the body with its key order.
             let schema: AnyJSON?
         }
     }

@@ -22,7 +22,9 @@ final class ChatScheduler: Sendable {
         var stopping = false
     }
 
+    /// Generations at once.
     let concurrency: Int
+    /// Jobs that may wait.
     let maximumQueue: Int
     private let state = Mutex(State())
 

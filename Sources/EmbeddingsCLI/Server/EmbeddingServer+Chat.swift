@@ -6,10 +6,15 @@ import LinearAlgebra
 struct ChatCompletion: Sendable {
     /// Instructions, earlier turns, and the user's last message (the prompt).
     var transcript: Transcript
+    /// Sampling and the token limit.
     var options: GenerationOptions
+    /// The shape of a structured answer (nil: text).
     var schema: GenerationSchema?
+    /// Stop sequences (at most `maximumStops`, none empty).
     var stop: [String]
+    /// Whether to answer as server-sent events.
     var stream: Bool
+    /// With `stream`: a last chunk with the usage.
     var includeUsage: Bool
 
     /// The most stop sequences a request may send (OpenAI's limit).
@@ -206,6 +211,7 @@ struct ChatCompletion: Sendable {
 /// Finds stop sequences in a response as it grows, holding back the text that may be the start
 /// of one, so that no stop sequence (nor its start) is ever sent.
 struct StopScanner {
+    /// The sequences that end the text.
     let stops: [String]
     /// The response so far.
     private(set) var text = ""
@@ -387,8 +393,11 @@ extension EmbeddingServer {
 
 /// What every chunk of one streamed completion repeats, and the chunks' text.
 private struct ChunkHeader {
+    /// `chatcmpl-…`, the same in every chunk.
     let id: String
+    /// Seconds since 1970 when the completion started.
     let created: Int
+    /// The chat model's identifier.
     let model: String
 
     /// `data: {chunk}` with one choice whose delta is `delta` (JSON).

@@ -18,7 +18,7 @@ protocol HTTPHandler: Sendable {
     /// without `Content-Length` that grew over the limit).
     func abandoned(_ head: HTTPRequestHead, reason: String, seconds: Double)
     /// The daemon stops and the grace period is over: work still running should end now (a
-    /// streamed response is cut right after this; a reply still owed must still be made).
+    /// streamed response still going a moment later is cut; a reply still owed must be made).
     func stopping()
 }
 
