@@ -215,6 +215,13 @@ final class ServerChatTests: XCTestCase {
         let plain = try Self.stream(port, body)
         XCTAssertTrue(plain.chunks.allSatisfy { $0["usage"] == nil })
         XCTAssertEqual(Self.deltas(plain.chunks), whole.content)
+        // Sampled with a seed: the same text every time, streamed or not; another seed, another text.
+        let sampled = Self.request("Tell me about the sea.", maxTokens: 30, ["temperature": 0.9, "seed": 42])
+        let drawn = Self.message(try Self.chat(port, sampled).json).content
+        XCTAssertEqual(Self.message(try Self.chat(port, sampled).json).content, drawn)
+        XCTAssertEqual(Self.deltas(try Self.stream(port, sampled).chunks), drawn)
+        let reseeded = sampled.merging(["seed": 43]) { $1 }
+        XCTAssertNotEqual(Self.message(try Self.chat(port, reseeded).json).content, drawn)
     }
 
     func testJSONSchemaOutputParsesAndSatisfiesIt() throws {
