@@ -177,6 +177,7 @@ let package = Package(
             dependencies: [
                 "EmbeddingsCLI", "CrashSafetyChild", "KernelCheckChild", "CommandLineOptions", "Embeddings",
                 "Retrieval", "PostgresStorage", "VectorIndex", "LinearAlgebra", "TestSupport", "ModelTestSupport",
+                "LlamaDecoder", "BytePairEncoding",
             ]
         ),
     ]

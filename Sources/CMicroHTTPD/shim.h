@@ -93,4 +93,14 @@ static inline struct MHD_Response *ce_mhd_response(const void *body, size_t size
     return MHD_create_response_from_buffer(size, (void *)body, MHD_RESPMEM_MUST_COPY);
 }
 
+/// A response of unknown size (sent chunked) whose body `reader` produces, `block` bytes at a
+/// time at most; `release` runs when libmicrohttpd is done with it.
+static inline struct MHD_Response *ce_mhd_stream_response(MHD_ContentReaderCallback reader, void *context,
+                                                          MHD_ContentReaderFreeCallback release, size_t block) {
+    return MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, block, reader, context, release);
+}
+
+/// What a content reader returns at the end of the body.
+static inline ssize_t ce_mhd_end_of_stream(void) { return MHD_CONTENT_READER_END_OF_STREAM; }
+
 #endif

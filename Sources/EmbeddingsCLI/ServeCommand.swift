@@ -1,17 +1,19 @@
 import CommandLineOptions
 import Embeddings
 import Foundation
+import LanguageModels
+import LlamaDecoder
 import Retrieval
 import Synchronization
 
 /// `embeddings serve`: the model (and optionally an index) over HTTP, in the shapes other
 /// languages already speak: OpenAI's `/v1/embeddings`, text-embeddings-inference's `/embed`,
-/// token vectors with their ranges, `/tokenize`, `/search`, `/health`, `/v1/models`, `/metrics`
-/// (see Docs/Server.md).
+/// token vectors with their ranges, `/tokenize`, `/search`, `/health`, `/v1/models`, `/metrics`,
+/// and OpenAI's `/v1/chat/completions` on a language model (see Docs/Server.md).
 struct ServeCommand: Command {
     static let name = "serve"
     static let abstract =
-        "Serve the model over HTTP: OpenAI's /v1/embeddings, TEI's /embed, token vectors with their ranges, /search."
+        "Serve the model over HTTP: OpenAI's /v1/embeddings and /v1/chat/completions, TEI's /embed, token vectors with their ranges, /search."
 
     static let host = Option<String>(
         "--host", valueName: "address",
@@ -33,7 +35,9 @@ struct ServeCommand: Command {
         default: 16_384, range: 1...10_000_000)
     static let maxQueue = Option<Int>(
         "--max-queue", valueName: "n",
-        help: "Requests waiting for the encoder; more are refused with 503 and Retry-After.", default: 256,
+        help:
+            "Requests waiting for the encoder, and chat completions waiting to generate; more are refused with 503 and Retry-After.",
+        default: 256,
         range: 1...1_000_000)
     static let maxBody = Option<Int>(
         "--max-body", valueName: "n",
@@ -48,6 +52,17 @@ struct ServeCommand: Command {
         "--max-connections", valueName: "n", help: "Connections open at once; further ones are closed as they arrive.",
         default: 256, range: 1...10_000)
 
+    static let chatModel = Option<String>(
+        "--chat-model", valueName: "id|file",
+        help:
+            "The language model /v1/chat/completions answers with: a GGUF file, or a known language model's identifier: \(DecoderCatalog.known.map(\.identifier).joined(separator: ", ")). It loads on the first chat request; a known model must be installed first ('embeddings assets install --model ID').",
+        defaultDescription: DecoderCatalog.defaultModel.identifier.split(separator: "/").last.map(String.init))
+    static let chatConcurrency = Option<Int>(
+        "--chat-concurrency", valueName: "n",
+        help:
+            "Chat completions generated at once (each uses every core); others wait, up to --max-queue.",
+        default: 1, range: 1...64)
+
     static var options: [any OptionDeclaration] {
         [
             SharedOptions.model,
@@ -55,6 +70,7 @@ struct ServeCommand: Command {
             SharedOptions.index, SharedOptions.store, SharedOptions.tablePrefix, SharedOptions.precision,
             SharedOptions.rescore,
             SharedOptions.efSearch, host, port, apiKeyFile, maxBatchTokens, maxQueue, maxBody, timeout, maxConnections,
+            chatModel, chatConcurrency,
             SharedOptions.inputType.with(
                 help:
                     "The input type of requests that send no \"input_type\". e5 reads \"query: \" or \"passage: \" in front of the text; MiniLM nothing."
@@ -96,7 +112,24 @@ struct ServeCommand: Command {
             }
         }
         _ = try parsed.value(Self.port)
+        _ = try parsed.value(Self.chatConcurrency)
         _ = try ModelOption.inputType(parsed)
+        _ = try Self.languageModel(parsed)
+    }
+
+    /// The chat model `--chat-model` names (not loaded): the default model, or a GGUF file.
+    static func languageModel(_ parsed: ParsedArguments) throws -> SystemLanguageModel {
+        guard let value = parsed[chatModel], DecoderCatalog.descriptor(for: value) != DecoderCatalog.defaultModel
+        else {
+            return .default
+        }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: value, isDirectory: &isDirectory), !isDirectory.boolValue else {
+            throw CLIError.usage(
+                "\(chatModel.name) '\(value)' is neither a GGUF file nor a known language model (\(DecoderCatalog.known.map(\.identifier).joined(separator: ", ")))"
+            )
+        }
+        return SystemLanguageModel(contentsOf: URL(fileURLWithPath: value))
     }
 
     func run() throws {
@@ -108,8 +141,11 @@ struct ServeCommand: Command {
         let configuration = EmbeddingServer.Configuration(
             maximumBody: try parsed.value(Self.maxBody), maximumBatchTokens: try parsed.value(Self.maxBatchTokens),
             maximumQueue: try parsed.value(Self.maxQueue), apiKey: apiKey, inputType: try ModelOption.inputType(parsed),
-            precision: try parsed.value(SharedOptions.precision))
-        let server = EmbeddingServer(embedding: embedding, store: store, configuration: configuration)
+            precision: try parsed.value(SharedOptions.precision),
+            chatConcurrency: try parsed.value(Self.chatConcurrency))
+        let chatModel = try Self.languageModel(parsed)
+        let server = EmbeddingServer(
+            embedding: embedding, store: store, chatModel: chatModel, configuration: configuration)
         let daemon = HTTPDaemon(
             handler: server,
             limits: HTTPDaemon.Limits(
@@ -125,7 +161,7 @@ struct ServeCommand: Command {
         let shown = address.contains(":") ? "[\(address)]" : address
         // The one line a supervisor (or a test) waits for, even under --quiet.
         Console.write(
-            "listening on http://\(shown):\(port) (\(embedding.modelIdentifier), \(embedding.dimension) dimensions, \(embedding.quantization.rawValue) encoder\(store == nil ? "" : ", with /search"))\n"
+            "listening on http://\(shown):\(port) (\(embedding.modelIdentifier), \(embedding.dimension) dimensions, \(embedding.quantization.rawValue) encoder\(store == nil ? "" : ", with /search"); chat: \(chatModel.identifier))\n"
         )
         let received = signals.wait()
         Console.note("\(received == SIGINT ? "SIGINT" : "SIGTERM"): finishing the requests in progress")

@@ -41,7 +41,7 @@ final class HelpTests: XCTestCase {
               export    Write an index's vectors as npy, fvecs, JSON Lines or a pgvector SQL script.
               assets    Show or install a known model's files (default: the default model).
               info      Show the CPU, the BLAS kernels in use, and the model.
-              serve     Serve the model over HTTP: OpenAI's /v1/embeddings, TEI's /embed, token vectors with their ranges, /search.
+              serve     Serve the model over HTTP: OpenAI's /v1/embeddings and /v1/chat/completions, TEI's /embed, token vectors with their ranges, /search.
               generate  Continue a prompt with a local language model (GGUF), streaming the text.
               ask       Answer a question from an index with a local language model, then list the chunks it read.
               chat      Talk with a local language model about an index: one question per line of standard input.
@@ -317,9 +317,9 @@ final class HelpTests: XCTestCase {
         try assertHelp(
             ["serve", "--help"],
             #"""
-            OVERVIEW: Serve the model over HTTP: OpenAI's /v1/embeddings, TEI's /embed, token vectors with their ranges, /search.
+            OVERVIEW: Serve the model over HTTP: OpenAI's /v1/embeddings and /v1/chat/completions, TEI's /embed, token vectors with their ranges, /search.
 
-            USAGE: embeddings serve [--model <dir|id>] [--quantize float32|int8] [--index <file>] [--store <url>] [--table-prefix <name>] [--precision exact|int8|binary|hnsw] [--rescore <n>] [--ef-search <n>] [--host <address>] [--port <n>] [--api-key-file <file>] [--max-batch-tokens <n>] [--max-queue <n>] [--max-body <n>] [--timeout <n>] [--max-connections <n>] [--input-type query|passage] [--quiet]
+            USAGE: embeddings serve [--model <dir|id>] [--quantize float32|int8] [--index <file>] [--store <url>] [--table-prefix <name>] [--precision exact|int8|binary|hnsw] [--rescore <n>] [--ef-search <n>] [--host <address>] [--port <n>] [--api-key-file <file>] [--max-batch-tokens <n>] [--max-queue <n>] [--max-body <n>] [--timeout <n>] [--max-connections <n>] [--chat-model <id|file>] [--chat-concurrency <n>] [--input-type query|passage] [--quiet]
 
             OPTIONS:
               --model <dir|id>        A sentence-transformers model folder, or a known model's identifier: sentence-transformers/all-MiniLM-L6-v2, intfloat/multilingual-e5-small (default: all-MiniLM-L6-v2). Known models install on first use.
@@ -334,10 +334,12 @@ final class HelpTests: XCTestCase {
               --port <n>              The TCP port; 0 picks a free one (default: 8080). The ready line on standard error names it.
               --api-key-file <file>   A file holding the key every request but /health must send as 'Authorization: Bearer <key>' (white space around it is ignored).
               --max-batch-tokens <n>  Tokens encoded together in one batch (default: 16384). Requests arriving together share a batch; one request may carry at most this many.
-              --max-queue <n>         Requests waiting for the encoder; more are refused with 503 and Retry-After (default: 256).
+              --max-queue <n>         Requests waiting for the encoder, and chat completions waiting to generate; more are refused with 503 and Retry-After (default: 256).
               --max-body <n>          The largest request body in bytes; a larger one gets 413 before it is read (default: 2097152).
               --timeout <n>           Seconds a connection may stay silent (mid-request or idle), and a new connection may take to send its first request's headers, before it is closed (default: 30).
               --max-connections <n>   Connections open at once; further ones are closed as they arrive (default: 256).
+              --chat-model <id|file>  The language model /v1/chat/completions answers with: a GGUF file, or a known language model's identifier: HuggingFaceTB/SmolLM2-135M-Instruct (default: SmolLM2-135M-Instruct). It loads on the first chat request; a known model must be installed first ('embeddings assets install --model ID').
+              --chat-concurrency <n>  Chat completions generated at once (each uses every core); others wait, up to --max-queue (default: 1).
               --input-type <type>     The input type of requests that send no "input_type" (query or passage; default: query). e5 reads "query: " or "passage: " in front of the text; MiniLM nothing.
               --quiet                 No request log or notes on standard error (the ready line, warnings and errors still print).
               -h, --help              Show help information.

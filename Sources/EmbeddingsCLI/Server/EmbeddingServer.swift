@@ -1,6 +1,7 @@
 import Dispatch
 import Embeddings
 import Foundation
+import LanguageModels
 import Retrieval
 
 /// The routes of `embeddings serve`, behind an `HTTPDaemon`: requests are screened on the HTTP
@@ -17,6 +18,7 @@ final class EmbeddingServer: HTTPHandler {
         case health = "/health"
         case models = "/v1/models"
         case metrics = "/metrics"
+        case chatCompletions = "/v1/chat/completions"
 
         var method: String {
             switch self {
@@ -37,6 +39,8 @@ final class EmbeddingServer: HTTPHandler {
         var inputType: ContextualEmbedding.InputType
         /// The precision the store searches with (a request may only name this one).
         var precision: String
+        /// Chat completions generated at once (`--chat-concurrency`); `maximumQueue` more may wait.
+        var chatConcurrency = 1
         /// The most texts one request may carry (OpenAI's own limit).
         static let maximumInputs = 2048
         /// Characters of chunk text in `/search`'s context unless the request says (as `search --budget`).
@@ -48,12 +52,21 @@ final class EmbeddingServer: HTTPHandler {
     let configuration: Configuration
     let metrics = ServerMetrics()
     let batcher: EncodingBatcher
+    /// The model `/v1/chat/completions` answers with, loaded on the first chat request.
+    let chatModel: SystemLanguageModel
+    /// Chat completions running and waiting.
+    let chat: ChatScheduler
     /// Where bodies are parsed and responses written: off the HTTP library's thread, and apart
     /// from the encoder's queue so that small requests are answered while a batch runs.
     let requests = DispatchQueue(label: "embeddings.serve.requests", attributes: .concurrent)
 
-    init(embedding: ContextualEmbedding, store: (any ChunkStore)?, configuration: Configuration) {
+    init(
+        embedding: ContextualEmbedding, store: (any ChunkStore)?, chatModel: SystemLanguageModel = .default,
+        configuration: Configuration
+    ) {
         self.embedding = embedding
+        self.chatModel = chatModel
+        chat = ChatScheduler(concurrency: configuration.chatConcurrency, maximumQueue: configuration.maximumQueue)
         self.store = store
         self.configuration = configuration
         batcher = EncodingBatcher(
@@ -68,7 +81,7 @@ final class EmbeddingServer: HTTPHandler {
             return APIError(
                 status: 404,
                 message:
-                    "no route \(head.path); see /v1/models, /v1/embeddings, /embed, /v1/token-embeddings, /tokenize, /search, /health, /metrics",
+                    "no route \(head.path); see /v1/models, /v1/embeddings, /embed, /v1/token-embeddings, /v1/chat/completions, /tokenize, /search, /health, /metrics",
                 code: "not_found"
             ).response
         }
@@ -136,9 +149,16 @@ final class EmbeddingServer: HTTPHandler {
                 case .health:
                     answer(.json("{\"status\":\"ok\",\"model\":\(Self.quoted(self.embedding.modelIdentifier))}"))
                 case .models: answer(self.models())
+                case .chatCompletions: try self.chatCompletions(data, reply: answer)
                 case .metrics:
+                    let chat = self.chat.depth
                     var response = HTTPResponse(
-                        status: 200, body: Array(self.metrics.text(queueDepth: self.batcher.queueDepth).utf8))
+                        status: 200,
+                        body: Array(
+                            self.metrics.text(
+                                queueDepth: self.batcher.queueDepth, chatWaiting: chat.waiting,
+                                chatRunning: chat.running
+                            ).utf8))
                     response.contentType = "text/plain; version=0.0.4; charset=utf-8"
                     answer(response)
                 }
@@ -154,8 +174,12 @@ final class EmbeddingServer: HTTPHandler {
         let route = Route(rawValue: head.path)?.rawValue ?? "other"
         metrics.request(route: route, status: response.status, seconds: seconds, inputs: response.inputs)
         Console.note(
-            "\(Self.printable(head.method)) \(Self.printable(head.path)) \(response.status) \(String(format: "%.1f", seconds * 1000)) ms \(response.inputs) inputs"
+            "\(Self.printable(head.method)) \(Self.printable(head.path)) \(response.status) \(String(format: "%.1f", seconds * 1000)) ms \(response.inputs) inputs\(response.note.map { " (\($0))" } ?? "")"
         )
+    }
+
+    func stopping() {
+        chat.stop()
     }
 
     func abandoned(_ head: HTTPRequestHead, reason: String, seconds: Double) {
@@ -251,7 +275,7 @@ final class EmbeddingServer: HTTPHandler {
 
     private func models() -> HTTPResponse {
         .json(
-            "{\"object\":\"list\",\"data\":[{\"id\":\(Self.quoted(embedding.modelIdentifier)),\"object\":\"model\",\"created\":0,\"owned_by\":\"contextual-embeddings\",\"dimension\":\(embedding.dimension),\"max_sequence_length\":\(embedding.maximumSequenceLength),\"quantization\":\"\(embedding.quantization.rawValue)\"}]}"
+            "{\"object\":\"list\",\"data\":[{\"id\":\(Self.quoted(embedding.modelIdentifier)),\"object\":\"model\",\"created\":0,\"owned_by\":\"contextual-embeddings\",\"dimension\":\(embedding.dimension),\"max_sequence_length\":\(embedding.maximumSequenceLength),\"quantization\":\"\(embedding.quantization.rawValue)\"},{\"id\":\(Self.quoted(chatModel.identifier)),\"object\":\"model\",\"created\":0,\"owned_by\":\"contextual-embeddings\"}]}"
         )
     }
 }

@@ -17,11 +17,21 @@ protocol HTTPHandler: Sendable {
     /// The request ended without a response (the client went away, timed out, or sent a body
     /// without `Content-Length` that grew over the limit).
     func abandoned(_ head: HTTPRequestHead, reason: String, seconds: Double)
+    /// The daemon stops and the grace period is over: work still running should end now (a
+    /// streamed response still going a moment later is cut; a reply still owed must be made).
+    func stopping()
+}
+
+extension HTTPHandler {
+    /// Nothing runs long enough to need stopping.
+    func stopping() {}
 }
 
 /// An HTTP/1.1 server on GNU libmicrohttpd: one internal epoll thread reads requests and writes
 /// responses; each complete request's connection is suspended while the handler works on its
-/// own threads, and resumed when it replies.
+/// own threads, and resumed when it replies. A streamed response (`HTTPResponse.stream`) is sent
+/// chunked as its producer writes; while it has nothing to send its connection is suspended, and
+/// each write resumes it (`HTTPBodyStream`).
 ///
 /// The library's limits are the defences against hostile clients: a connection limit, an idle
 /// timeout (a client that stalls mid-request is closed), and a per-connection memory limit that
@@ -68,6 +78,8 @@ final class HTTPDaemon: Sendable {
     /// silence, so a client sending a byte now and then would hold its connection for ever.
     private let pendingHeaders = Mutex<[UInt: (socket: Int32, deadline: UInt64)]>([:])
     private let headerWatchdog = Mutex<(any DispatchSourceTimer)?>(nil)
+    /// Streamed responses being sent, cut when a stop's grace period is over.
+    private let streams = Mutex<[ObjectIdentifier: HTTPBodyStream]>([:])
     /// Connections answered before their request's body was read: drained when they close.
     private let answeredEarly = Mutex(Set<UInt>())
     private let lingering: LingeringClose
@@ -127,8 +139,9 @@ final class HTTPDaemon: Sendable {
     }
 
     /// Stops accepting connections, lets the requests in progress finish (those still being
-    /// received get `grace` seconds; those the handler has are always finished), then closes
-    /// every connection and the listening socket.
+    /// received and streamed responses get `grace` seconds; then the handler is told to stop
+    /// (`stopping()`), streams get `streamEndSeconds` more to end and the rest are cut; replies
+    /// the handler owes are always sent), then closes every connection and the listening socket.
     func stop(grace: Double) {
         guard
             let handle = daemon.withOrderedLock({ daemon -> Handle? in
@@ -143,7 +156,13 @@ final class HTTPDaemon: Sendable {
         }
         let listener = MHD_quiesce_daemon(handle.pointer)
         _ = inFlight.wait(timeout: .now() + grace)
+        handler.stopping()
+        // Work told to stop ends its streams itself within a moment (a generation within a token):
+        // they end whole, and only what is still going after that is cut.
+        if !streams.withOrderedLock({ $0.isEmpty }) { _ = inFlight.wait(timeout: .now() + Self.streamEndSeconds) }
         closing.withOrderedLock { $0 = true }
+        // No stream parks its connection any more; those parked are resumed and end.
+        for stream in streams.withOrderedLock({ Array($0.values) }) { stream.cancel() }
         suspended.wait()
         MHD_stop_daemon(handle.pointer)
         if listener >= 0 { close(listener) }
@@ -215,6 +234,7 @@ final class HTTPDaemon: Sendable {
     }
 
     private func queue(_ response: HTTPResponse, for exchange: Exchange, on connection: OpaquePointer) -> MHD_Result {
+        if let stream = response.stream { return queue(response, streaming: stream, for: exchange, on: connection) }
         var headers = response.headers
         if draining.load(ordering: .relaxed) { headers.append((name: "Connection", value: "close")) }
         let contentType = response.contentType
@@ -231,6 +251,57 @@ final class HTTPDaemon: Sendable {
         exchange.markAnswered()
         handler.responded(exchange.head, response, seconds: exchange.elapsed)
         return result
+    }
+
+    /// Queues a response whose body `stream` produces, sent chunked. Its log line and metrics
+    /// come when the request completes (`completed`), with how the stream ended.
+    private func queue(
+        _ response: HTTPResponse, streaming stream: HTTPBodyStream, for exchange: Exchange,
+        on connection: OpaquePointer
+    ) -> MHD_Result {
+        let sending = StreamSending(stream: stream, connection: Handle(pointer: connection), daemon: self)
+        let context = Unmanaged.passRetained(sending).toOpaque()
+        guard
+            let message = ce_mhd_stream_response(
+                { context, _, buffer, maximum in
+                    Unmanaged<StreamSending>.fromOpaque(context!).takeUnretainedValue().read(buffer, maximum)
+                }, context, { context in Unmanaged<StreamSending>.fromOpaque(context!).release() },
+                Self.streamBlock)
+        else {
+            Unmanaged<StreamSending>.fromOpaque(context).release()
+            stream.cancel()
+            return ce_mhd_no()
+        }
+        defer { MHD_destroy_response(message) }
+        streams.withOrderedLock { $0[ObjectIdentifier(stream)] = stream }
+        exchange.markStreamed(response)
+        _ = MHD_add_response_header(message, "Content-Type", response.contentType)
+        for header in response.headers { _ = MHD_add_response_header(message, header.name, header.value) }
+        if draining.load(ordering: .relaxed) { _ = MHD_add_response_header(message, "Connection", "close") }
+        exchange.markAnswered()
+        return MHD_queue_response(connection, UInt32(response.status), message)
+    }
+
+    /// After a stop's grace period and `stopping()`, how long streams get to end by themselves.
+    static let streamEndSeconds = 1.0
+
+    /// The most bytes one call of a stream's content reader copies.
+    static let streamBlock = 16 << 10
+
+    /// Suspends `connection` for a stream with nothing to send; returns what resumes it, or nil
+    /// when the daemon is stopping (a connection must not stay suspended then).
+    fileprivate func park(_ connection: Handle) -> (@Sendable () -> Void)? {
+        let admitted = closing.withOrderedLock { closing -> Bool in
+            guard !closing else { return false }
+            suspended.enter()
+            return true
+        }
+        guard admitted else { return nil }
+        MHD_suspend_connection(connection.pointer)
+        return { [self] in
+            MHD_resume_connection(connection.pointer)
+            suspended.leave()
+        }
     }
 
     /// libmicrohttpd's connection notifications: a new connection gets its header deadline
@@ -277,7 +348,21 @@ final class HTTPDaemon: Sendable {
         let exchange = Unmanaged<Exchange>.fromOpaque(stored).takeRetainedValue()
         // A resumed connection whose client had gone can end without another call to `access`.
         if exchange.endSuspension() { suspended.leave() }
-        if !exchange.isAnswered {
+        if var response = exchange.streamedResponse, let stream = response.stream {
+            streams.withOrderedLock { _ = $0.removeValue(forKey: ObjectIdentifier(stream)) }
+            if !stream.isComplete {
+                switch ce_mhd_reason(reason) {
+                case 2: response.note = "stream cut: timed out"
+                case 3: response.note = "stream cut: server stopped"
+                // A write that fails (1) is a client gone mid-stream too.
+                case 1, 4, 5: response.note = "stream cut: client went away"
+                default: response.note = stream.isCancelled ? "stream cut: server stopping" : "stream cut"
+                }
+                // The producer hears of it and stops.
+                stream.cancel()
+            }
+            handler.responded(exchange.head, response, seconds: exchange.elapsed)
+        } else if !exchange.isAnswered {
             let why: String
             switch ce_mhd_reason(reason) {
             case 2: why = "timed out"
@@ -314,6 +399,8 @@ private final class Exchange: Sendable {
         var dispatched = false
         var response: HTTPResponse?
         var answered = false
+        /// A streamed response queued: logged when the request completes.
+        var streamed: HTTPResponse?
         /// Counted in the daemon's `suspended` group.
         var suspended = false
     }
@@ -381,7 +468,45 @@ private final class Exchange: Sendable {
         state.withOrderedLock { $0.response = response }
     }
 
+    func markStreamed(_ response: HTTPResponse) {
+        state.withOrderedLock { $0.streamed = response }
+    }
+
+    var streamedResponse: HTTPResponse? { state.withOrderedLock { $0.streamed } }
+
     func markAnswered() {
         state.withOrderedLock { $0.answered = true }
+    }
+}
+
+/// A streamed response on its connection: what libmicrohttpd's content reader calls, retained
+/// by the response until libmicrohttpd releases it.
+private final class StreamSending: Sendable {
+    let stream: HTTPBodyStream
+    let connection: HTTPDaemon.Handle
+    let daemon: HTTPDaemon
+
+    init(stream: HTTPBodyStream, connection: HTTPDaemon.Handle, daemon: HTTPDaemon) {
+        self.stream = stream
+        self.connection = connection
+        self.daemon = daemon
+    }
+
+    /// The content reader: bytes copied, 0 with the connection suspended until there are more,
+    /// or the end of the stream.
+    func read(_ buffer: UnsafeMutablePointer<CChar>?, _ maximum: Int) -> Int {
+        guard let buffer, maximum > 0 else { return ce_mhd_end_of_stream() }
+        switch stream.read(
+            into: UnsafeMutableRawBufferPointer(start: buffer, count: maximum), park: { daemon.park(connection) })
+        {
+        case .bytes(let count): return count
+        case .parked: return 0
+        case .end: return ce_mhd_end_of_stream()
+        }
+    }
+
+    deinit {
+        // libmicrohttpd is done with the response: a stream not sent to its end was cut.
+        stream.cancel()
     }
 }

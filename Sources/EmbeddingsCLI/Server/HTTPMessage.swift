@@ -34,6 +34,10 @@ struct HTTPResponse: Sendable {
     var headers: [(name: String, value: String)] = []
     /// The inputs (texts) the request carried, for the log line and metrics; not sent.
     var inputs = 0
+    /// A body produced over time, sent chunked in place of `body` (server-sent events).
+    var stream: HTTPBodyStream? = nil
+    /// How a streamed response ended, for the log line (`client went away`); not sent.
+    var note: String? = nil
 
     /// A JSON response from its text.
     static func json(_ text: String, status: Int = 200, inputs: Int = 0) -> HTTPResponse {

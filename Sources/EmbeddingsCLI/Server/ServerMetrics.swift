@@ -42,6 +42,10 @@ final class ServerMetrics: Sendable {
         var batchInputs = Histogram(ServerMetrics.inputBuckets)
         var batchTokens = Histogram(ServerMetrics.tokenBuckets)
         var inputs = 0
+        /// Chat completions by finish reason (`stop`, `length`, `cancelled`, `error`), and tokens.
+        var chats: [String: Int] = [:]
+        var promptTokens = 0
+        var completionTokens = 0
     }
 
     private let state = Mutex(State())
@@ -64,8 +68,19 @@ final class ServerMetrics: Sendable {
         }
     }
 
-    /// The Prometheus text exposition (version 0.0.4).
-    func text(queueDepth: Int) -> String {
+    /// One chat completion that ran: how it ended (`stop`, `length`, `cancelled` when the client
+    /// went away or the server stopped, `error`) and its tokens.
+    func chat(finish: String, promptTokens: Int, completionTokens: Int) {
+        state.withOrderedLock { state in
+            state.chats[finish, default: 0] += 1
+            state.promptTokens += promptTokens
+            state.completionTokens += completionTokens
+        }
+    }
+
+    /// The Prometheus text exposition (version 0.0.4); `chatWaiting` and `chatRunning` are the
+    /// chat completions waiting and generating now.
+    func text(queueDepth: Int, chatWaiting: Int = 0, chatRunning: Int = 0) -> String {
         state.withOrderedLock { state in
             var text =
                 "# HELP embeddings_requests_total Requests answered, by route and status.\n# TYPE embeddings_requests_total counter\n"
@@ -85,6 +100,17 @@ final class ServerMetrics: Sendable {
             text += state.batchTokens.text("embeddings_batch_tokens")
             text +=
                 "# HELP embeddings_queue_depth Requests waiting for the encoder.\n# TYPE embeddings_queue_depth gauge\nembeddings_queue_depth \(queueDepth)\n"
+            text +=
+                "# HELP embeddings_chat_completions_total Chat completions generated, by how they ended.\n# TYPE embeddings_chat_completions_total counter\n"
+            for key in state.chats.keys.sorted() {
+                text += "embeddings_chat_completions_total{finish_reason=\"\(key)\"} \(state.chats[key] ?? 0)\n"
+            }
+            text +=
+                "# HELP embeddings_chat_tokens_total Chat completion tokens, of prompts and of completions.\n# TYPE embeddings_chat_tokens_total counter\nembeddings_chat_tokens_total{kind=\"prompt\"} \(state.promptTokens)\nembeddings_chat_tokens_total{kind=\"completion\"} \(state.completionTokens)\n"
+            text +=
+                "# HELP embeddings_chat_waiting Chat completions waiting to generate.\n# TYPE embeddings_chat_waiting gauge\nembeddings_chat_waiting \(chatWaiting)\n"
+            text +=
+                "# HELP embeddings_chat_running Chat completions generating.\n# TYPE embeddings_chat_running gauge\nembeddings_chat_running \(chatRunning)\n"
             return text
         }
     }

@@ -1,0 +1,174 @@
+import Foundation
+
+/// The body of `POST /v1/chat/completions`, as OpenAI names its fields. Fields OpenAI has and
+/// this server ignores (`user`, `metadata`, `store`, `service_tier`, …) and unknown fields are
+/// not read; fields that would change the answer and cannot be honoured are decoded so that
+/// they are refused by name (`ChatCompletion.validate`).
+struct ChatCompletionRequest: Decodable {
+    /// The model asked for: any name (the server has one chat model).
+    let model: String?
+    /// The conversation, oldest first; the last is the user's.
+    let messages: [Message]
+    /// Whether to answer as server-sent events.
+    let stream: Bool?
+    /// With `stream`: whether a last chunk carries the usage.
+    let streamOptions: StreamOptions?
+    /// The most tokens of the answer (the older name of `max_completion_tokens`).
+    let maxTokens: Int?
+    /// The most tokens of the answer.
+    let maxCompletionTokens: Int?
+    /// 0 … 2; 0 is greedy.
+    let temperature: Double?
+    /// The nucleus, above 0 and at most 1.
+    let topP: Double?
+    /// Makes sampling repeatable.
+    let seed: Int64?
+    /// Where the answer ends.
+    let stop: StopSequences?
+    /// Choices wanted: only 1.
+    let n: Int?
+    /// Text, or JSON of a schema.
+    let responseFormat: ResponseFormat?
+    /// Tool calling (the next step adds it): present means refused, for now.
+    let tools: AnyJSON?
+    let toolChoice: AnyJSON?
+    /// Sampling controls this engine lacks: refused unless they ask for nothing.
+    let frequencyPenalty: Double?
+    let presencePenalty: Double?
+    let logitBias: [String: Double]?
+    let logprobs: Bool?
+    let topLogprobs: Int?
+
+    enum CodingKeys: String, CodingKey {
+        case model, messages, stream, temperature, seed, stop, n, tools, logprobs
+        case streamOptions = "stream_options"
+        case maxTokens = "max_tokens"
+        case maxCompletionTokens = "max_completion_tokens"
+        case topP = "top_p"
+        case responseFormat = "response_format"
+        case toolChoice = "tool_choice"
+        case frequencyPenalty = "frequency_penalty"
+        case presencePenalty = "presence_penalty"
+        case logitBias = "logit_bias"
+        case topLogprobs = "top_logprobs"
+    }
+
+    /// One message: `role`, and `content` as a string or an array of parts.
+    struct Message: Decodable {
+        /// `system`, `developer`, `user` or `assistant`.
+        let role: String
+        /// The text (null only beside tool calls).
+        let content: Content?
+        /// A participant's name: accepted, not used.
+        let name: String?
+        /// An assistant's earlier tool calls, and a tool message's id: refused for now.
+        let toolCalls: AnyJSON?
+        let toolCallID: String?
+
+        enum CodingKeys: String, CodingKey {
+            case role, content, name
+            case toolCalls = "tool_calls"
+            case toolCallID = "tool_call_id"
+        }
+    }
+
+    /// A message's content: text, or parts (`{"type": "text", "text": …}`; other types are read
+    /// so that they can be refused by name).
+    enum Content: Decodable {
+        case text(String)
+        case parts([Part])
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let text = try? container.decode(String.self) {
+                self = .text(text)
+            } else {
+                self = .parts(try container.decode([Part].self))
+            }
+        }
+    }
+
+    /// One part of a message's content.
+    struct Part: Decodable {
+        /// `text` is the one read.
+        let type: String
+        /// A text part's text.
+        let text: String?
+    }
+
+    /// `stream_options`.
+    struct StreamOptions: Decodable {
+        /// Whether a last chunk, with no choices, carries the usage.
+        let includeUsage: Bool?
+
+        enum CodingKeys: String, CodingKey {
+            case includeUsage = "include_usage"
+        }
+    }
+
+    /// `stop`: one string or up to four.
+    enum StopSequences: Decodable {
+        case one(String)
+        case many([String])
+
+        var strings: [String] {
+            switch self {
+            case .one(let text): return [text]
+            case .many(let texts): return texts
+            }
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let text = try? container.decode(String.self) {
+                self = .one(text)
+            } else if let texts = try? container.decode([String].self) {
+                self = .many(texts)
+            } else {
+                throw DecodingError.typeMismatch(
+                    String.self,
+                    DecodingError.Context(
+                        codingPath: decoder.codingPath, debugDescription: "a string or an array of strings"))
+            }
+        }
+    }
+
+    /// `response_format`: `{"type": "text" | "json_object" | "json_schema", "json_schema": {…}}`.
+    /// The schema itself is read from the body's JSON with its key order (`ChatCompletion`).
+    struct ResponseFormat: Decodable {
+        /// `text`, `json_object` or `json_schema`.
+        let type: String
+        /// With `json_schema`: the schema's name and (presence of) the schema.
+        let jsonSchema: JSONSchema?
+
+        enum CodingKeys: String, CodingKey {
+            case type
+            case jsonSchema = "json_schema"
+        }
+
+        /// `json_schema`: `{name, description, strict, schema}`.
+        struct JSONSchema: Decodable {
+            /// The schema's name (the root object's).
+            let name: String
+            /// What the answer is: accepted, not used.
+            let description: String?
+            /// Accepted: every answer follows its schema by construction.
+            let strict: Bool?
+            /// Whether there is one; its text is read from the body with its key order.
+            let schema: AnyJSON?
+        }
+    }
+}
+
+/// Any JSON value, read only to know it is there (its content is not kept).
+struct AnyJSON: Decodable {
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() { return }
+        if (try? container.decode(Bool.self)) != nil { return }
+        if (try? container.decode(Double.self)) != nil { return }
+        if (try? container.decode(String.self)) != nil { return }
+        if (try? container.decode([AnyJSON].self)) != nil { return }
+        _ = try container.decode([String: AnyJSON].self)
+    }
+}

@@ -1,0 +1,432 @@
+import Foundation
+import LanguageModels
+import LinearAlgebra
+
+/// A chat completion request read and checked: the conversation as a transcript, and how to answer.
+struct ChatCompletion: Sendable {
+    /// Instructions, earlier turns, and the user's last message (the prompt).
+    var transcript: Transcript
+    /// Sampling and the token limit.
+    var options: GenerationOptions
+    /// The shape of a structured answer (nil: text).
+    var schema: GenerationSchema?
+    /// Stop sequences (at most `maximumStops`, none empty).
+    var stop: [String]
+    /// Whether to answer as server-sent events.
+    var stream: Bool
+    /// With `stream`: a last chunk with the usage.
+    var includeUsage: Bool
+
+    /// The most stop sequences a request may send (OpenAI's limit).
+    static let maximumStops = 4
+
+    /// `request` checked field by field; `body` is the request's JSON again, read for the
+    /// `json_schema` (its properties' order is the order the answer writes them in).
+    /// - Throws: `APIError` 400 naming the field.
+    init(_ request: ChatCompletionRequest, body: Data) throws {
+        for (field, given) in [("tools", request.tools != nil), ("tool_choice", request.toolChoice != nil)] where given
+        {
+            throw APIError.badRequest(
+                "'\(field)' is not supported by this server yet", param: field, code: "unsupported_parameter")
+        }
+        if let n = request.n, n != 1 {
+            throw APIError.badRequest(
+                "'n' must be 1 (one choice per request), got \(n)", param: "n", code: "invalid_value")
+        }
+        for (field, value) in [
+            ("frequency_penalty", request.frequencyPenalty), ("presence_penalty", request.presencePenalty),
+        ]
+        where (value ?? 0) != 0 {
+            throw APIError.badRequest(
+                "'\(field)' is not supported (only 0)", param: field, code: "unsupported_parameter")
+        }
+        if !(request.logitBias ?? [:]).isEmpty {
+            throw APIError.badRequest(
+                "'logit_bias' is not supported", param: "logit_bias", code: "unsupported_parameter")
+        }
+        if request.logprobs == true || request.topLogprobs != nil {
+            throw APIError.badRequest(
+                "'logprobs' is not supported", param: request.logprobs == true ? "logprobs" : "top_logprobs",
+                code: "unsupported_parameter")
+        }
+        transcript = try Self.transcript(request.messages)
+        options = try Self.options(request)
+        stop = request.stop?.strings ?? []
+        guard stop.count <= Self.maximumStops else {
+            throw APIError.badRequest(
+                "'stop' holds \(stop.count) strings; at most \(Self.maximumStops)", param: "stop", code: "invalid_value"
+            )
+        }
+        if stop.contains("") {
+            throw APIError.badRequest("'stop' holds an empty string", param: "stop", code: "invalid_value")
+        }
+        schema = try Self.schema(request.responseFormat, body: body)
+        stream = request.stream ?? false
+        if request.streamOptions != nil, !stream {
+            throw APIError.badRequest(
+                "'stream_options' goes with \"stream\": true", param: "stream_options", code: "invalid_value")
+        }
+        includeUsage = request.streamOptions?.includeUsage ?? false
+    }
+
+    /// The messages as a transcript: system and developer messages are instructions, user
+    /// messages prompts, assistant messages responses; the last must be the user's.
+    private static func transcript(_ messages: [ChatCompletionRequest.Message]) throws -> Transcript {
+        guard !messages.isEmpty else {
+            throw APIError.badRequest("'messages' is empty", param: "messages", code: "invalid_value")
+        }
+        var entries: [Transcript.Entry] = []
+        for (i, message) in messages.enumerated() {
+            let text = try Self.text(message, at: i)
+            let segments: [Transcript.Segment] = [.text(.init(content: text))]
+            switch message.role {
+            case "system", "developer": entries.append(.instructions(.init(segments: segments)))
+            case "user": entries.append(.prompt(.init(segments: segments)))
+            case "assistant":
+                if message.toolCalls != nil {
+                    throw APIError.badRequest(
+                        "'messages[\(i)].tool_calls' is not supported by this server yet",
+                        param: "messages[\(i)].tool_calls", code: "unsupported_parameter")
+                }
+                entries.append(.response(.init(assetIDs: [], segments: segments)))
+            case "tool", "function":
+                throw APIError.badRequest(
+                    "messages with role '\(message.role)' are not supported by this server yet",
+                    param: "messages[\(i)].role", code: "unsupported_parameter")
+            default:
+                throw APIError.badRequest(
+                    "'messages[\(i)].role' must be 'system', 'developer', 'user' or 'assistant', got '\(EmbeddingServer.printable(message.role))'",
+                    param: "messages[\(i)].role", code: "invalid_value")
+            }
+        }
+        guard messages.last?.role == "user" else {
+            throw APIError.badRequest(
+                "the last message must be the user's (this server answers a user's message)",
+                param: "messages[\(messages.count - 1)].role", code: "invalid_value")
+        }
+        return Transcript(entries: entries)
+    }
+
+    /// A message's text: its string, or its text parts joined.
+    private static func text(_ message: ChatCompletionRequest.Message, at i: Int) throws -> String {
+        switch message.content {
+        case .text(let text)?: return text
+        case .parts(let parts)?:
+            var text = ""
+            for (j, part) in parts.enumerated() {
+                guard part.type == "text" else {
+                    throw APIError.badRequest(
+                        "content parts of type '\(EmbeddingServer.printable(part.type))' are not supported; only 'text'",
+                        param: "messages[\(i)].content[\(j)].type", code: "unsupported_value")
+                }
+                guard let piece = part.text else {
+                    throw APIError.badRequest(
+                        "missing 'messages[\(i)].content[\(j)].text'", param: "messages[\(i)].content[\(j)].text",
+                        code: "missing_field")
+                }
+                text += piece
+            }
+            return text
+        case nil:
+            throw APIError.badRequest(
+                "missing 'messages[\(i)].content'", param: "messages[\(i)].content", code: "missing_field")
+        }
+    }
+
+    /// Sampling as OpenAI's fields ask: temperature 0 is greedy; otherwise nucleus sampling at
+    /// `top_p` (default 1: every token) and `temperature` (default 1), from `seed` when given.
+    private static func options(_ request: ChatCompletionRequest) throws -> GenerationOptions {
+        let temperature = request.temperature ?? 1
+        guard temperature.isFinite, (0...2).contains(temperature) else {
+            throw APIError.badRequest(
+                "'temperature' must be from 0 to 2, got \(temperature)", param: "temperature", code: "invalid_value")
+        }
+        let topP = request.topP ?? 1
+        guard topP.isFinite, topP > 0, topP <= 1 else {
+            throw APIError.badRequest(
+                "'top_p' must be above 0 and at most 1, got \(topP)", param: "top_p", code: "invalid_value")
+        }
+        let limitField = request.maxCompletionTokens != nil ? "max_completion_tokens" : "max_tokens"
+        let limit = request.maxCompletionTokens ?? request.maxTokens
+        if let limit, limit < 1 {
+            throw APIError.badRequest(
+                "'\(limitField)' must be at least 1, got \(limit)", param: limitField, code: "invalid_value")
+        }
+        let seed = request.seed.map { UInt64(bitPattern: $0) }
+        return GenerationOptions(
+            sampling: temperature == 0 ? .greedy : .random(probabilityThreshold: topP, seed: seed),
+            temperature: temperature, maximumResponseTokens: limit)
+    }
+
+    /// The schema `response_format` asks for: nil for text; `json_schema`'s schema read as JSON
+    /// Schema; `json_object` refused (the grammar writes objects of known keys only).
+    private static func schema(_ format: ChatCompletionRequest.ResponseFormat?, body: Data) throws -> GenerationSchema?
+    {
+        guard let format else { return nil }
+        switch format.type {
+        case "text": return nil
+        case "json_object":
+            throw APIError.badRequest(
+                "response_format 'json_object' is not supported: guided output writes objects whose keys the schema names; send 'json_schema' with the object's properties",
+                param: "response_format", code: "unsupported_value")
+        case "json_schema":
+            guard let declared = format.jsonSchema else {
+                throw APIError.badRequest(
+                    "missing 'response_format.json_schema'", param: "response_format.json_schema", code: "missing_field"
+                )
+            }
+            guard declared.schema != nil,
+                let root = try? GeneratedContent(json: String(decoding: body, as: UTF8.self)),
+                let schema = Self.member(root, "response_format", "json_schema", "schema")
+            else {
+                throw APIError.badRequest(
+                    "missing 'response_format.json_schema.schema'", param: "response_format.json_schema.schema",
+                    code: "missing_field")
+            }
+            do {
+                return try GenerationSchema(jsonSchema: schema, name: declared.name)
+            } catch {
+                throw APIError.badRequest(
+                    "response_format.json_schema.schema: \(error.description)", param: "response_format",
+                    code: "unsupported_schema")
+            }
+        default:
+            throw APIError.badRequest(
+                "'response_format.type' must be 'text', 'json_object' or 'json_schema', got '\(EmbeddingServer.printable(format.type))'",
+                param: "response_format.type", code: "invalid_value")
+        }
+    }
+
+    /// The value at `keys` in nested objects, or nil.
+    private static func member(_ content: GeneratedContent, _ keys: String...) -> GeneratedContent? {
+        var current = content
+        for key in keys {
+            guard case .structure(let properties, _) = current.kind, let next = properties[key] else { return nil }
+            current = next
+        }
+        return current
+    }
+}
+
+/// Finds stop sequences in a response as it grows, holding back the text that may be the start
+/// of one, so that no stop sequence (nor its start) is ever sent.
+struct StopScanner {
+    /// The sequences that end the text.
+    let stops: [String]
+    /// The response so far.
+    private(set) var text = ""
+    /// How much of `text` (in Unicode scalars) has been released.
+    private var released = 0
+    /// Whether a stop sequence was found (`text` is then cut before it).
+    private(set) var stopped = false
+
+    init(stops: [String]) { self.stops = stops }
+
+    /// Adds `piece`; returns the text that may now be sent (none once stopped).
+    mutating func append(_ piece: String) -> String {
+        guard !stopped else { return "" }
+        text += piece
+        if stops.isEmpty { return piece }
+        let scalars = Array(text.unicodeScalars)
+        var end = scalars.count
+        for stop in stops {
+            if let range = text.range(of: stop, options: .literal) {
+                let cut = text.unicodeScalars.distance(from: text.unicodeScalars.startIndex, to: range.lowerBound)
+                if cut < end {
+                    end = cut
+                    stopped = true
+                }
+            }
+        }
+        if stopped {
+            text = String(String.UnicodeScalarView(scalars[..<end]))
+        } else {
+            // Hold back the longest end of the text that begins a stop sequence.
+            for stop in stops {
+                let head = Array(stop.unicodeScalars)
+                for length in stride(from: min(head.count - 1, scalars.count), to: 0, by: -1)
+                where scalars[(scalars.count - length)...].elementsEqual(head[..<length]) {
+                    end = min(end, scalars.count - length)
+                    break
+                }
+            }
+        }
+        guard end > released else { return "" }
+        defer { released = end }
+        return String(String.UnicodeScalarView(scalars[released..<end]))
+    }
+
+    /// What was held back, when the response ended without a stop sequence.
+    mutating func flush() -> String {
+        guard !stopped, !stops.isEmpty else { return "" }
+        let scalars = Array(text.unicodeScalars)
+        defer { released = scalars.count }
+        return String(String.UnicodeScalarView(scalars[released...]))
+    }
+}
+
+extension EmbeddingServer {
+    /// `POST /v1/chat/completions`: OpenAI's chat completion, answered by the chat model
+    /// (`serve --chat-model`), whole or streamed as server-sent events. The request is checked
+    /// here (400 naming the field); the generation waits for its turn (`ChatScheduler`: 503 with
+    /// `Retry-After` when too many wait) and runs on an engine thread.
+    func chatCompletions(_ data: Data, reply: @escaping @Sendable (HTTPResponse) -> Void) throws {
+        let request = try RequestDecoding.decode(ChatCompletionRequest.self, from: data)
+        let completion = try ChatCompletion(request, body: data)
+        let job = ChatScheduler.Job(
+            run: { stop in self.generate(completion, reply: reply, serverStopping: stop) },
+            refuse: {
+                reply(APIError(status: 503, message: "the server is shutting down", code: "shutting_down").response)
+            })
+        switch chat.submit(job) {
+        case .admitted: break
+        case .stopping:
+            reply(APIError(status: 503, message: "the server is shutting down", code: "shutting_down").response)
+        case .full:
+            reply(
+                APIError(
+                    status: 503,
+                    message:
+                        "too many chat completions are waiting (\(chat.maximumQueue), --max-queue); retry shortly",
+                    code: "queue_full", headers: [(name: "Retry-After", value: "1")]
+                ).response)
+        }
+    }
+
+    /// Runs one chat completion (on an engine thread) and replies: the JSON object, or a stream
+    /// of chunks ending with `data: [DONE]`.
+    private func generate(
+        _ completion: ChatCompletion, reply: @escaping @Sendable (HTTPResponse) -> Void,
+        serverStopping: @escaping @Sendable () -> Bool
+    ) {
+        let turn: AssistantTurn
+        do {
+            turn = try chatModel.turn(
+                after: completion.transcript, schema: completion.schema, includeSchemaInPrompt: true,
+                options: completion.options)
+        } catch {
+            return reply(Self.apiError(error).response)
+        }
+        let id = "chatcmpl-" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        let created = Int(Date().timeIntervalSince1970)
+        let header = ChunkHeader(id: id, created: created, model: chatModel.identifier)
+        var scanner = StopScanner(stops: completion.stop)
+        let body = completion.stream ? HTTPBodyStream() : nil
+        if let body {
+            var response = HTTPResponse(status: 200, body: [])
+            response.contentType = "text/event-stream"
+            response.headers = [(name: "Cache-Control", value: "no-cache")]
+            response.stream = body
+            response.inputs = 1
+            reply(response)
+            body.write(header.event(delta: "{\"role\":\"assistant\",\"content\":\"\"}", usage: completion.includeUsage))
+        }
+        let outcome: AssistantTurn.Outcome
+        do {
+            outcome = try turn.run { piece in
+                let ready = scanner.append(piece)
+                if let body, !ready.isEmpty {
+                    body.write(
+                        header.event(delta: "{\"content\":\(Self.quoted(ready))}", usage: completion.includeUsage))
+                }
+                return !scanner.stopped && !(body?.isCancelled ?? false) && !serverStopping()
+            }
+        } catch {
+            metrics.chat(finish: "error", promptTokens: turn.promptTokens, completionTokens: 0)
+            if let body {
+                // The headers went out: the error goes in the stream, as OpenAI's does.
+                body.write(
+                    Array("data: \(String(decoding: Self.apiError(error).response.body, as: UTF8.self))\n\n".utf8))
+                body.finish()
+                return
+            }
+            return reply(Self.apiError(error).response)
+        }
+        let rest = scanner.flush()
+        // Cut short (the server stopping, the client gone) counts as `length`: the model did not end it.
+        let cancelled = outcome.finishReason == .stopped && !scanner.stopped
+        let finish = outcome.finishReason != .endOfTurn && !scanner.stopped ? "length" : "stop"
+        metrics.chat(
+            finish: cancelled ? "cancelled" : finish, promptTokens: turn.promptTokens,
+            completionTokens: outcome.completionTokens)
+        let usage =
+            "{\"prompt_tokens\":\(turn.promptTokens),\"completion_tokens\":\(outcome.completionTokens),\"total_tokens\":\(turn.promptTokens + outcome.completionTokens)}"
+        if let body {
+            if !rest.isEmpty {
+                body.write(header.event(delta: "{\"content\":\(Self.quoted(rest))}", usage: completion.includeUsage))
+            }
+            body.write(header.event(delta: "{}", finish: finish, usage: completion.includeUsage))
+            if completion.includeUsage { body.write(header.usageEvent(usage)) }
+            body.write(Array("data: [DONE]\n\n".utf8))
+            body.finish()
+            return
+        }
+        var json = JSONWriter()
+        json.raw("{\"id\":\(Self.quoted(id)),\"object\":\"chat.completion\",\"created\":\(created),\"model\":")
+        json.string(chatModel.identifier)
+        json.raw(",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":")
+        json.string(scanner.text)
+        json.raw(",\"refusal\":null},\"logprobs\":null,\"finish_reason\":\"\(finish)\"}],\"usage\":\(usage)")
+        json.raw(",\"system_fingerprint\":null}")
+        reply(.json(json.text, inputs: 1))
+    }
+
+    /// A generation error as the route answers it.
+    static func apiError(_ error: any Error) -> APIError {
+        guard let error = error as? LanguageModelSession.GenerationError else {
+            return APIError(status: 500, message: "\(error)", code: "internal_error")
+        }
+        switch error {
+        case .exceededContextWindowSize:
+            return .badRequest(error.description, param: "messages", code: "context_length_exceeded")
+        case .unsupportedGuide:
+            return .badRequest(error.description, param: "response_format", code: "unsupported_schema")
+        case .invalidGenerationOptions:
+            return .badRequest(error.description, code: "invalid_value")
+        case .assetsUnavailable:
+            return APIError(status: 503, message: error.description, code: "model_unavailable")
+        case .decodingFailure, .concurrentRequests:
+            return APIError(status: 500, message: error.description, code: "generation_error")
+        }
+    }
+}
+
+/// What every chunk of one streamed completion repeats, and the chunks' text.
+private struct ChunkHeader {
+    /// `chatcmpl-…`, the same in every chunk.
+    let id: String
+    /// Seconds since 1970 when the completion started.
+    let created: Int
+    /// The chat model's identifier.
+    let model: String
+
+    /// `data: {chunk}` with one choice whose delta is `delta` (JSON).
+    func event(delta: String, finish: String? = nil, usage: Bool) -> [UInt8] {
+        var json = JSONWriter()
+        json.raw("data: ")
+        open(&json)
+        json.raw(",\"choices\":[{\"index\":0,\"delta\":\(delta),\"logprobs\":null,\"finish_reason\":")
+        json.raw(finish.map { "\"\($0)\"" } ?? "null")
+        json.raw("}]")
+        if usage { json.raw(",\"usage\":null") }
+        json.raw("}\n\n")
+        return Array(json.text.utf8)
+    }
+
+    /// The last chunk of `stream_options.include_usage`: no choices, the usage.
+    func usageEvent(_ usage: String) -> [UInt8] {
+        var json = JSONWriter()
+        json.raw("data: ")
+        open(&json)
+        json.raw(",\"choices\":[],\"usage\":\(usage)}\n\n")
+        return Array(json.text.utf8)
+    }
+
+    private func open(_ json: inout JSONWriter) {
+        json.raw("{\"id\":")
+        json.string(id)
+        json.raw(",\"object\":\"chat.completion.chunk\",\"created\":\(created),\"model\":")
+        json.string(model)
+        json.raw(",\"system_fingerprint\":null")
+    }
+}

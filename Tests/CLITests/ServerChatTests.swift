@@ -1,0 +1,450 @@
+import BytePairEncoding
+import Foundation
+import LinearAlgebra
+import LlamaDecoder
+import ModelTestSupport
+import Synchronization
+import TestSupport
+import XCTest
+
+@testable import EmbeddingsCLI
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `POST /v1/chat/completions` as a client sees it, on a real `embeddings serve` process with the
+/// real default chat model (SmolLM2-135M): whole and streamed answers, structured output, limits,
+/// stop sequences, refusals in OpenAI's error shape, a client that leaves mid-stream, a full queue.
+final class ServerChatTests: XCTestCase {
+    private static let shared = Mutex<ServeProcess?>(nil)
+    static let question = "What is the capital of France?"
+
+    override func setUpWithError() throws {
+        _ = try TestModel.shared()  // the encoder the server loads at start
+        _ = try TestLanguageModel.file()  // the chat model it loads on the first chat request
+    }
+
+    override class func tearDown() {
+        if let server = shared.withOrderedLock({ $0 }) { _ = server.terminate() }
+        super.tearDown()
+    }
+
+    func server() throws -> ServeProcess {
+        try Self.shared.withOrderedLock { server in
+            if let server { return server }
+            let started = try ServeProcess(["--quiet"])
+            server = started
+            return started
+        }
+    }
+
+    // MARK: Helpers
+
+    static func chat(_ port: Int, _ body: [String: Any]) throws -> (status: Int, json: [String: Any], reply: HTTPReply)
+    {
+        let reply = try LoopbackHTTP.post(port: port, "/v1/chat/completions", json: body)
+        return (reply.status, try XCTUnwrap(reply.json() as? [String: Any], reply.text), reply)
+    }
+
+    static func request(_ content: String = question, maxTokens: Int = 24, _ more: [String: Any] = [:]) -> [String: Any]
+    {
+        [
+            "model": "smollm2", "messages": [["role": "user", "content": content]], "temperature": 0,
+            "max_tokens": maxTokens,
+        ]
+        .merging(more) { $1 }
+    }
+
+    static func message(_ json: [String: Any]) -> (content: String, finish: String, usage: [String: Int]) {
+        let choice = (json["choices"] as? [[String: Any]])?.first ?? [:]
+        let message = choice["message"] as? [String: Any] ?? [:]
+        return (
+            message["content"] as? String ?? "<none>", choice["finish_reason"] as? String ?? "<none>",
+            json["usage"] as? [String: Int] ?? [:]
+        )
+    }
+
+    /// A chunked body's bytes joined.
+    static func dechunked(_ body: Data) throws -> Data {
+        let bytes = [UInt8](body)
+        var out = Data()
+        var at = 0
+        while at < bytes.count {
+            guard let lineEnd = (at..<(bytes.count - 1)).first(where: { bytes[$0] == 13 && bytes[$0 + 1] == 10 }),
+                let size = Int(String(decoding: bytes[at..<lineEnd], as: UTF8.self), radix: 16)
+            else { throw LoopbackHTTPError(description: "bad chunk at byte \(at)") }
+            if size == 0 { return out }
+            out.append(contentsOf: bytes[(lineEnd + 2)..<min(lineEnd + 2 + size, bytes.count)])
+            at = lineEnd + 2 + size + 2
+        }
+        return out
+    }
+
+    /// The `data:` payloads of a server-sent event stream.
+    static func events(_ text: String) -> [String] {
+        text.components(separatedBy: "\n\n").compactMap { event in
+            event.hasPrefix("data: ") ? String(event.dropFirst("data: ".count)) : nil
+        }
+    }
+
+    /// A streamed completion: its events' JSON (without the final `[DONE]`), and whether it ended with it.
+    static func stream(_ port: Int, _ body: [String: Any]) throws -> (
+        chunks: [[String: Any]], done: Bool, reply: HTTPReply
+    ) {
+        let reply = try LoopbackHTTP.post(
+            port: port, "/v1/chat/completions", json: body.merging(["stream": true]) { $1 })
+        let text = String(decoding: try dechunked(reply.body), as: UTF8.self)
+        let events = events(text)
+        let chunks = try events.filter { $0 != "[DONE]" }.map {
+            try XCTUnwrap(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any], $0)
+        }
+        return (chunks, events.last == "[DONE]", reply)
+    }
+
+    static func deltas(_ chunks: [[String: Any]]) -> String {
+        chunks.compactMap {
+            (($0["choices"] as? [[String: Any]])?.first?["delta"] as? [String: Any])?["content"] as? String
+        }
+        .joined()
+    }
+
+    /// A metric's value in `/metrics`, or nil.
+    static func metric(_ port: Int, _ name: String) throws -> Int? {
+        let text = try LoopbackHTTP.request(port: port, "GET", "/metrics").text
+        return text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap {
+            Int($0.split(separator: " ").last ?? "")
+        }
+    }
+
+    /// Reads `fd` until `condition` holds for what came (or the stream ends); returns what came.
+    static func read(_ fd: Int32, until condition: (String) -> Bool) -> String {
+        var received = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while !condition(String(decoding: received, as: UTF8.self)) {
+            let count = Glibc.read(fd, &buffer, buffer.count)
+            if count <= 0 { break }
+            received += buffer[0..<count]
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+
+    /// A request for a long answer: an array of at least 2,000 integers, which guided decoding
+    /// cannot end sooner.
+    static var long: [String: Any] {
+        [
+            "messages": [["role": "user", "content": "Count."]], "temperature": 0, "max_tokens": 4000, "stream": true,
+            "response_format": [
+                "type": "json_schema",
+                "json_schema": [
+                    "name": "Numbers", "schema": ["type": "array", "items": ["type": "integer"], "minItems": 2000],
+                ],
+            ],
+        ]
+    }
+
+    /// Starts the long stream on a raw socket and returns it once content is arriving.
+    static func startLongStream(_ port: Int) throws -> Int32 {
+        let fd = try LoopbackHTTP.connect(port: port)
+        let body = try JSONSerialization.data(withJSONObject: long)
+        LoopbackHTTP.send(
+            fd, LoopbackHTTP.head("POST", "/v1/chat/completions", port: port, contentLength: body.count) + [UInt8](body)
+        )
+        let first = read(fd) { $0.components(separatedBy: "\"content\":").count > 4 }
+        XCTAssertTrue(first.hasPrefix("HTTP/1.1 200"), first)
+        XCTAssertTrue(first.lowercased().contains("content-type: text/event-stream"), first)
+        return fd
+    }
+
+    // MARK: Tests
+
+    func testPlainCompletionWithRealUsage() throws {
+        let port = try server().port
+        let (status, json, _) = try Self.chat(port, Self.request())
+        XCTAssertEqual(status, 200, "\(json)")
+        XCTAssertEqual(json["object"] as? String, "chat.completion")
+        XCTAssertTrue((json["id"] as? String ?? "").hasPrefix("chatcmpl-"))
+        XCTAssertEqual(json["model"] as? String, "HuggingFaceTB/SmolLM2-135M-Instruct")
+        let (content, finish, usage) = Self.message(json)
+        XCTAssertTrue(content.contains("Paris"), content)
+        XCTAssertEqual(finish, "stop")
+        // The prompt's tokens are the chat template's rendering of the messages.
+        let model = try TestLanguageModel.shared()
+        let prompt = try model.chatPrompt([ChatMessage(role: .user, content: Self.question)])
+        XCTAssertEqual(usage["prompt_tokens"], prompt.ids.count)
+        XCTAssertEqual(usage["total_tokens"], (usage["prompt_tokens"] ?? 0) + (usage["completion_tokens"] ?? -1))
+        XCTAssertEqual(usage["completion_tokens"], model.tokenizer.encode(content, parsingControlTokens: false).count)
+        // Content as text parts, and a system message, are read too; /v1/models lists the chat model.
+        let parts = try Self.chat(
+            port,
+            Self.request().merging([
+                "messages": [
+                    ["role": "system", "content": "Answer briefly."],
+                    [
+                        "role": "user",
+                        "content": [
+                            ["type": "text", "text": "What is the capital "], ["type": "text", "text": "of France?"],
+                        ],
+                    ],
+                ]
+            ]) { $1 })
+        XCTAssertEqual(parts.status, 200, "\(parts.json)")
+        let models = try LoopbackHTTP.request(port: port, "GET", "/v1/models").text
+        XCTAssertTrue(models.contains("\"id\":\"HuggingFaceTB/SmolLM2-135M-Instruct\""), models)
+    }
+
+    func testStreamedDeltasMatchTheWholeAnswer() throws {
+        let port = try server().port
+        let body = Self.request(maxTokens: 40, ["seed": 7])
+        let whole = Self.message(try Self.chat(port, body).json)
+        let streamed = try Self.stream(port, body.merging(["stream_options": ["include_usage": true]]) { $1 })
+        XCTAssertEqual(streamed.reply.status, 200)
+        XCTAssertEqual(streamed.reply.headers["transfer-encoding"], "chunked")
+        XCTAssertTrue(streamed.done, "ends with data: [DONE]")
+        let chunks = streamed.chunks
+        XCTAssertTrue(chunks.allSatisfy { $0["object"] as? String == "chat.completion.chunk" })
+        XCTAssertEqual(Set(chunks.compactMap { $0["id"] as? String }).count, 1, "one id for every chunk")
+        let first = ((chunks.first?["choices"] as? [[String: Any]])?.first?["delta"] as? [String: Any]) ?? [:]
+        XCTAssertEqual(first["role"] as? String, "assistant")
+        XCTAssertEqual(Self.deltas(chunks), whole.content)
+        let finishes = chunks.compactMap { ($0["choices"] as? [[String: Any]])?.first?["finish_reason"] as? String }
+        XCTAssertEqual(finishes, [whole.finish], "one finish_reason, in the last choice chunk")
+        XCTAssertEqual((chunks.last?["choices"] as? [Any])?.count, 0, "the usage chunk has no choices")
+        XCTAssertEqual(chunks.last?["usage"] as? [String: Int], whole.usage)
+        // Without include_usage, no usage at all.
+        let plain = try Self.stream(port, body)
+        XCTAssertTrue(plain.chunks.allSatisfy { $0["usage"] == nil })
+        XCTAssertEqual(Self.deltas(plain.chunks), whole.content)
+        // Sampled with a seed: the same text every time, streamed or not; another seed, another text.
+        let sampled = Self.request("Tell me about the sea.", maxTokens: 30, ["temperature": 0.9, "seed": 42])
+        let drawn = Self.message(try Self.chat(port, sampled).json).content
+        XCTAssertEqual(Self.message(try Self.chat(port, sampled).json).content, drawn)
+        XCTAssertEqual(Self.deltas(try Self.stream(port, sampled).chunks), drawn)
+        let reseeded = sampled.merging(["seed": 43]) { $1 }
+        XCTAssertNotEqual(Self.message(try Self.chat(port, reseeded).json).content, drawn)
+    }
+
+    func testJSONSchemaOutputParsesAndSatisfiesIt() throws {
+        let port = try server().port
+        let schema: [String: Any] = [
+            "type": "object", "additionalProperties": false, "required": ["name", "age", "colors"],
+            "properties": [
+                "name": ["type": "string", "pattern": "[A-Z][a-z]{1,10}"],
+                "age": ["type": "integer", "minimum": 1, "maximum": 20],
+                "colors": [
+                    "type": "array", "items": ["enum": ["black", "white", "orange"]], "minItems": 1, "maxItems": 2,
+                ],
+            ],
+        ]
+        let (status, json, _) = try Self.chat(
+            port,
+            Self.request(
+                "Describe a cat.", maxTokens: 80,
+                [
+                    "response_format": [
+                        "type": "json_schema", "json_schema": ["name": "Cat", "strict": true, "schema": schema],
+                    ]
+                ]))
+        XCTAssertEqual(status, 200, "\(json)")
+        let (content, finish, _) = Self.message(json)
+        XCTAssertEqual(finish, "stop")
+        let cat = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(content.utf8)) as? [String: Any], content)
+        XCTAssertEqual(Set(cat.keys), ["name", "age", "colors"])
+        XCTAssertNotNil((cat["name"] as? String)?.range(of: "^[A-Z][a-z]{1,10}$", options: .regularExpression), content)
+        XCTAssertTrue((1...20).contains(cat["age"] as? Int ?? 0), content)
+        let colors = try XCTUnwrap(cat["colors"] as? [String], content)
+        XCTAssertTrue(
+            (1...2).contains(colors.count) && colors.allSatisfy(["black", "white", "orange"].contains), content)
+    }
+
+    func testMaxTokensEndsWithLength() throws {
+        let port = try server().port
+        for field in ["max_tokens", "max_completion_tokens"] {
+            var body = Self.request("Write a long story about a dragon.", maxTokens: 3)
+            body["max_tokens"] = nil
+            body[field] = 3
+            let (status, json, _) = try Self.chat(port, body)
+            XCTAssertEqual(status, 200, "\(json)")
+            let (_, finish, usage) = Self.message(json)
+            XCTAssertEqual(finish, "length", field)
+            XCTAssertEqual(usage["completion_tokens"], 3, field)
+        }
+    }
+
+    func testStopSequenceCutsTheText() throws {
+        let port = try server().port
+        let whole = Self.message(try Self.chat(port, Self.request()).json).content
+        let cut = try XCTUnwrap(whole.range(of: "Paris"), whole)
+        for stop: Any in ["Paris", ["zzz", "Paris", "qq"]] {
+            let answer = Self.message(
+                try Self.chat(port, Self.request(Self.question, maxTokens: 24, ["stop": stop])).json)
+            XCTAssertEqual(answer.content, String(whole[..<cut.lowerBound]))
+            XCTAssertEqual(answer.finish, "stop")
+            XCTAssertLessThan(answer.usage["completion_tokens"] ?? 99, 9)
+            // Streamed, the start of the stop sequence is held back and never sent.
+            let streamed = try Self.stream(port, Self.request(Self.question, maxTokens: 24, ["stop": stop]))
+            XCTAssertEqual(Self.deltas(streamed.chunks), answer.content)
+            XCTAssertTrue(streamed.done)
+        }
+    }
+
+    func testBadRequestsAreRefusedInOpenAIsShape() throws {
+        let port = try server().port
+        let user = [["role": "user", "content": "hi"]]
+        let cases: [(body: [String: Any], param: String?, code: String)] = [
+            (["messages": "hi"], "messages", "invalid_type"),
+            (["messages": user, "temperature": "hot"], "temperature", "invalid_type"),
+            (["messages": user, "max_tokens": 0], "max_tokens", "invalid_value"),
+            (["messages": user, "temperature": 3], "temperature", "invalid_value"),
+            (["messages": [["role": "wizard", "content": "hi"]]], "messages[0].role", "invalid_value"),
+            (
+                ["messages": [["role": "user", "content": "hi"], ["role": "assistant", "content": "yo"]]],
+                "messages[1].role", "invalid_value"
+            ),
+            (
+                ["messages": [["role": "user", "content": [["type": "image_url", "image_url": ["url": "x"]]]]]],
+                "messages[0].content[0].type", "unsupported_value"
+            ),
+            (["messages": [] as [Any]], "messages", "invalid_value"),
+            (["messages": user, "n": 2], "n", "invalid_value"),
+            (["messages": user, "stop": ["a", "b", "c", "d", "e"]], "stop", "invalid_value"),
+            (
+                ["messages": user, "tools": [["type": "function", "function": ["name": "f"]]]], "tools",
+                "unsupported_parameter"
+            ),
+            (["messages": user, "tool_choice": "auto"], "tool_choice", "unsupported_parameter"),
+            (
+                [
+                    "messages": [
+                        ["role": "tool", "content": "42", "tool_call_id": "c1"], ["role": "user", "content": "hi"],
+                    ]
+                ], "messages[0].role", "unsupported_parameter"
+            ),
+            (["messages": user, "response_format": ["type": "json_object"]], "response_format", "unsupported_value"),
+            (["messages": user, "response_format": ["type": "xml"]], "response_format.type", "invalid_value"),
+            (
+                [
+                    "messages": user,
+                    "response_format": [
+                        "type": "json_schema",
+                        "json_schema": ["name": "S", "schema": ["type": "string", "format": "email"]],
+                    ],
+                ],
+                "response_format", "unsupported_schema"
+            ),
+            ([:], "messages", "missing_field"),
+        ]
+        for (body, param, code) in cases {
+            let (status, json, reply) = try Self.chat(port, body)
+            XCTAssertEqual(status, 400, "\(body): \(reply.text)")
+            let error = try XCTUnwrap(json["error"] as? [String: Any], reply.text)
+            XCTAssertEqual(error["type"] as? String, "invalid_request_error", reply.text)
+            XCTAssertEqual(error["param"] as? String, param, reply.text)
+            XCTAssertEqual(error["code"] as? String, code, reply.text)
+            XCTAssertFalse((error["message"] as? String ?? "").isEmpty)
+        }
+        // The schema's refusal names the keyword and where it is.
+        let refused = try Self.chat(port, cases[15].body).json
+        XCTAssertTrue(
+            ((refused["error"] as? [String: Any])?["message"] as? String ?? "").contains("'format' at #"), "\(refused)")
+    }
+
+    func testClientLeavingMidStreamStopsGeneration() throws {
+        let server = try ServeProcess(["--quiet"])
+        defer { _ = server.terminate() }
+        let fd = try Self.startLongStream(server.port)
+        close(fd)
+        // The generation ends as cancelled, long before its 2,000 integers.
+        var cancelled: Int?
+        while cancelled == nil {
+            usleep(20_000)
+            cancelled = try Self.metric(server.port, "embeddings_chat_completions_total{finish_reason=\"cancelled\"}")
+        }
+        XCTAssertEqual(cancelled, 1)
+        XCTAssertLessThan(
+            try XCTUnwrap(Self.metric(server.port, "embeddings_chat_tokens_total{kind=\"completion\"}")), 1000)
+        XCTAssertEqual(try Self.metric(server.port, "embeddings_chat_running"), 0)
+        XCTAssertEqual(try Self.chat(server.port, Self.request(maxTokens: 4)).status, 200)
+        let log = server.terminate()
+        XCTAssertEqual(log.status, 0, log.stderr)
+    }
+
+    /// SIGTERM while a stream runs: after the grace period the generation is stopped, the stream
+    /// ends whole (`finish_reason: length`, then `[DONE]`), and the server exits 0.
+    func testStreamInProgressAtSIGTERMEndsAndTheServerExits() throws {
+        let server = try ServeProcess()
+        defer { _ = server.terminate() }
+        let fd = try Self.startLongStream(server.port)
+        defer { close(fd) }
+        let started = DispatchTime.now()
+        kill(server.pid, SIGTERM)
+        let rest = Self.read(fd) { $0.contains("data: [DONE]") }
+        let log = server.terminate()
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+        XCTAssertEqual(log.status, 0, log.stderr)
+        XCTAssertTrue(log.exited)
+        XCTAssertLessThan(seconds, 5 + 1 + 3, "the grace period, a moment for streams to end, and slack")
+        XCTAssertTrue(rest.contains("\"finish_reason\":\"length\""), String(rest.suffix(600)))
+        XCTAssertTrue(rest.contains("data: [DONE]"), String(rest.suffix(600)))
+        XCTAssertTrue(log.stderr.contains("POST /v1/chat/completions 200"), log.stderr)
+    }
+
+    func testFullQueueIsRefusedWith503AndRetryAfter() throws {
+        let server = try ServeProcess(["--quiet", "--chat-concurrency", "1", "--max-queue", "1"])
+        defer { _ = server.terminate() }
+        let running = try Self.startLongStream(server.port)
+        // A second request waits…
+        let waiting = try LoopbackHTTP.connect(port: server.port)
+        defer { close(waiting) }
+        let body = try JSONSerialization.data(withJSONObject: Self.request(maxTokens: 4))
+        LoopbackHTTP.send(
+            waiting,
+            LoopbackHTTP.head("POST", "/v1/chat/completions", port: server.port, contentLength: body.count)
+                + [UInt8](body))
+        while try Self.metric(server.port, "embeddings_chat_waiting") != 1 { usleep(20_000) }
+        // … and a third is refused.
+        let (status, json, reply) = try Self.chat(server.port, Self.request(maxTokens: 4))
+        XCTAssertEqual(status, 503, reply.text)
+        XCTAssertEqual(reply.headers["retry-after"], "1")
+        XCTAssertEqual((json["error"] as? [String: Any])?["code"] as? String, "queue_full")
+        // When the running stream's client leaves, the waiting request is answered.
+        close(running)
+        let answered = try LoopbackHTTP.parse(LoopbackHTTP.readAll(waiting))
+        XCTAssertEqual(answered.status, 200, answered.text)
+    }
+}
+
+/// `StopScanner`: stop sequences found across pieces, the text that could begin one held back
+/// and released when it turns out not to.
+final class StopScannerTests: XCTestCase {
+    func testStopAcrossPiecesIsCutAndNeverSent() {
+        var scanner = StopScanner(stops: ["END"])
+        XCTAssertEqual(scanner.append("Hello E"), "Hello ")
+        XCTAssertEqual(scanner.append("N"), "")
+        XCTAssertEqual(scanner.append("D and more"), "")
+        XCTAssertTrue(scanner.stopped)
+        XCTAssertEqual(scanner.text, "Hello ")
+        XCTAssertEqual(scanner.flush(), "")
+    }
+
+    func testHeldBackTextIsReleasedWhenItIsNotAStop() {
+        var scanner = StopScanner(stops: ["END", "ok!"])
+        XCTAssertEqual(scanner.append("an E"), "an ")
+        XCTAssertEqual(scanner.append("Nd"), "ENd")
+        XCTAssertEqual(scanner.append(" o"), " ")
+        XCTAssertFalse(scanner.stopped)
+        XCTAssertEqual(scanner.flush(), "o")
+        XCTAssertEqual(scanner.text, "an ENd o")
+    }
+
+    func testEarliestOfSeveralStopsWinsAndScalarsStayWhole() {
+        var scanner = StopScanner(stops: ["🚀", "b"])
+        XCTAssertEqual(scanner.append("café a"), "café a")
+        XCTAssertEqual(scanner.append("b🚀"), "")
+        XCTAssertEqual(scanner.text, "café a")
+        var plain = StopScanner(stops: [])
+        XCTAssertEqual(plain.append("x"), "x")
+        XCTAssertEqual(plain.flush(), "")
+        XCTAssertEqual(plain.text, "x")
+    }
+}
