@@ -21,6 +21,8 @@ extension LanguageModelSession {
         package var completionTokens: Int
         /// Whether the token limit ended the turn.
         package var reachedTokenLimit: Bool
+        /// Whether the text callback (or a cancelled task) stopped it.
+        package var wasStopped: Bool
     }
 
     /// Generates the model's next turn after `entries` on the calling thread (the engine's): text
@@ -85,7 +87,8 @@ extension LanguageModelSession {
         return Turn(
             outcome: outcome, isComplete: isComplete,
             promptTokens: rendered.ids.count, completionTokens: generation.tokens.count,
-            reachedTokenLimit: generation.stopReason == StopReason.maximumTokens)
+            reachedTokenLimit: generation.stopReason == StopReason.maximumTokens,
+            wasStopped: generation.stopReason == StopReason.cancelled)
     }
 }
 
@@ -93,16 +96,17 @@ extension LanguageModelSession {
     /// The model's next turn after the transcript as it stands (ending with a prompt, or with
     /// tool outputs), for a client that runs its tools itself (the chat endpoint of
     /// `embeddings serve`): text, or calls to `tools` that are returned, not run. The turn is
-    /// appended to the transcript (a response, or the calls).
+    /// appended to the transcript (a response, or the calls). Blocks: call it on a thread that
+    /// may (an engine thread); `nextTurn` is the same from a task.
     /// - Parameters:
     ///   - schema: the shape of a text answer (nil: free text).
-    ///   - onText: the answer so far after each token (never a call's text); false stops
-    ///     generation, as cancelling the task does.
-    /// - Throws: `GenerationError` (`.concurrentRequests` while a request runs), `CancellationError`.
-    package func nextTurn(
+    ///   - onText: the answer so far after each token (never a call's text); false stops generation.
+    /// - Throws: `GenerationError` (`.concurrentRequests` while a request runs; `.decodingFailure`
+    ///   for a call cut short by the token limit).
+    package func generateTurn(
         tools: [Transcript.ToolDefinition], choice: ToolCalling.Choice, schema: GenerationSchema?,
         options: GenerationOptions, onText: @escaping @Sendable (String) -> Bool
-    ) async throws -> Turn {
+    ) throws -> Turn {
         let sampling = try options.samplingParameters()
         if let limit = options.maximumResponseTokens, limit < 1 {
             throw GenerationError.invalidOptions("maximumResponseTokens \(limit) must be at least 1")
@@ -112,26 +116,11 @@ extension LanguageModelSession {
             throw GenerationError.concurrentRequests(
                 .init(debugDescription: "this session is already answering a request"))
         }
-        let stopped = Atomic<Bool>(false)
-        let entries = Array(transcript)
-        let outcome: Result<Turn, any Error>
-        do {
-            outcome = .success(
-                try await withTaskCancellationHandler {
-                    try await Engine.run { () throws -> Turn in
-                        try self.turn(
-                            entries, tools: tools, choice: choice, grammar: grammar,
-                            maximumTokens: options.maximumResponseTokens, sampling: sampling
-                        ) { text in
-                            if stopped.load(ordering: .relaxed) { return false }
-                            return text.map(onText) ?? true
-                        }
-                    }
-                } onCancel: {
-                    stopped.store(true, ordering: .relaxed)
-                })
-        } catch {
-            outcome = .failure(error)
+        let outcome = Result { () throws -> Turn in
+            try turn(
+                Array(transcript), tools: tools, choice: choice, grammar: grammar,
+                maximumTokens: options.maximumResponseTokens, sampling: sampling
+            ) { text in text.map(onText) ?? true }
         }
         var produced: [Transcript.Entry] = []
         if case .success(let turn) = outcome {
@@ -143,5 +132,23 @@ extension LanguageModelSession {
         }
         end(appending: produced)
         return try outcome.get()
+    }
+
+    /// `generateTurn` from a task: runs on an engine thread; cancelling the task stops generation
+    /// within a token.
+    package func nextTurn(
+        tools: [Transcript.ToolDefinition], choice: ToolCalling.Choice, schema: GenerationSchema?,
+        options: GenerationOptions, onText: @escaping @Sendable (String) -> Bool
+    ) async throws -> Turn {
+        let stopped = Atomic<Bool>(false)
+        return try await withTaskCancellationHandler {
+            try await Engine.run { () throws -> Turn in
+                try self.generateTurn(tools: tools, choice: choice, schema: schema, options: options) { text in
+                    !stopped.load(ordering: .relaxed) && onText(text)
+                }
+            }
+        } onCancel: {
+            stopped.store(true, ordering: .relaxed)
+        }
     }
 }

@@ -309,16 +309,43 @@ final class ServerChatTests: XCTestCase {
             (["messages": user, "n": 2], "n", "invalid_value"),
             (["messages": user, "stop": ["a", "b", "c", "d", "e"]], "stop", "invalid_value"),
             (
-                ["messages": user, "tools": [["type": "function", "function": ["name": "f"]]]], "tools",
-                "unsupported_parameter"
+                ["messages": user, "tools": [["type": "retrieval", "function": ["name": "f"]]]], "tools[0].type",
+                "invalid_value"
             ),
-            (["messages": user, "tool_choice": "auto"], "tool_choice", "unsupported_parameter"),
+            (
+                ["messages": user, "tools": [["type": "function", "function": ["name": "a b"]]]],
+                "tools[0].function.name", "invalid_value"
+            ),
+            (
+                [
+                    "messages": user,
+                    "tools": [
+                        [
+                            "type": "function",
+                            "function": [
+                                "name": "f",
+                                "parameters": [
+                                    "type": "object", "properties": ["d": ["type": "string", "format": "date"]],
+                                ],
+                            ],
+                        ]
+                    ],
+                ], "tools[0].function.parameters", "unsupported_schema"
+            ),
+            (["messages": user, "tool_choice": "auto"], "tool_choice", "invalid_value"),
+            (
+                [
+                    "messages": user, "tools": [["type": "function", "function": ["name": "f"]]],
+                    "tool_choice": ["type": "function", "function": ["name": "g"]],
+                ],
+                "tool_choice", "invalid_value"
+            ),
             (
                 [
                     "messages": [
-                        ["role": "tool", "content": "42", "tool_call_id": "c1"], ["role": "user", "content": "hi"],
+                        ["role": "user", "content": "hi"], ["role": "tool", "content": "42", "tool_call_id": "c1"],
                     ]
-                ], "messages[0].role", "unsupported_parameter"
+                ], "messages[1].tool_call_id", "invalid_value"
             ),
             (["messages": user, "response_format": ["type": "json_object"]], "response_format", "unsupported_value"),
             (["messages": user, "response_format": ["type": "xml"]], "response_format.type", "invalid_value"),
@@ -344,9 +371,13 @@ final class ServerChatTests: XCTestCase {
             XCTAssertFalse((error["message"] as? String ?? "").isEmpty)
         }
         // The schema's refusal names the keyword and where it is.
-        let refused = try Self.chat(port, cases[15].body).json
-        XCTAssertTrue(
-            ((refused["error"] as? [String: Any])?["message"] as? String ?? "").contains("'format' at #"), "\(refused)")
+        for field in ["response_format", "tools[0].function.parameters"] {
+            let body = try XCTUnwrap(cases.first { $0.1 == field && $0.2 == "unsupported_schema" }).0
+            let refused = try Self.chat(port, body).json
+            XCTAssertTrue(
+                ((refused["error"] as? [String: Any])?["message"] as? String ?? "").contains("'format' at #"),
+                "\(refused)")
+        }
     }
 
     func testClientLeavingMidStreamStopsGeneration() throws {
@@ -446,5 +477,107 @@ final class StopScannerTests: XCTestCase {
         XCTAssertEqual(plain.append("x"), "x")
         XCTAssertEqual(plain.flush(), "")
         XCTAssertEqual(plain.text, "x")
+    }
+
+}
+
+extension ServerChatTests {
+    // MARK: Tools
+
+    static var weatherTool: [String: Any] {
+        [
+            "type": "function",
+            "function": [
+                "name": "get_weather", "description": "The current weather in a city",
+                "parameters": [
+                    "type": "object",
+                    "properties": [
+                        "city": ["type": "string", "description": "The city"],
+                        "unit": ["type": "string", "enum": ["celsius", "fahrenheit"]],
+                    ],
+                    "required": ["city", "unit"], "additionalProperties": false,
+                ],
+            ],
+        ]
+    }
+
+    /// A required call comes back in OpenAI's shape, its arguments JSON text that follows the
+    /// tool's schema; the client's follow-up with the tool's output gets a text answer.
+    func testToolCallThenAnswerWithItsOutput() throws {
+        let port = try server().port
+        let (status, json, reply) = try Self.chat(
+            port,
+            Self.request(
+                "What is the weather in Paris?", maxTokens: 40,
+                ["tools": [Self.weatherTool], "tool_choice": "required"]))
+        XCTAssertEqual(status, 200, reply.text)
+        let choice = try XCTUnwrap((json["choices"] as? [[String: Any]])?.first, reply.text)
+        XCTAssertEqual(choice["finish_reason"] as? String, "tool_calls")
+        let message = try XCTUnwrap(choice["message"] as? [String: Any])
+        XCTAssertTrue(message["content"] is NSNull, reply.text)
+        let calls = try XCTUnwrap(message["tool_calls"] as? [[String: Any]], reply.text)
+        XCTAssertEqual(calls.count, 1)
+        let id = try XCTUnwrap(calls[0]["id"] as? String)
+        XCTAssertTrue(id.hasPrefix("call_"), id)
+        XCTAssertEqual(calls[0]["type"] as? String, "function")
+        let function = try XCTUnwrap(calls[0]["function"] as? [String: Any])
+        XCTAssertEqual(function["name"] as? String, "get_weather")
+        let argumentsText = try XCTUnwrap(function["arguments"] as? String)
+        let arguments = try XCTUnwrap(
+            JSONSerialization.jsonObject(with: Data(argumentsText.utf8)) as? [String: Any], argumentsText)
+        XCTAssertNotNil(arguments["city"] as? String, argumentsText)
+        XCTAssertTrue(["celsius", "fahrenheit"].contains(arguments["unit"] as? String ?? ""), argumentsText)
+        XCTAssertEqual(Set(arguments.keys), ["city", "unit"])
+        let usage = try XCTUnwrap(json["usage"] as? [String: Int])
+        XCTAssertGreaterThan(usage["completion_tokens"] ?? 0, 5)
+
+        // The follow-up: the call and its output in the conversation, then the model's answer.
+        var followUp = Self.request("What is the weather in Paris?", maxTokens: 16, ["tools": [Self.weatherTool]])
+        followUp["messages"] = [
+            ["role": "user", "content": "What is the weather in Paris?"],
+            ["role": "assistant", "content": NSNull(), "tool_calls": calls],
+            ["role": "tool", "tool_call_id": id, "content": "18 degrees and sunny"],
+        ]
+        let (status2, json2, reply2) = try Self.chat(port, followUp)
+        XCTAssertEqual(status2, 200, reply2.text)
+        let answer = Self.message(json2)
+        XCTAssertTrue(["stop", "length"].contains(answer.finish), reply2.text)
+        XCTAssertFalse(answer.content.isEmpty, reply2.text)
+        XCTAssertGreaterThan(answer.usage["prompt_tokens"] ?? 0, usage["prompt_tokens"] ?? 0)
+    }
+
+    /// Streamed, a named call arrives as one `tool_calls` delta, then `finish_reason: tool_calls`
+    /// and `[DONE]`; no content delta carries the call's markup.
+    func testStreamedToolCall() throws {
+        let port = try server().port
+        let body = Self.request(
+            "Weather in Rome?", maxTokens: 40,
+            [
+                "tools": [Self.weatherTool], "stream": true,
+                "tool_choice": ["type": "function", "function": ["name": "get_weather"]],
+            ])
+        let reply = try LoopbackHTTP.post(port: port, "/v1/chat/completions", json: body)
+        XCTAssertEqual(reply.status, 200)
+        let text = String(decoding: try Self.dechunked(reply.body), as: UTF8.self)
+        let events = text.components(separatedBy: "\n\n").filter { $0.hasPrefix("data: ") }.map {
+            String($0.dropFirst(6))
+        }
+        XCTAssertEqual(events.last, "[DONE]")
+        var calls: [[String: Any]] = []
+        var finishes: [String] = []
+        for event in events.dropLast() {
+            let chunk = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(event.utf8)) as? [String: Any], event)
+            let choice = try XCTUnwrap((chunk["choices"] as? [[String: Any]])?.first, event)
+            let delta = try XCTUnwrap(choice["delta"] as? [String: Any])
+            if let content = delta["content"] as? String { XCTAssertFalse(content.contains("tool_call"), content) }
+            calls += delta["tool_calls"] as? [[String: Any]] ?? []
+            if let finish = choice["finish_reason"] as? String { finishes.append(finish) }
+        }
+        XCTAssertEqual(finishes, ["tool_calls"])
+        XCTAssertEqual(calls.count, 1)
+        XCTAssertEqual(calls.first?["index"] as? Int, 0)
+        let function = try XCTUnwrap(calls.first?["function"] as? [String: Any])
+        XCTAssertEqual(function["name"] as? String, "get_weather")
+        XCTAssertNoThrow(try JSONSerialization.jsonObject(with: Data((function["arguments"] as? String ?? "").utf8)))
     }
 }

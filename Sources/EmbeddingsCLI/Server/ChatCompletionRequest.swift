@@ -7,7 +7,7 @@ import Foundation
 struct ChatCompletionRequest: Decodable {
     /// The model asked for: any name (the server has one chat model).
     let model: String?
-    /// The conversation, oldest first; the last is the user's.
+    /// The conversation, oldest first; the last is the user's, or a tool's output.
     let messages: [Message]
     /// Whether to answer as server-sent events.
     let stream: Bool?
@@ -29,9 +29,13 @@ struct ChatCompletionRequest: Decodable {
     let n: Int?
     /// Text, or JSON of a schema.
     let responseFormat: ResponseFormat?
-    /// Tool calling (the next step adds it): present means refused, for now.
-    let tools: AnyJSON?
-    let toolChoice: AnyJSON?
+    /// Functions the model may call (their `parameters` schemas are read from the body's JSON
+    /// with their key order, as `json_schema` is).
+    let tools: [ToolSpecification]?
+    /// `none`, `auto`, `required`, or `{"type": "function", "function": {"name": …}}`.
+    let toolChoice: ToolChoice?
+    /// Accepted: one call per turn is made either way.
+    let parallelToolCalls: Bool?
     /// Sampling controls this engine lacks: refused unless they ask for nothing.
     let frequencyPenalty: Double?
     let presencePenalty: Double?
@@ -47,6 +51,7 @@ struct ChatCompletionRequest: Decodable {
         case topP = "top_p"
         case responseFormat = "response_format"
         case toolChoice = "tool_choice"
+        case parallelToolCalls = "parallel_tool_calls"
         case frequencyPenalty = "frequency_penalty"
         case presencePenalty = "presence_penalty"
         case logitBias = "logit_bias"
@@ -55,14 +60,15 @@ struct ChatCompletionRequest: Decodable {
 
     /// One message: `role`, and `content` as a string or an array of parts.
     struct Message: Decodable {
-        /// `system`, `developer`, `user` or `assistant`.
+        /// `system`, `developer`, `user`, `assistant` or `tool`.
         let role: String
         /// The text (null only beside tool calls).
         let content: Content?
         /// A participant's name: accepted, not used.
         let name: String?
-        /// An assistant's earlier tool calls, and a tool message's id: refused for now.
-        let toolCalls: AnyJSON?
+        /// An assistant's earlier tool calls.
+        let toolCalls: [ToolCall]?
+        /// A tool message's call: the id of the call it answers.
         let toolCallID: String?
 
         enum CodingKeys: String, CodingKey {
@@ -156,6 +162,63 @@ struct ChatCompletionRequest: Decodable {
             let strict: Bool?
             /// Whether there is one; its text is read from the body with its key order.
             let schema: AnyJSON?
+        }
+    }
+}
+
+extension ChatCompletionRequest {
+    /// `{"type": "function", "function": {"name", "description", "parameters", "strict"}}`.
+    struct ToolSpecification: Decodable {
+        /// `function`, the one type.
+        let type: String
+        let function: Function
+
+        struct Function: Decodable {
+            let name: String
+            let description: String?
+            /// Whether there is a schema; its text is read from the body with its key order.
+            let parameters: AnyJSON?
+            /// Accepted: arguments follow their schema by construction.
+            let strict: Bool?
+        }
+    }
+
+    /// `tool_choice`: a word, or one function by name.
+    enum ToolChoice: Decodable {
+        case word(String)
+        case function(String)
+
+        private struct Named: Decodable {
+            let type: String
+            let function: Name
+            struct Name: Decodable { let name: String }
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let word = try? container.decode(String.self) {
+                self = .word(word)
+            } else {
+                let named = try container.decode(Named.self)
+                guard named.type == "function" else {
+                    throw DecodingError.dataCorruptedError(
+                        in: container, debugDescription: "'type' must be 'function', got '\(named.type)'")
+                }
+                self = .function(named.function.name)
+            }
+        }
+    }
+
+    /// An assistant message's call: `{"id", "type": "function", "function": {"name", "arguments"}}`,
+    /// the arguments as JSON text.
+    struct ToolCall: Decodable {
+        let id: String
+        let type: String?
+        let function: Function
+
+        struct Function: Decodable {
+            let name: String
+            let arguments: String
         }
     }
 }

@@ -1,11 +1,17 @@
 import Foundation
 import LanguageModels
 import LinearAlgebra
+import Synchronization
 
 /// A chat completion request read and checked: the conversation as a transcript, and how to answer.
 struct ChatCompletion: Sendable {
-    /// Instructions, earlier turns, and the user's last message (the prompt).
+    /// Instructions, earlier turns (tool calls and outputs among them), and the user's last
+    /// message (the prompt, showing `schema` when there is one) or the outputs of the last calls.
     var transcript: Transcript
+    /// The functions the model may call.
+    var tools: [Transcript.ToolDefinition]
+    /// Which calls it may make.
+    var toolChoice: ToolCalling.Choice
     /// Sampling and the token limit.
     var options: GenerationOptions
     /// The shape of a structured answer (nil: text).
@@ -24,11 +30,6 @@ struct ChatCompletion: Sendable {
     /// `json_schema` (its properties' order is the order the answer writes them in).
     /// - Throws: `APIError` 400 naming the field.
     init(_ request: ChatCompletionRequest, body: Data) throws {
-        for (field, given) in [("tools", request.tools != nil), ("tool_choice", request.toolChoice != nil)] where given
-        {
-            throw APIError.badRequest(
-                "'\(field)' is not supported by this server yet", param: field, code: "unsupported_parameter")
-        }
         if let n = request.n, n != 1 {
             throw APIError.badRequest(
                 "'n' must be 1 (one choice per request), got \(n)", param: "n", code: "invalid_value")
@@ -60,7 +61,15 @@ struct ChatCompletion: Sendable {
         if stop.contains("") {
             throw APIError.badRequest("'stop' holds an empty string", param: "stop", code: "invalid_value")
         }
-        schema = try Self.schema(request.responseFormat, body: body)
+        let root = try? GeneratedContent(json: String(decoding: body, as: UTF8.self))
+        schema = try Self.schema(request.responseFormat, root: root)
+        tools = try Self.tools(request.tools ?? [], root: root)
+        toolChoice = try Self.toolChoice(request.toolChoice, tools: tools)
+        if let schema, let last = transcript.indices.last, case .prompt(var prompt) = transcript[last] {
+            // The prompt shows the schema, as a session's guided prompt does.
+            prompt.responseFormat = Transcript.ResponseFormat(schema: schema)
+            transcript[last] = .prompt(prompt)
+        }
         stream = request.stream ?? false
         if request.streamOptions != nil, !stream {
             throw APIError.badRequest(
@@ -70,41 +79,159 @@ struct ChatCompletion: Sendable {
     }
 
     /// The messages as a transcript: system and developer messages are instructions, user
-    /// messages prompts, assistant messages responses; the last must be the user's.
+    /// messages prompts, assistant messages responses or tool calls, tool messages the outputs
+    /// of earlier calls (by `tool_call_id`); the last must be the user's or a tool's.
     private static func transcript(_ messages: [ChatCompletionRequest.Message]) throws -> Transcript {
         guard !messages.isEmpty else {
             throw APIError.badRequest("'messages' is empty", param: "messages", code: "invalid_value")
         }
         var entries: [Transcript.Entry] = []
+        /// Calls made so far, by id: their tool's name.
+        var calls: [String: String] = [:]
         for (i, message) in messages.enumerated() {
-            let text = try Self.text(message, at: i)
-            let segments: [Transcript.Segment] = [.text(.init(content: text))]
             switch message.role {
-            case "system", "developer": entries.append(.instructions(.init(segments: segments)))
-            case "user": entries.append(.prompt(.init(segments: segments)))
+            case "system", "developer":
+                entries.append(.instructions(.init(segments: [.text(.init(content: try Self.text(message, at: i)))])))
+            case "user":
+                entries.append(.prompt(.init(segments: [.text(.init(content: try Self.text(message, at: i)))])))
             case "assistant":
-                if message.toolCalls != nil {
-                    throw APIError.badRequest(
-                        "'messages[\(i)].tool_calls' is not supported by this server yet",
-                        param: "messages[\(i)].tool_calls", code: "unsupported_parameter")
+                if let made = message.toolCalls, !made.isEmpty {
+                    // Text beside calls is kept as its own response, before them.
+                    if case .text(let text)? = message.content, !text.isEmpty {
+                        entries.append(.response(.init(assetIDs: [], segments: [.text(.init(content: text))])))
+                    }
+                    entries.append(
+                        .toolCalls(
+                            Transcript.ToolCalls(
+                                try made.enumerated().map { j, call in
+                                    let param = "messages[\(i)].tool_calls[\(j)]"
+                                    guard call.type == nil || call.type == "function" else {
+                                        throw APIError.badRequest(
+                                            "'\(param).type' must be 'function'", param: "\(param).type",
+                                            code: "invalid_value")
+                                    }
+                                    let arguments: GeneratedContent
+                                    do {
+                                        arguments = try GeneratedContent(json: call.function.arguments)
+                                        guard arguments.isComplete else {
+                                            throw GeneratedContentError.typeMismatch("cut short")
+                                        }
+                                    } catch {
+                                        throw APIError.badRequest(
+                                            "'\(param).function.arguments' is not JSON: \(error)",
+                                            param: "\(param).function.arguments", code: "invalid_value")
+                                    }
+                                    calls[call.id] = call.function.name
+                                    return Transcript.ToolCall(
+                                        id: call.id, toolName: call.function.name, arguments: arguments)
+                                })))
+                } else {
+                    let text = try Self.text(message, at: i)
+                    entries.append(.response(.init(assetIDs: [], segments: [.text(.init(content: text))])))
                 }
-                entries.append(.response(.init(assetIDs: [], segments: segments)))
-            case "tool", "function":
-                throw APIError.badRequest(
-                    "messages with role '\(message.role)' are not supported by this server yet",
-                    param: "messages[\(i)].role", code: "unsupported_parameter")
+            case "tool":
+                guard let id = message.toolCallID else {
+                    throw APIError.badRequest(
+                        "missing 'messages[\(i)].tool_call_id'", param: "messages[\(i)].tool_call_id",
+                        code: "missing_field")
+                }
+                guard let name = calls[id] else {
+                    throw APIError.badRequest(
+                        "'messages[\(i)].tool_call_id' \(EmbeddingServer.quoted(id)) answers no earlier assistant tool call",
+                        param: "messages[\(i)].tool_call_id", code: "invalid_value")
+                }
+                entries.append(
+                    .toolOutput(
+                        .init(id: id, toolName: name, segments: [.text(.init(content: try Self.text(message, at: i)))]))
+                )
             default:
                 throw APIError.badRequest(
-                    "'messages[\(i)].role' must be 'system', 'developer', 'user' or 'assistant', got '\(EmbeddingServer.printable(message.role))'",
+                    "'messages[\(i)].role' must be 'system', 'developer', 'user', 'assistant' or 'tool', got '\(EmbeddingServer.printable(message.role))'",
                     param: "messages[\(i)].role", code: "invalid_value")
             }
         }
-        guard messages.last?.role == "user" else {
+        guard messages.last?.role == "user" || messages.last?.role == "tool" else {
             throw APIError.badRequest(
-                "the last message must be the user's (this server answers a user's message)",
+                "the last message must be the user's or a tool's (this server answers the next assistant turn)",
                 param: "messages[\(messages.count - 1)].role", code: "invalid_value")
         }
         return Transcript(entries: entries)
+    }
+
+    /// The functions of `tools`, their parameter schemas read from the body's JSON (`root`) as
+    /// JSON Schema; a function without `parameters` takes an empty object.
+    private static func tools(_ tools: [ChatCompletionRequest.ToolSpecification], root: GeneratedContent?) throws
+        -> [Transcript.ToolDefinition]
+    {
+        var names = Set<String>()
+        return try tools.enumerated().map { i, tool in
+            let param = "tools[\(i)]"
+            guard tool.type == "function" else {
+                throw APIError.badRequest(
+                    "'\(param).type' must be 'function', got '\(EmbeddingServer.printable(tool.type))'",
+                    param: "\(param).type", code: "invalid_value")
+            }
+            let name = tool.function.name
+            guard !name.isEmpty, name.count <= 64,
+                name.unicodeScalars.allSatisfy({
+                    $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" || $0 == "-"
+                })
+            else {
+                throw APIError.badRequest(
+                    "'\(param).function.name' must be 1 to 64 letters, digits, '_' or '-'",
+                    param: "\(param).function.name", code: "invalid_value")
+            }
+            guard names.insert(name).inserted else {
+                throw APIError.badRequest(
+                    "two tools are named '\(name)'", param: "\(param).function.name", code: "invalid_value")
+            }
+            var parameters = GenerationSchema(type: GeneratedContent.self, properties: [])
+            if tool.function.parameters != nil {
+                guard case .array(let specified)? = root.flatMap({ Self.member($0, "tools") })?.kind,
+                    specified.indices.contains(i), let schema = Self.member(specified[i], "function", "parameters")
+                else {
+                    throw APIError.badRequest(
+                        "'\(param).function.parameters' cannot be read", param: "\(param).function.parameters",
+                        code: "invalid_value")
+                }
+                do {
+                    parameters = try GenerationSchema(jsonSchema: schema, name: name)
+                } catch {
+                    throw APIError.badRequest(
+                        "\(param).function.parameters: \(error)", param: "\(param).function.parameters",
+                        code: "unsupported_schema")
+                }
+            }
+            return Transcript.ToolDefinition(
+                name: name, description: tool.function.description ?? "", parameters: parameters)
+        }
+    }
+
+    /// `tool_choice` as the turn takes it: `auto` by default when there are tools, `none` without.
+    private static func toolChoice(_ choice: ChatCompletionRequest.ToolChoice?, tools: [Transcript.ToolDefinition])
+        throws -> ToolCalling.Choice
+    {
+        switch choice {
+        case nil: return tools.isEmpty ? .none : .automatic
+        case .word("none"): return .none
+        case .word(let word) where word == "auto" || word == "required":
+            guard !tools.isEmpty else {
+                throw APIError.badRequest(
+                    "'tool_choice' \"\(word)\" needs 'tools'", param: "tool_choice", code: "invalid_value")
+            }
+            return word == "auto" ? .automatic : .required
+        case .word(let word):
+            throw APIError.badRequest(
+                "'tool_choice' must be 'none', 'auto', 'required' or a function, got '\(EmbeddingServer.printable(word))'",
+                param: "tool_choice", code: "invalid_value")
+        case .function(let name):
+            guard tools.contains(where: { $0.name == name }) else {
+                throw APIError.badRequest(
+                    "'tool_choice' names '\(EmbeddingServer.printable(name))', which is not among 'tools'",
+                    param: "tool_choice", code: "invalid_value")
+            }
+            return .named(name)
+        }
     }
 
     /// A message's text: its string, or its text parts joined.
@@ -160,7 +287,8 @@ struct ChatCompletion: Sendable {
 
     /// The schema `response_format` asks for: nil for text; `json_schema`'s schema read as JSON
     /// Schema; `json_object` refused (the grammar writes objects of known keys only).
-    private static func schema(_ format: ChatCompletionRequest.ResponseFormat?, body: Data) throws -> GenerationSchema?
+    private static func schema(_ format: ChatCompletionRequest.ResponseFormat?, root: GeneratedContent?) throws
+        -> GenerationSchema?
     {
         guard let format else { return nil }
         switch format.type {
@@ -175,8 +303,7 @@ struct ChatCompletion: Sendable {
                     "missing 'response_format.json_schema'", param: "response_format.json_schema", code: "missing_field"
                 )
             }
-            guard declared.schema != nil,
-                let root = try? GeneratedContent(json: String(decoding: body, as: UTF8.self)),
+            guard declared.schema != nil, let root,
                 let schema = Self.member(root, "response_format", "json_schema", "schema")
             else {
                 throw APIError.badRequest(
@@ -294,24 +421,21 @@ extension EmbeddingServer {
     }
 
     /// Runs one chat completion (on an engine thread) and replies: the JSON object, or a stream
-    /// of chunks ending with `data: [DONE]`.
+    /// of chunks ending with `data: [DONE]`. A session over the request's transcript generates
+    /// the next turn (its own key-value cache, dropped at the end): text, or a call to one of the
+    /// request's tools, returned in OpenAI's `tool_calls` shape (the client runs it).
     private func generate(
         _ completion: ChatCompletion, reply: @escaping @Sendable (HTTPResponse) -> Void,
         serverStopping: @escaping @Sendable () -> Bool
     ) {
-        let turn: AssistantTurn
-        do {
-            turn = try chatModel.turn(
-                after: completion.transcript, schema: completion.schema, includeSchemaInPrompt: true,
-                options: completion.options)
-        } catch {
-            return reply(Self.apiError(error).response)
-        }
+        let session = LanguageModelSession(model: chatModel, transcript: completion.transcript)
         let id = "chatcmpl-" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         let created = Int(Date().timeIntervalSince1970)
         let header = ChunkHeader(id: id, created: created, model: chatModel.identifier)
-        var scanner = StopScanner(stops: completion.stop)
+        let scanner = Mutex(StopScanner(stops: completion.stop))
         let body = completion.stream ? HTTPBodyStream() : nil
+        // The stream opens before the prompt is read, so that a client sees the headers at once;
+        // an error after that goes in the stream, as OpenAI's does.
         if let body {
             var response = HTTPResponse(status: 200, body: [])
             response.contentType = "text/event-stream"
@@ -321,20 +445,28 @@ extension EmbeddingServer {
             reply(response)
             body.write(header.event(delta: "{\"role\":\"assistant\",\"content\":\"\"}", usage: completion.includeUsage))
         }
-        let outcome: AssistantTurn.Outcome
+        let turn: LanguageModelSession.Turn
         do {
-            outcome = try turn.run { piece in
-                let ready = scanner.append(piece)
+            let sent = Mutex(0)
+            turn = try session.generateTurn(
+                tools: completion.tools, choice: completion.toolChoice, schema: completion.schema,
+                options: completion.options
+            ) { text in
+                // The whole answer so far: what is new since the last call goes to the scanner.
+                let piece = sent.withLock { sent in
+                    defer { sent = text.utf8.count }
+                    return String(text.utf8.dropFirst(sent)) ?? ""
+                }
+                let (ready, stopped) = scanner.withLock { scanner in (scanner.append(piece), scanner.stopped) }
                 if let body, !ready.isEmpty {
                     body.write(
                         header.event(delta: "{\"content\":\(Self.quoted(ready))}", usage: completion.includeUsage))
                 }
-                return !scanner.stopped && !(body?.isCancelled ?? false) && !serverStopping()
+                return !stopped && !(body?.isCancelled ?? false) && !serverStopping()
             }
         } catch {
-            metrics.chat(finish: "error", promptTokens: turn.promptTokens, completionTokens: 0)
+            metrics.chat(finish: "error", promptTokens: 0, completionTokens: 0)
             if let body {
-                // The headers went out: the error goes in the stream, as OpenAI's does.
                 body.write(
                     Array("data: \(String(decoding: Self.apiError(error).response.body, as: UTF8.self))\n\n".utf8))
                 body.finish()
@@ -342,18 +474,33 @@ extension EmbeddingServer {
             }
             return reply(Self.apiError(error).response)
         }
-        let rest = scanner.flush()
+        let (rest, stoppedBySequence, text) = scanner.withLock { scanner in
+            (scanner.flush(), scanner.stopped, scanner.text)
+        }
+        let calls: Transcript.ToolCalls?
+        if case .toolCalls(let made) = turn.outcome { calls = made } else { calls = nil }
         // Cut short (the server stopping, the client gone) counts as `length`: the model did not end it.
-        let cancelled = outcome.finishReason == .stopped && !scanner.stopped
-        let finish = outcome.finishReason != .endOfTurn && !scanner.stopped ? "length" : "stop"
+        let cancelled = turn.wasStopped && !stoppedBySequence
+        let finish =
+            calls != nil
+            ? "tool_calls" : (turn.reachedTokenLimit || cancelled) && !stoppedBySequence ? "length" : "stop"
         metrics.chat(
             finish: cancelled ? "cancelled" : finish, promptTokens: turn.promptTokens,
-            completionTokens: outcome.completionTokens)
+            completionTokens: turn.completionTokens)
         let usage =
-            "{\"prompt_tokens\":\(turn.promptTokens),\"completion_tokens\":\(outcome.completionTokens),\"total_tokens\":\(turn.promptTokens + outcome.completionTokens)}"
+            "{\"prompt_tokens\":\(turn.promptTokens),\"completion_tokens\":\(turn.completionTokens),\"total_tokens\":\(turn.promptTokens + turn.completionTokens)}"
         if let body {
             if !rest.isEmpty {
                 body.write(header.event(delta: "{\"content\":\(Self.quoted(rest))}", usage: completion.includeUsage))
+            }
+            if let calls {
+                // Each call whole in one chunk: its text was held back while it was generated.
+                for (index, call) in calls.enumerated() {
+                    body.write(
+                        header.event(
+                            delta: "{\"tool_calls\":[\(Self.toolCallJSON(call, index: index))]}",
+                            usage: completion.includeUsage))
+                }
             }
             body.write(header.event(delta: "{}", finish: finish, usage: completion.includeUsage))
             if completion.includeUsage { body.write(header.usageEvent(usage)) }
@@ -365,10 +512,30 @@ extension EmbeddingServer {
         json.raw("{\"id\":\(Self.quoted(id)),\"object\":\"chat.completion\",\"created\":\(created),\"model\":")
         json.string(chatModel.identifier)
         json.raw(",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":")
-        json.string(scanner.text)
+        if let calls {
+            json.raw("null,\"tool_calls\":[\(calls.map { Self.toolCallJSON($0, index: nil) }.joined(separator: ","))]")
+        } else {
+            json.string(text)
+        }
         json.raw(",\"refusal\":null},\"logprobs\":null,\"finish_reason\":\"\(finish)\"}],\"usage\":\(usage)")
         json.raw(",\"system_fingerprint\":null}")
         reply(.json(json.text, inputs: 1))
+    }
+
+    /// A call in OpenAI's shape: `{"id", "type": "function", "function": {"name", "arguments"}}`,
+    /// the arguments as JSON text; streamed chunks add the call's `index`.
+    static func toolCallJSON(_ call: Transcript.ToolCall, index: Int?) -> String {
+        var json = JSONWriter()
+        json.raw("{")
+        if let index { json.raw("\"index\":\(index),") }
+        json.raw("\"id\":")
+        json.string(call.id)
+        json.raw(",\"type\":\"function\",\"function\":{\"name\":")
+        json.string(call.toolName)
+        json.raw(",\"arguments\":")
+        json.string(call.arguments.jsonString)
+        json.raw("}}")
+        return json.text
     }
 
     /// A generation error as the route answers it.
