@@ -1,12 +1,13 @@
 """The official openai client against `embeddings serve`: embeddings.create on a string and a
 list, float and base64, compared with `embeddings embed` (cosine >= 0.999999); then
 chat.completions.create whole and streamed (the deltas join into the whole answer, greedy) and
-chat.completions.parse into a pydantic model (structured output through response_format).
+chat.completions.parse into a pydantic model (structured output through response_format), and a
+required tool call followed by the request that carries the tool's output.
 
 Usage: openai_client_check.py EMBEDDINGS_BINARY BASE_URL API_KEY
 """
-import json
 import base64
+import json
 import math
 import struct
 import subprocess
@@ -110,10 +111,39 @@ try:
 except Exception as error:  # openai.BadRequestError
     assert type(error).__name__ == "BadRequestError", repr(error)
 
-# --- Tool calls: client.chat.completions.create(tools=[...]) and a `role: tool` follow-up go here
-# --- (issue 27's next step adds them; until then the server refuses `tools` with 400).
+# Tool calls: a required call comes back as tool_calls whose arguments parse and follow the
+# function's schema; the follow-up with the tool's output (role "tool") gets a text answer.
+weather = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "The current weather in a city",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
+            "required": ["city", "unit"],
+            "additionalProperties": False,
+        },
+    },
+}
+asked = [{"role": "user", "content": "What is the weather in Paris?"}]
+called = client.chat.completions.create(
+    model=chat_model, messages=asked, tools=[weather], tool_choice="required", temperature=0, max_tokens=40
+)
+assert called.choices[0].finish_reason == "tool_calls", called.choices[0]
+call = called.choices[0].message.tool_calls[0]
+assert call.type == "function" and call.function.name == "get_weather", call
+arguments = json.loads(call.function.arguments)
+assert set(arguments) == {"city", "unit"} and arguments["unit"] in ("celsius", "fahrenheit"), arguments
+followed = client.chat.completions.create(
+    model=chat_model,
+    messages=asked + [called.choices[0].message, {"role": "tool", "tool_call_id": call.id, "content": "18 C, sunny"}],
+    tools=[weather], temperature=0, max_tokens=24,
+)
+assert followed.choices[0].finish_reason in ("stop", "length") and followed.choices[0].message.content, followed
 
 print(
     f"chat: {chat_model}: create whole and streamed agree ({usage.completion_tokens} tokens, "
-    f"{streamed!r}); parse -> {cat!r}"
+    f"{streamed!r}); parse -> {cat!r}; tool call {call.function.name}({call.function.arguments}) -> "
+    f"{followed.choices[0].message.content!r}"
 )
