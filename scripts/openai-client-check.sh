@@ -2,8 +2,8 @@
 # The official `openai` Python client (from PyPI, in a venv under .build/openai-venv, git-ignored)
 # against `embeddings serve`, unchanged but for base_url: embeddings.create on a string and on a
 # list, as float and as base64, must give embed's vectors (cosine >= 0.999999), with an API key;
-# chat.completions.create (whole and streamed) and .parse (a pydantic response_format) on the chat
-# model; then SIGTERM must end the server with status 0 within 10 s. See Benchmarks/peers/openai_client_check.py.
+# chat.completions.create (whole and streamed), .parse (a pydantic response_format) and a tool call
+# with its follow-up on the chat model; then SIGTERM must end the server with status 0 within 10 s. See Benchmarks/peers/openai_client_check.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=".build/openai-venv"

@@ -17,7 +17,9 @@ which="${1:-all}"
 # a refused body on its own queue (its child process is built with the same sanitizer), one
 # language model decoding many sequences at once, block products split over threads, and
 # language-model sessions (engine threads, streams, cancellation, one request at a time, tool
-# calls awaited between turns) and the answer step over them.
+# calls awaited between turns), the answer step over them, and the chat endpoint (streams
+# suspended and resumed, clients leaving, SIGTERM mid-stream; its server child built with the
+# same sanitizer).
 concurrency_tests='LargeIndexTests|RowSplitTests|GoldenParityTests.testSentenceVectorsIndependentOfBatchingAndThreads'
 concurrency_tests+='|SentenceEmbeddingTests.testBatchGroups|SentenceEmbeddingTests.testOneModelSharedByConcurrentTasks'
 concurrency_tests+='|SafetensorsTests.testForwardOnCallingThreadEqualsForward|BLASThreadsTests'
@@ -27,7 +29,7 @@ concurrency_tests+='|PostgresStoreTests.testConcurrentIndexRunsWaitForEachOther|
 concurrency_tests+='|ServerTests.testAnEarlyAnswerReachesAClientStillSendingItsBody'
 concurrency_tests+='|DecoderConcurrencyTests|BlockGEMMTests.testColumnSplitsAcrossThreads|LanguageModelSessionTests'
 concurrency_tests+='|ToolTests.testRequiredCallRunsTheToolAndAnswersWithItsOutput|ToolTests.testNextTurnReturnsCallsWithoutRunningThem'
-concurrency_tests+='|ToolTests.testFailingToolIsToolCallError|AnsweringTests'
+concurrency_tests+='|ToolTests.testFailingToolIsToolCallError|AnsweringTests|ServerChatTests'
 
 run() {
   local sanitizer="$1"; shift
