@@ -17,6 +17,17 @@ final class ServeProcess: @unchecked Sendable {
     private let logDone = DispatchGroup()
 
     /// Starts `embeddings serve --port 0 arguments…` and waits for its ready line.
+    /// The server a suite shares (`--quiet`, default limits), started in `slot` on first use;
+    /// the suite terminates it in its class `tearDown`.
+    static func shared(in slot: borrowing Mutex<ServeProcess?>) throws -> ServeProcess {
+        try slot.withOrderedLock { server in
+            if let server { return server }
+            let started = try ServeProcess(["--quiet"])
+            server = started
+            return started
+        }
+    }
+
     init(_ arguments: [String] = []) throws {
         let reader: FileHandle
         (process, reader) = try ChildProcess.start(CLITests.executable, ["serve", "--port", "0"] + arguments)

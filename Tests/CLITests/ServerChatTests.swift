@@ -31,12 +31,7 @@ final class ServerChatTests: XCTestCase {
     }
 
     func server() throws -> ServeProcess {
-        try Self.shared.withOrderedLock { server in
-            if let server { return server }
-            let started = try ServeProcess(["--quiet"])
-            server = started
-            return started
-        }
+        try ServeProcess.shared(in: Self.shared)
     }
 
     // MARK: Helpers

@@ -25,12 +25,7 @@ final class ServerTests: XCTestCase {
 
     /// The server most tests share (default limits), started on first use.
     func server() throws -> ServeProcess {
-        try Self.shared.withOrderedLock { server in
-            if let server { return server }
-            let started = try ServeProcess(["--quiet"])
-            server = started
-            return started
-        }
+        try ServeProcess.shared(in: Self.shared)
     }
 
     // MARK: Helpers

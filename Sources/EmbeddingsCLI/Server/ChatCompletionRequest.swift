@@ -24,7 +24,7 @@ struct ChatCompletionRequest: Decodable {
     /// Makes sampling repeatable.
     let seed: Int64?
     /// Where the answer ends.
-    let stop: StopSequences?
+    let stop: TextInputs?
     /// Choices wanted: only 1.
     let n: Int?
     /// Text, or JSON of a schema.
@@ -109,33 +109,6 @@ struct ChatCompletionRequest: Decodable {
 
         enum CodingKeys: String, CodingKey {
             case includeUsage = "include_usage"
-        }
-    }
-
-    /// `stop`: one string or up to four.
-    enum StopSequences: Decodable {
-        case one(String)
-        case many([String])
-
-        var strings: [String] {
-            switch self {
-            case .one(let text): return [text]
-            case .many(let texts): return texts
-            }
-        }
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.singleValueContainer()
-            if let text = try? container.decode(String.self) {
-                self = .one(text)
-            } else if let texts = try? container.decode([String].self) {
-                self = .many(texts)
-            } else {
-                throw DecodingError.typeMismatch(
-                    String.self,
-                    DecodingError.Context(
-                        codingPath: decoder.codingPath, debugDescription: "a string or an array of strings"))
-            }
         }
     }
 

@@ -52,7 +52,7 @@ struct ChatCompletion: Sendable {
         }
         transcript = try Self.transcript(request.messages)
         options = try Self.options(request)
-        stop = request.stop?.strings ?? []
+        stop = request.stop?.texts ?? []
         guard stop.count <= Self.maximumStops else {
             throw APIError.badRequest(
                 "'stop' holds \(stop.count) strings; at most \(Self.maximumStops)", param: "stop", code: "invalid_value"

@@ -1,7 +1,7 @@
 import Embeddings
 import Foundation
 
-/// Texts as OpenAI's `input` and TEI's `inputs` carry them: one string or an array of strings.
+/// Texts as OpenAI's `input` and `stop` and TEI's `inputs` carry them: one string or an array of strings.
 /// Arrays of token ids (which OpenAI also accepts) are refused with a clear message.
 enum TextInputs: Decodable, Sendable {
     case one(String)
