@@ -275,7 +275,8 @@ private struct JSONSchemaReader {
             if let first = required.first {
                 throw Failure(
                     keyword: "required", path: path,
-                    message: "'\(first)' is required, which an object of any keys cannot enforce: list it in 'properties'")
+                    message: "'\(first)' is required, which an object of any keys cannot enforce: list it in properties"
+                )
             }
             if let extra = members["additionalProperties"] {
                 // `false`: `{}` only, as an object of no properties (below).

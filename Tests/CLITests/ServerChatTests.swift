@@ -356,7 +356,8 @@ final class ServerChatTests: XCTestCase {
             XCTAssertFalse((error["message"] as? String ?? "").isEmpty)
         }
         // The schema's refusal names the keyword and where it is.
-        let refused = try Self.chat(port, cases[15].body).json
+        let schemaCase = try XCTUnwrap(cases.first { $0.code == "unsupported_schema" })
+        let refused = try Self.chat(port, schemaCase.body).json
         XCTAssertTrue(
             ((refused["error"] as? [String: Any])?["message"] as? String ?? "").contains("'format' at #"), "\(refused)")
     }

@@ -73,8 +73,8 @@ final class AnyJSONTests: XCTestCase {
                 }
                 // Deeper when possible, else close (never `,`: the walk must end); keys are empty.
                 let closing = allowed.filter { $0 == UInt8(ascii: "}") || $0 == UInt8(ascii: "]") }
-                let byte =
-                    inString ? UInt8(ascii: "\"") : preferred.first(where: allowed.contains) ?? closing.first ?? allowed[0]
+                let next = preferred.first(where: allowed.contains) ?? closing.first ?? allowed[0]
+                let byte = inString ? UInt8(ascii: "\"") : next
                 if byte == UInt8(ascii: "\"") { inString.toggle() }
                 state = grammar.advance(state, byte)
                 text.append(byte)
