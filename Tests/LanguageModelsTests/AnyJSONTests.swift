@@ -36,6 +36,11 @@ final class AnyJSONTests: XCTestCase {
         ] {
             XCTAssertFalse(reads(grammar, text), text)
         }
+        // A repeated key is still JSON to JSONSerialization (the last value wins), though not to
+        // GeneratedContent (Docs/LanguageModels.md, "Any object").
+        let repeated = try JSONSerialization.jsonObject(with: Data(#"{"a": 1, "a": 2}"#.utf8))
+        XCTAssertEqual((repeated as? [String: Any])?.count, 1)
+        XCTAssertThrowsError(try GeneratedContent(json: #"{"a": 1, "a": 2}"#))
         // A whole object ends the response; an open one does not.
         XCTAssertTrue(grammar.isFinished(grammar.advance(grammar.initialState, Array("{}".utf8))))
         XCTAssertFalse(grammar.accepts(grammar.advance(grammar.initialState, Array(#"{"a": 1"#.utf8))))
