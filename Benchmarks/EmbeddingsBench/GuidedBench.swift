@@ -58,6 +58,7 @@ private let guidedCases: [(name: String, prompt: String, schema: GenerationSchem
             "readings (array of objects, bounded doubles)", "Report a few sensor readings.",
             try! GenerationSchema(root: readings, dependencies: [])
         ),
+        ("any object (json_object: recursive choice, free keys)", "Describe a cat as a JSON object.", .anyJSONObject),
     ]
 }()
 

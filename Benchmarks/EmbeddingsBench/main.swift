@@ -194,8 +194,8 @@ let usage = """
     windows of 512 tokens without BOS: perplexity = exp(mean negative log-likelihood of every token but
     each window's first); --compare adds float32 and the top-1 agreement. generate times a 512-token
     prompt and 128 generated tokens (greedy, never stopping early) with --threads threads, and the peak
-    RSS: the figures Benchmarks/peers puts beside llama.cpp's. guided generates three schemas' JSON
-    (objects with strings, enums, bounded numbers and counted arrays; patterns) with and without the
+    RSS: the figures Benchmarks/peers puts beside llama.cpp's. guided generates four schemas' JSON
+    (objects with strings, enums, bounded numbers and counted arrays; patterns; any object) with and without the
     grammar from the same prompt, and reports the mask's cost per token (with its cache and without)
     and guided against free decoding tokens/s. ask indexes the built-in lessons, then answers
     --questions of their evaluation set (greedy, at most --tokens each, one session per question as

@@ -53,13 +53,17 @@ extension GenerationSchema {
     ///
     /// Read: `type` (`object`, `array`, `string`, `integer`, `number`, `boolean`, `null`, or an
     /// array of them: a choice), `properties` with `required` (a property not required may be left
-    /// out), `additionalProperties` (any value: a response only ever writes the listed properties,
-    /// which every value of it allows), `items`, `minItems`, `maxItems`, `enum` and `const` (of
+    /// out), `additionalProperties` (beside `properties`, any value: a response only ever writes
+    /// the listed properties, which every value of it allows; without `properties`, the schema of
+    /// every value of an object of any keys, `true` or absent meaning any value and `false` only
+    /// `{}`), `items` (absent: any values), `minItems`, `maxItems`, `enum` and `const` (of
     /// strings, numbers, `null`, or both booleans), `anyOf`, `$ref` to `#`, `#/$defs/…` or
     /// `#/definitions/…`, `minimum`, `maximum`, `exclusiveMinimum` and `exclusiveMaximum` (on
     /// integers only: the next whole number), `pattern` (the subset `Docs/LanguageModels.md`
     /// lists), and the annotations `title`, `description`, `$schema`, `$id`, `$comment`,
-    /// `default`, `examples`. `name` names the root (and is what `$ref: "#"` refers to).
+    /// `default`, `examples`. `name` names the root (and is what `$ref: "#"` refers to). The
+    /// schemas `{}` and `true` are any JSON value (defined as `JSONValue`, a name the schema's
+    /// own definitions may then not take).
     /// - Throws: `JSONSchemaError` naming the first keyword that cannot be enforced (`oneOf`,
     ///   `format`, `uniqueItems`, `minLength`, …) and its JSON Pointer, or the schema's fault (a
     ///   value of no type, a required property not listed, bounds that no value meets, a shape
@@ -75,6 +79,15 @@ extension GenerationSchema {
         }
         do { try root.check() } catch {
             throw JSONSchemaError(keyword: nil, path: "#", message: "\(error)")
+        }
+        if reader.usesAnyValue {
+            let reserved = GenerationSchema.anyValueName
+            guard reader.definitions[reserved] == nil else {
+                throw JSONSchemaError(
+                    keyword: nil, path: "#",
+                    message: "'\(reserved)' names any value ({} or true) here; the schema may not define it as well")
+            }
+            reader.definitions[reserved] = GenerationSchema.anyValueNode
         }
         self.init(root: reader.refersToRoot ? .reference(name) : root, definitions: reader.definitions)
         // What only the whole grammar shows (a shape with no finite value, nesting past the bound).
@@ -95,6 +108,9 @@ private struct JSONSchemaReader {
     var references: [String: String] = [:]
     /// Whether something refers to the root (`$ref: "#"`).
     var refersToRoot = false
+    /// Whether some schema allows any value (`{}`, `true`, an object or array without a shape for
+    /// its values), which then needs `GenerationSchema.anyValueNode` among the definitions.
+    var usesAnyValue = false
 
     init(rootName: String) { self.rootName = rootName }
 
@@ -114,12 +130,12 @@ private struct JSONSchemaReader {
     /// The shape `schema` at `path` describes; `name` names an object (a definition's name, or
     /// the root's).
     mutating func read(_ schema: GeneratedContent, path: String, name: String?) throws(Failure) -> SchemaNode {
+        if schema.kind == .bool(true) { return anyValue() }
         guard case .structure(let members, let keys) = schema.kind else {
             throw Failure(
                 keyword: nil, path: path,
-                message: schema.kind == .bool(true) || schema.kind == .bool(false)
-                    ? "a boolean schema is not read (true allows any value, which cannot be enforced)"
-                    : "a schema must be a JSON object")
+                message: schema.kind == .bool(false)
+                    ? "the schema false allows no value" : "a schema must be a JSON object")
         }
         try readDefinitions(members, path: path)
         let description = try string(members["description"], keyword: "description", path: path)
@@ -145,7 +161,10 @@ private struct JSONSchemaReader {
             try only(keys, allowed: ["type", "enum", "const", "$defs", "definitions"], path: path, with: "enum")
             return try values(members, types: types, description: description, path: path)
         }
-        if types.isEmpty, members["properties"] != nil { types = ["object"] }
+        if types.isEmpty, members["properties"] != nil || members["additionalProperties"] != nil { types = ["object"] }
+        if types.isEmpty, keys.allSatisfy({ Self.annotations.contains($0) || $0 == "$defs" || $0 == "definitions" }) {
+            return anyValue()
+        }
         if types.isEmpty {
             let known = Set(Self.keywords.values.flatMap { $0 }).union(Self.annotations)
             if let unknown = keys.first(where: { !known.contains($0) }) {
@@ -209,11 +228,12 @@ private struct JSONSchemaReader {
         case "boolean": return .boolean
         case "null": return .null
         case "array":
-            guard let items = members["items"] else {
-                throw Failure(
-                    keyword: "items", path: path, message: "missing: an array of any values cannot be enforced")
+            let element: SchemaNode
+            if let items = members["items"] {
+                element = try read(items, path: "\(path)/items", name: nil)
+            } else {
+                element = anyValue()
             }
-            let element = try read(items, path: "\(path)/items", name: nil)
             var rules: [GuideRule] = []
             let minimum = try count(members["minItems"], keyword: "minItems", path: path)
             let maximum = try count(members["maxItems"], keyword: "maxItems", path: path)
@@ -251,6 +271,22 @@ private struct JSONSchemaReader {
                 required.append(name)
             }
         }
+        if members["properties"] == nil {
+            if let first = required.first {
+                throw Failure(
+                    keyword: "required", path: path,
+                    message: "'\(first)' is required, which an object of any keys cannot enforce: list it in properties"
+                )
+            }
+            if let extra = members["additionalProperties"] {
+                // `false`: `{}` only, as an object of no properties (below).
+                if extra.kind != .bool(false) {
+                    return .map(value: try read(extra, path: "\(path)/additionalProperties", name: nil))
+                }
+            } else {
+                return .map(value: anyValue())
+            }
+        }
         var properties: [SchemaProperty] = []
         var listed = Set<String>()
         if let declared = members["properties"] {
@@ -276,6 +312,12 @@ private struct JSONSchemaReader {
                 message: "'\(unlisted)' is required but not in 'properties' (no other property is ever written)")
         }
         return .object(name: name ?? "Object", description: description, properties: properties)
+    }
+
+    /// Any JSON value: a reference to `GenerationSchema.anyValueNode`, defined once read.
+    private mutating func anyValue() -> SchemaNode {
+        usesAnyValue = true
+        return .reference(GenerationSchema.anyValueName)
     }
 
     /// `enum` or `const`: the values as a choice (strings in one string shape).

@@ -91,6 +91,28 @@ public struct GenerationSchema: Sendable, Equatable, Codable, CustomDebugStringC
         self.init(root: root.node, definitions: definitions)
     }
 
+    /// The name under which `anyJSONValue` and `anyJSONObject` define any JSON value.
+    static let anyValueName = "JSONValue"
+
+    /// Any JSON value, as a choice that refers to itself: a string, a number, a boolean, null, an
+    /// array of any values, or an object of any keys and values (`anyValueName` names it).
+    static let anyValueNode = SchemaNode.anyOf(
+        name: anyValueName, description: "Any JSON value",
+        [
+            .string(description: nil, rules: []), .number(rules: []), .boolean, .null,
+            .array(element: .reference(anyValueName), rules: []), .map(value: .reference(anyValueName)),
+        ])
+
+    /// Any JSON value (nested at most `JSONGrammar.maximumDepth` levels): JSON Schema's `{}`.
+    package static let anyJSONValue = GenerationSchema(
+        root: .reference(anyValueName), definitions: [anyValueName: anyValueNode])
+
+    /// Any JSON object: any keys, any values (OpenAI's `response_format: {"type": "json_object"}`).
+    /// A response may write one key twice, which `GeneratedContent(json:)` refuses (see
+    /// Docs/LanguageModels.md).
+    package static let anyJSONObject = GenerationSchema(
+        root: .map(value: .reference(anyValueName)), definitions: [anyValueName: anyValueNode])
+
     /// Why a dynamic schema cannot be built: Apple's `GenerationSchema.SchemaError`.
     public enum SchemaError: Error, Sendable, CustomStringConvertible {
         /// What went wrong, for people.
@@ -124,6 +146,7 @@ public struct GenerationSchema: Sendable, Equatable, Codable, CustomDebugStringC
         case .boolean: "Bool"
         case .null: "Null"
         case .array: "Array"
+        case .map: "Object"
         case .anyOf(nil, _, _): "Choice"
         }
     }
@@ -228,6 +251,9 @@ indirect enum SchemaNode: Sendable, Equatable, Codable {
     case null
     case array(element: SchemaNode, rules: [GuideRule])
     case object(name: String, description: String?, properties: [SchemaProperty])
+    /// An object whose keys are any strings and whose values are all `value`s (JSON Schema's
+    /// `additionalProperties` without `properties`).
+    case map(value: SchemaNode)
     case anyOf(name: String?, description: String?, [SchemaNode])
     case reference(String)
 
@@ -253,7 +279,7 @@ indirect enum SchemaNode: Sendable, Equatable, Codable {
             // An optional's guides apply to what it wraps (`anyOf` is never the shape of an optional,
             // but a guide on a choice of types applies to each choice that takes it).
             return .anyOf(name: name, description: description, choices.map { $0.applying(rules) })
-        case .boolean, .null, .object, .reference: return self
+        case .boolean, .null, .object, .map, .reference: return self
         }
     }
 
@@ -262,6 +288,7 @@ indirect enum SchemaNode: Sendable, Equatable, Codable {
         switch self {
         case .reference(let name): return [name]
         case .array(let element, _): return element.references
+        case .map(let value): return value.references
         case .object(_, _, let properties): return properties.flatMap(\.node.references)
         case .anyOf(_, _, let choices): return choices.flatMap(\.references)
         case .string, .integer, .number, .boolean, .null: return []
@@ -288,6 +315,7 @@ indirect enum SchemaNode: Sendable, Equatable, Codable {
             }
             for choice in choices { try choice.check() }
         case .array(let element, _): try element.check()
+        case .map(let value): try value.check()
         case .string(_, let rules):
             if rules.contains(.anyOf([])) {
                 throw GenerationSchema.SchemaError.emptyTypeChoices(
@@ -360,6 +388,9 @@ indirect enum SchemaNode: Sendable, Equatable, Codable {
                 ))
             add("required", properties.filter { !$0.isOptional }.map(\.name))
             add("additionalProperties", false)
+        case .map(let value):
+            add("type", "object")
+            add("additionalProperties", value.jsonSchema)
         case .anyOf(let name, let description, let choices):
             if let name { add("title", name) }
             if let description { add("description", description) }

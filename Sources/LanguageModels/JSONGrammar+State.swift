@@ -28,6 +28,18 @@ extension JSONGrammar {
         case objectNeedsValue(index: Int)
         case objectValue(index: Int)
         case objectAfterValue(next: Int)
+        /// A map: before `{`; after `{` or `, ` (`needsKey`: a key must follow); its key (a string
+        /// frame) running; after the key; its `": "` running; its value to start or running; after
+        /// a value; its `", "` running.
+        case mapStart
+        case mapOpen(needsKey: Bool)
+        case mapKey
+        case mapAfterKey
+        case mapColon
+        case mapNeedsValue
+        case mapValue
+        case mapAfterValue
+        case mapSeparator
     }
 
     /// Every reading still possible; none: the text cannot be completed.
@@ -95,6 +107,10 @@ extension JSONGrammar {
             phase = separator ? .arrayOpen(count: count, needsElement: true) : .arrayAfterElement(count: count + 1)
         case .objectKey(let index): phase = .objectNeedsValue(index: index)
         case .objectValue(let index): phase = .objectAfterValue(next: index + 1)
+        case .mapKey: phase = .mapAfterKey
+        case .mapColon: phase = .mapNeedsValue
+        case .mapValue: phase = .mapAfterValue
+        case .mapSeparator: phase = .mapOpen(needsKey: true)
         default: preconditionFailure("a frame finished under \(parent.phase)")
         }
         stack[stack.count - 1].phase = phase
@@ -206,7 +222,46 @@ extension JSONGrammar {
             stack[last].phase = .objectValue(index: index)
             stack.append(Frame(node: keys[index].node, phase: .value))
             advance(stack, byte, into: &out)
-        case .arrayInChild, .objectKey, .objectValue:
+        case .mapStart:
+            guard byte == UInt8(ascii: "{") else { return }
+            stack[last].phase = .mapOpen(needsKey: false)
+            out.append(stack)
+        case .mapOpen(let needsKey):
+            guard case .map(let key, let value) = nodes[Int(top.node)] else { return }
+            if !needsKey, byte == UInt8(ascii: "}") {
+                var closed = stack
+                finish(&closed)
+                out.append(closed)
+            }
+            // A key commits to a value: begun only when one fits (after `, ` it was checked).
+            if needsKey || fits(value, at: stack.count + 1) {
+                stack[last].phase = .mapKey
+                stack.append(Frame(node: key, phase: .value))
+                advance(stack, byte, into: &out)
+            }
+        case .mapAfterKey:
+            guard byte == UInt8(ascii: ":") else { return }
+            stack[last].phase = .mapColon
+            stack.append(Frame(node: top.node, phase: .literal(Array(": ".utf8), 1)))
+            out.append(stack)
+        case .mapNeedsValue:
+            guard case .map(_, let value) = nodes[Int(top.node)] else { return }
+            stack[last].phase = .mapValue
+            stack.append(Frame(node: value, phase: .value))
+            advance(stack, byte, into: &out)
+        case .mapAfterValue:
+            guard case .map(_, let value) = nodes[Int(top.node)] else { return }
+            if byte == UInt8(ascii: "}") {
+                var closed = stack
+                finish(&closed)
+                out.append(closed)
+            }
+            if byte == UInt8(ascii: ","), fits(value, at: stack.count + 1) {
+                stack[last].phase = .mapSeparator
+                stack.append(Frame(node: top.node, phase: .literal(Array(", ".utf8), 1)))
+                out.append(stack)
+            }
+        case .arrayInChild, .objectKey, .objectValue, .mapKey, .mapColon, .mapValue, .mapSeparator:
             preconditionFailure("a parent frame on top")
         }
     }
@@ -220,6 +275,7 @@ extension JSONGrammar {
         case .null: [.literal(Array("null".utf8), 0)]
         case .array: [.arrayStart]
         case .object: [.objectStart]
+        case .map: [.mapStart]
         case .anyOf: []
         }
     }

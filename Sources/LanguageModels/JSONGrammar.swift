@@ -7,7 +7,9 @@ import Foundation
 /// The texts it allows are JSON in one layout — `{"a": 1, "b": [true, null]}`: `": "` after a
 /// key, `", "` between members and elements, nothing else between tokens — because a layout
 /// with free whitespace lets a small model wander in it. Objects write their properties in the
-/// schema's order; an optional property may be left out. Integers are `-?(0|[1-9][0-9]*)` of at
+/// schema's order; an optional property may be left out. A map (an object of any keys) writes
+/// any strings as keys, and may write one key twice: remembering the keys written would make
+/// the states as many as the texts. Integers are `-?(0|[1-9][0-9]*)` of at
 /// most 15 digits; numbers add an optional fraction of at most 8 digits (no exponents). Strings
 /// are any JSON string: every escape JSON allows (`\uXXXX` with surrogate pairs), never a raw
 /// control character or invalid UTF-8.
@@ -21,6 +23,8 @@ package final class JSONGrammar: Sendable {
         case null
         case array(element: Int32, minimumCount: Int, maximumCount: Int?)
         case object([Key])
+        /// An object of any keys (each read by the free string node `key`), every value a `value`.
+        case map(key: Int32, value: Int32)
         case anyOf([Int32])
     }
 
@@ -34,7 +38,7 @@ package final class JSONGrammar: Sendable {
 
     let nodes: [Node]
     let root: Int32
-    /// Per node: the fewest nested levels a value of it needs (1 for a scalar, an empty array, an
+    /// Per node: the fewest nested levels a value of it needs (1 for a scalar, an empty array, a map, an
     /// object of optional properties), so that a reading starts nothing optional it could not
     /// finish within `maximumDepth`.
     let minimumDepth: [Int]
@@ -67,6 +71,7 @@ package final class JSONGrammar: Sendable {
                 case .string, .integer, .number, .boolean, .null: isFinite = true
                 case .array(let element, let minimum, _): isFinite = minimum == 0 || finite[Int(element)]
                 case .object(let keys): isFinite = keys.allSatisfy { $0.isOptional || finite[Int($0.node)] }
+                case .map: isFinite = true  // `{}`
                 case .anyOf(let choices): isFinite = choices.contains { finite[Int($0)] }
                 }
                 if isFinite {
@@ -89,6 +94,7 @@ package final class JSONGrammar: Sendable {
                 case .array(let element, let minimum, _): needed = minimum == 0 ? 1 : 1 + depth[Int(element)]
                 case .object(let keys):
                     needed = 1 + keys.filter { !$0.isOptional }.map { depth[Int($0.node)] }.reduce(0, max)
+                case .map: needed = 1  // `{}`
                 case .anyOf(let choices): needed = choices.map { depth[Int($0)] }.min() ?? Int.max / 2
                 }
                 if needed < depth[index] {
@@ -180,6 +186,11 @@ package final class JSONGrammar: Sendable {
                             node: try compile(property.node), isOptional: property.isOptional))
                 }
                 nodes[Int(index)] = .object(keys)
+                return index
+            case .map(let value):
+                let index = add(.null)
+                let key = add(.string(nil))
+                nodes[Int(index)] = .map(key: key, value: try compile(value))
                 return index
             case .anyOf(_, _, let choices):
                 guard !choices.isEmpty else { throw CompileError(message: "a choice among no types") }

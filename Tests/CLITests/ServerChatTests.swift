@@ -252,6 +252,19 @@ final class ServerChatTests: XCTestCase {
             (1...2).contains(colors.count) && colors.allSatisfy(["black", "white", "orange"].contains), content)
     }
 
+    func testJSONObjectOutputParsesAsAnObject() throws {
+        let port = try server().port
+        let (status, json, _) = try Self.chat(
+            port,
+            Self.request(
+                "Describe a cat as JSON with its name and age.", maxTokens: 120,
+                ["response_format": ["type": "json_object"]]))
+        XCTAssertEqual(status, 200, "\(json)")
+        let (content, finish, _) = Self.message(json)
+        XCTAssertEqual(finish, "stop", content)
+        XCTAssertNotNil(try JSONSerialization.jsonObject(with: Data(content.utf8)) as? [String: Any], content)
+    }
+
     func testMaxTokensEndsWithLength() throws {
         let port = try server().port
         for field in ["max_tokens", "max_completion_tokens"] {
@@ -342,7 +355,6 @@ final class ServerChatTests: XCTestCase {
                     ]
                 ], "messages[1].tool_call_id", "invalid_value"
             ),
-            (["messages": user, "response_format": ["type": "json_object"]], "response_format", "unsupported_value"),
             (["messages": user, "response_format": ["type": "xml"]], "response_format.type", "invalid_value"),
             (
                 [

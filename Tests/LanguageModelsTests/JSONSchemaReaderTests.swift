@@ -83,6 +83,42 @@ final class JSONSchemaReaderTests: XCTestCase {
         XCTAssertEqual(properties.map(\.isOptional), [true])
     }
 
+    /// An object without `properties` is a map (of any values, of `additionalProperties`' schema,
+    /// or `{}` only under `false`); `{}` and `true` are any value; an array without `items` holds
+    /// any values.
+    func testMapsAndAnyValue() throws {
+        let any = SchemaNode.reference(GenerationSchema.anyValueName)
+        let object = try read(##"{"type": "object"}"##)
+        XCTAssertEqual(object.root, .map(value: any))
+        XCTAssertEqual(object.definitions[GenerationSchema.anyValueName], GenerationSchema.anyValueNode)
+        XCTAssertEqual(object, GenerationSchema.anyJSONObject)
+        XCTAssertEqual(try read(##"{"additionalProperties": true}"##).root, .map(value: any))
+        XCTAssertEqual(
+            try read(##"{"type": "object", "additionalProperties": {"type": "integer"}}"##).root,
+            .map(value: .integer(rules: [])))
+        XCTAssertEqual(try read(##"{"type": "object", "additionalProperties": {"type": "integer"}}"##).definitions, [:])
+        guard case .object(_, _, let none) = try read(##"{"type": "object", "additionalProperties": false}"##).root
+        else { return XCTFail("not an object of no properties") }
+        XCTAssertTrue(none.isEmpty)
+        XCTAssertEqual(try read("{}"), GenerationSchema.anyJSONValue)
+        XCTAssertEqual(try read(##"{"description": "anything"}"##), GenerationSchema.anyJSONValue)
+        XCTAssertEqual(try read("true"), GenerationSchema.anyJSONValue)
+        XCTAssertEqual(try read(##"{"type": "array"}"##).root, .array(element: any, rules: []))
+        let nested = try read(##"{"type": "object", "properties": {"x": {"type": "array", "items": true}}}"##)
+        XCTAssertNotNil(nested.definitions[GenerationSchema.anyValueName])
+        // The schema text says the same as it was read from.
+        let text = GenerationSchema.anyJSONObject.debugDescription
+        XCTAssertTrue(text.contains(##""additionalProperties":{"$ref":"#/$defs/JSONValue"}"##), text)
+        XCTAssertEqual(try read(text), GenerationSchema.anyJSONObject)
+        // Properties keep their rule beside a schema for additional ones: only they are written.
+        guard
+            case .object(_, _, let listed) = try read(
+                ##"{"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": {"type": "integer"}}"##
+            ).root
+        else { return XCTFail("not an object") }
+        XCTAssertEqual(listed.map(\.name), ["a"])
+    }
+
     func testReferencesToTheRootAndToDefinitions() throws {
         let tree = try read(
             ##"{"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#"}, "maxItems": 2}}, "required": ["children"]}"##,
@@ -107,7 +143,6 @@ final class JSONSchemaReaderTests: XCTestCase {
             (##"{"type": "array", "items": {"type": "string"}, "uniqueItems": true}"##, "uniqueItems", "#"),
             (##"{"type": "array", "items": {"type": "string"}, "contains": {"const": "a"}}"##, "contains", "#"),
             (##"{"type": "array", "prefixItems": [{"type": "string"}]}"##, "prefixItems", "#"),
-            (##"{"type": "array"}"##, "items", "#"),
             (##"{"type": "number", "exclusiveMinimum": 0}"##, "exclusiveMinimum", "#"),
             (##"{"type": "number", "multipleOf": 0.5}"##, "multipleOf", "#"),
             (##"{"type": "object", "patternProperties": {"^a": {"type": "string"}}}"##, "patternProperties", "#"),
@@ -120,7 +155,10 @@ final class JSONSchemaReaderTests: XCTestCase {
             (##"{"$ref": "https://example.com/schema"}"##, "$ref", "#"),
             (##"{"$ref": "#/$defs/Missing"}"##, "$ref", "#"),
             (##"{"type": "date"}"##, "type", "#"),
-            (##"{}"##, "type", "#"),
+            (##"{"minimum": 1}"##, "type", "#"),
+            ("false", nil, "#"),
+            (##"{"type": "object", "required": ["a"]}"##, "required", "#"),
+            (##"{"type": "object", "$defs": {"JSONValue": {"type": "string"}}}"##, nil, "#"),
             (##"{"enum": [true]}"##, "enum", "#"),
             (##"{"enum": [[1]]}"##, "enum", "#"),
             (##"{"type": "integer", "enum": ["a"]}"##, "enum", "#"),
@@ -129,7 +167,7 @@ final class JSONSchemaReaderTests: XCTestCase {
             (##"{"type": "array", "items": {"type": "string"}, "minItems": 3, "maxItems": 1}"##, "maxItems", "#"),
             (##"{"type": "object", "properties": {}, "required": ["a"]}"##, "required", "#"),
             (
-                ##"{"type": "object", "properties": {"x": {"type": "array", "items": true}}}"##, nil,
+                ##"{"type": "object", "properties": {"x": {"type": "array", "items": false}}}"##, nil,
                 "#/properties/x/items"
             ),
             (##"{"type": "object", "properties": {"me": {"$ref": "#"}}, "required": ["me"]}"##, nil, "#"),

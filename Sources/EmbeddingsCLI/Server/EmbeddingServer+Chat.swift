@@ -286,17 +286,14 @@ struct ChatCompletion: Sendable {
     }
 
     /// The schema `response_format` asks for: nil for text; `json_schema`'s schema read as JSON
-    /// Schema; `json_object` refused (the grammar writes objects of known keys only).
+    /// Schema; `json_object` any JSON object (without OpenAI's check that a message says "JSON").
     private static func schema(_ format: ChatCompletionRequest.ResponseFormat?, root: GeneratedContent?) throws
         -> GenerationSchema?
     {
         guard let format else { return nil }
         switch format.type {
         case "text": return nil
-        case "json_object":
-            throw APIError.badRequest(
-                "response_format 'json_object' is not supported: guided output writes objects whose keys the schema names; send 'json_schema' with the object's properties",
-                param: "response_format", code: "unsupported_value")
+        case "json_object": return .anyJSONObject
         case "json_schema":
             guard let declared = format.jsonSchema else {
                 throw APIError.badRequest(
