@@ -136,18 +136,7 @@ struct Asking: Sendable {
     /// (which must exist; a file that exists but does not load gives search results, as a
     /// missing default model does).
     static func languageModel(_ parsed: ParsedArguments) throws -> SystemLanguageModel {
-        guard let value = parsed[model] else { return .default }
-        if let descriptor = DecoderCatalog.descriptor(for: value) {
-            if descriptor == DecoderCatalog.defaultModel { return .default }
-            guard let file = descriptor.installedFile else {
-                throw CLIError.noInput(
-                    "\(descriptor.identifier) is not installed: embeddings assets install --model \(descriptor.identifier)"
-                )
-            }
-            return SystemLanguageModel(contentsOf: file)
-        }
-        try InputFile.check(URL(fileURLWithPath: value), what: "\(model.name) file")
-        return SystemLanguageModel(contentsOf: URL(fileURLWithPath: value))
+        try LanguageModelOption.system(parsed[model], option: model.name)
     }
 
     /// The store (with its encoder, as `search` opens it; `--model` is the language model here)

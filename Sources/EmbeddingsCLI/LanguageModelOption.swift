@@ -1,5 +1,6 @@
 import CommandLineOptions
 import Foundation
+import LanguageModels
 import LinearAlgebra
 import LlamaDecoder
 
@@ -38,6 +39,24 @@ enum LanguageModelOption {
             )
         }
         return URL(fileURLWithPath: value)
+    }
+
+    /// The language model `value` names, not loaded: the default model (also when `value` is nil),
+    /// another known one (which must be installed), or a GGUF file (which must exist; one that
+    /// does not load fails when it is first used). `option` names the option in errors.
+    static func system(_ value: String?, option: String) throws -> SystemLanguageModel {
+        guard let value else { return .default }
+        if let descriptor = DecoderCatalog.descriptor(for: value) {
+            if descriptor == DecoderCatalog.defaultModel { return .default }
+            guard let file = descriptor.installedFile else {
+                throw CLIError.noInput(
+                    "\(descriptor.identifier) is not installed: embeddings assets install --model \(descriptor.identifier)"
+                )
+            }
+            return SystemLanguageModel(contentsOf: file)
+        }
+        try InputFile.check(URL(fileURLWithPath: value), what: "\(option) file")
+        return SystemLanguageModel(contentsOf: URL(fileURLWithPath: value))
     }
 
     /// The model `--model` and `--quantize` name, loaded.

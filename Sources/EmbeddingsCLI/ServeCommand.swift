@@ -117,19 +117,9 @@ struct ServeCommand: Command {
         _ = try Self.languageModel(parsed)
     }
 
-    /// The chat model `--chat-model` names (not loaded): the default model, or a GGUF file.
+    /// The chat model `--chat-model` names, not loaded (`LanguageModelOption.system`).
     static func languageModel(_ parsed: ParsedArguments) throws -> SystemLanguageModel {
-        guard let value = parsed[chatModel], DecoderCatalog.descriptor(for: value) != DecoderCatalog.defaultModel
-        else {
-            return .default
-        }
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: value, isDirectory: &isDirectory), !isDirectory.boolValue else {
-            throw CLIError.usage(
-                "\(chatModel.name) '\(value)' is neither a GGUF file nor a known language model (\(DecoderCatalog.known.map(\.identifier).joined(separator: ", ")))"
-            )
-        }
-        return SystemLanguageModel(contentsOf: URL(fileURLWithPath: value))
+        try LanguageModelOption.system(parsed[chatModel], option: chatModel.name)
     }
 
     func run() throws {
