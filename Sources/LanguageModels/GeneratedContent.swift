@@ -78,6 +78,14 @@ public struct GeneratedContent: Sendable, Equatable, CustomDebugStringConvertibl
         self = try parser.parseDocument()
     }
 
+    /// Content from a guided response's JSON: as `init(json:)`, but a repeated key (which a map,
+    /// whose keys the grammar does not remember, may write) keeps its last value.
+    init(generatedJSON json: String) throws {
+        var parser = PartialJSONParser(Array(json.utf8))
+        parser.keepsLastOfRepeatedKeys = true
+        self = try parser.parseDocument()
+    }
+
     /// The content as compact JSON (an incomplete value as far as it goes, closed).
     public var jsonString: String {
         var out = ""
@@ -197,6 +205,10 @@ struct PartialJSONParser {
     private var position = 0
     private var depth = 0
     private static let maximumDepth = 512
+
+    /// Whether a repeated key is read (its last value kept, at its first place) rather than
+    /// refused: for a guided response's own JSON, whose maps may repeat a key.
+    var keepsLastOfRepeatedKeys = false
 
     init(_ bytes: [UInt8]) { self.bytes = bytes }
 
@@ -452,11 +464,14 @@ struct PartialJSONParser {
             skipSpace()
             if atEnd { return partial() }
             let value = try parseValue()
-            guard properties[key] == nil else {
-                throw GeneratedContentError.invalidJSON("duplicate property '\(key)'", offset: position)
+            if properties[key] != nil {
+                guard keepsLastOfRepeatedKeys else {
+                    throw GeneratedContentError.invalidJSON("duplicate property '\(key)'", offset: position)
+                }
+            } else {
+                keys.append(key)
             }
             properties[key] = value
-            keys.append(key)
             skipSpace()
             if atEnd || !value.isComplete { return partial() }
             if bytes[position] == UInt8(ascii: "}") {

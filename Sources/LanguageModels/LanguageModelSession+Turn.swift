@@ -23,12 +23,16 @@ extension LanguageModelSession {
         package var reachedTokenLimit: Bool
         /// Whether the text callback (or a cancelled task) stopped it.
         package var wasStopped: Bool
+        /// Whether it was a call cut short (by the token limit, or stopped): `outcome` is then
+        /// empty text, and nothing of the call is kept.
+        package var isUnfinishedCall = false
     }
 
     /// Generates the model's next turn after `entries` on the calling thread (the engine's): text
     /// (under `grammar` when given) or, when `tools` are offered and `choice` allows, a call.
     /// - Parameter onText: the response so far after each token; nil while it is (or may be
-    ///   becoming) a tool call, which is never shown as text. Returning false stops generation.
+    ///   becoming) a tool call, which is never shown as text (a free answer held back that way is
+    ///   given once at the end). Returning false stops generation, nil or not.
     func turn(
         _ entries: [Transcript.Entry], tools: [Transcript.ToolDefinition], choice: ToolCalling.Choice,
         grammar: JSONGrammar?, maximumTokens: Int?, sampling: SamplingParameters, onText: @Sendable (String?) -> Bool
@@ -49,6 +53,10 @@ extension LanguageModelSession {
         if choice == .required, offered.isEmpty {
             throw GenerationError.invalidOptions("a call is required, but no tool is offered")
         }
+        if let name = ToolCalling.conflict(in: offered) {
+            throw GenerationError.unsupportedGuide(
+                .init(debugDescription: "two tools define different argument shapes named \(name)"))
+        }
         let callSchema = offered.isEmpty ? nil : ToolCalling.callSchema(offered, named: nil)
         let callGrammar = try callSchema.map { schema throws(GenerationError) in try JSONGrammar(schema) }
         let mode: ToolCallConstraint.Mode =
@@ -57,7 +65,6 @@ extension LanguageModelSession {
             case .none: .forbidden
             case .required, .named: .required
             }
-        let opening = ToolCalling.opening
         // The constraints are made inside the lock, with the cache they are used with.
         let (generation, isCall, isComplete) = try conversation.withOrderedLock { held in
             let current = try Self.conversation(&held, model: model)
@@ -69,26 +76,36 @@ extension LanguageModelSession {
             } else if let grammar {
                 guide = GuidedDecoding(grammar: grammar, model: model)
             }
+            var withheld = false
             let generation = try current.respond(
                 rendered, maximumTokens: maximumTokens, sampling: sampling, constraint: calling ?? guide
             ) { text in
-                if let calling, calling.isCall || opening.hasPrefix(text) { return onText(nil) }
+                if let calling, calling.isCall || ToolCalling.mayBeCall(text) {
+                    withheld = true
+                    return onText(nil)
+                }
+                withheld = false
                 return onText(text)
             }
-            return (generation, calling?.isCall ?? false, calling?.isComplete ?? guide?.isComplete ?? true)
+            // A required call cut short before its opening was whole is a call too.
+            let isCall = (calling?.isCall ?? false) || (calling != nil && mode == .required)
+            // A free answer that never left the opening's prefix ("<tool") is text after all.
+            if withheld, !isCall, !generation.text.isEmpty { _ = onText(generation.text) }
+            return (generation, isCall, calling?.isComplete ?? guide?.isComplete ?? true)
         }
-        let outcome: Turn.Outcome
-        if isCall, generation.stopReason != StopReason.cancelled, let calls = try ToolCalling.calls(in: generation.text)
-        {
-            outcome = .toolCalls(calls)
-        } else {
-            outcome = .text(generation.text)
+        var outcome = Turn.Outcome.text(generation.text)
+        if isCall {
+            if isComplete, let calls = try ToolCalling.calls(in: generation.text) {
+                outcome = .toolCalls(calls)
+            } else {
+                outcome = .text("")
+            }
         }
         return Turn(
             outcome: outcome, isComplete: isComplete,
             promptTokens: rendered.ids.count, completionTokens: generation.tokens.count,
             reachedTokenLimit: generation.stopReason == StopReason.maximumTokens,
-            wasStopped: generation.stopReason == StopReason.cancelled)
+            wasStopped: generation.stopReason == StopReason.cancelled, isUnfinishedCall: isCall && !isComplete)
     }
 }
 
@@ -101,11 +118,15 @@ extension LanguageModelSession {
     /// - Parameters:
     ///   - schema: the shape of a text answer (nil: free text).
     ///   - onText: the answer so far after each token (never a call's text); false stops generation.
-    /// - Throws: `GenerationError` (`.concurrentRequests` while a request runs; `.decodingFailure`
-    ///   for a call cut short by the token limit).
+    ///   - shouldContinue: asked after each token while the text is held back (a call, or what may
+    ///     become one); false stops generation.
+    /// - Returns: the turn; a call cut short (the token limit, stopped) is `isUnfinishedCall`,
+    ///   and nothing is appended for it.
+    /// - Throws: `GenerationError` (`.concurrentRequests` while a request runs).
     package func generateTurn(
         tools: [Transcript.ToolDefinition], choice: ToolCalling.Choice, schema: GenerationSchema?,
-        options: GenerationOptions, onText: @escaping @Sendable (String) -> Bool
+        options: GenerationOptions, shouldContinue: @escaping @Sendable () -> Bool = { true },
+        onText: @escaping @Sendable (String) -> Bool
     ) throws -> Turn {
         let sampling = try options.samplingParameters()
         if let limit = options.maximumResponseTokens, limit < 1 {
@@ -120,10 +141,10 @@ extension LanguageModelSession {
             try turn(
                 Array(transcript), tools: tools, choice: choice, grammar: grammar,
                 maximumTokens: options.maximumResponseTokens, sampling: sampling
-            ) { text in text.map(onText) ?? true }
+            ) { text in text.map(onText) ?? shouldContinue() }
         }
         var produced: [Transcript.Entry] = []
-        if case .success(let turn) = outcome {
+        if case .success(let turn) = outcome, !turn.isUnfinishedCall {
             switch turn.outcome {
             case .text(let text):
                 produced = [.response(.init(assetIDs: [model.identifier], segments: [.text(.init(content: text))]))]
@@ -143,7 +164,10 @@ extension LanguageModelSession {
         let stopped = Atomic<Bool>(false)
         return try await withTaskCancellationHandler {
             try await Engine.run { () throws -> Turn in
-                try self.generateTurn(tools: tools, choice: choice, schema: schema, options: options) { text in
+                try self.generateTurn(
+                    tools: tools, choice: choice, schema: schema, options: options,
+                    shouldContinue: { !stopped.load(ordering: .relaxed) }
+                ) { text in
                     !stopped.load(ordering: .relaxed) && onText(text)
                 }
             }

@@ -229,8 +229,9 @@ public final class LanguageModelSession: Sendable {
                             }
                         }
                         if request.isCancelled {
-                            // The transcript keeps the prompt and the part of the response produced.
-                            if case .text(let partial) = turn.outcome {
+                            // The transcript keeps the prompt and the part of the response produced
+                            // (not a call cut short).
+                            if case .text(let partial) = turn.outcome, !turn.isUnfinishedCall {
                                 produced.append(
                                     .response(
                                         .init(
@@ -238,6 +239,12 @@ public final class LanguageModelSession: Sendable {
                                             segments: [.text(.init(content: partial))])))
                             }
                             throw CancellationError()
+                        }
+                        if turn.isUnfinishedCall {
+                            throw GenerationError.decodingFailure(
+                                .init(
+                                    debugDescription:
+                                        "the tool call is not whole: the token limit (maximumResponseTokens) ended it"))
                         }
                         switch turn.outcome {
                         case .text(let answer):
@@ -275,7 +282,14 @@ public final class LanguageModelSession: Sendable {
                     outcome = .failure(request.isCancelled ? CancellationError() : error)
                 }
                 // A failed request leaves the transcript as it was; a cancelled one keeps what it produced.
-                if case .failure(let error) = outcome, !(error is CancellationError) { produced = [] }
+                if case .failure(let error) = outcome {
+                    if !(error is CancellationError) {
+                        produced = []
+                    } else if case .toolCalls? = produced.last {
+                        // A call whose tool was cancelled has no output: it is not kept.
+                        produced.removeLast()
+                    }
+                }
                 // The session is free (and its transcript current) before the caller hears the end.
                 end(appending: produced)
                 request.end(try? outcome.get())
@@ -324,7 +338,7 @@ public final class LanguageModelSession: Sendable {
     private static func rawContent(_ text: String, guided: Bool, id: GenerationID) throws -> GeneratedContent {
         var raw: GeneratedContent
         if guided {
-            do { raw = try GeneratedContent(json: text) } catch {
+            do { raw = try GeneratedContent(generatedJSON: text) } catch {
                 throw GenerationError.decodingFailure(.init(debugDescription: "the response is not JSON: \(error)"))
             }
         } else {

@@ -93,8 +93,9 @@ extension Bool: PromptRepresentable {}
 extension Array: PromptRepresentable where Element: ConvertibleToGeneratedContent {}
 
 extension LanguageModelSession {
-    /// A tool's call failed: Apple's `LanguageModelSession.ToolCallError`. The transcript keeps the
-    /// call; the response ends with this error.
+    /// A tool's call failed: Apple's `LanguageModelSession.ToolCallError`. The response ends with
+    /// it and the transcript is left as it was before the request (calls of earlier rounds, and
+    /// whatever they did, are not recorded in it).
     public struct ToolCallError: Error, LocalizedError, Sendable, CustomStringConvertible {
         /// The tool that failed.
         public var tool: any Tool

@@ -89,6 +89,7 @@ package enum ToolCalling {
                     SchemaProperty(name: "arguments", description: nil, node: tool.parameters.root, isOptional: false),
                 ])
         }
+        // Named shapes are shared by name; `conflict(in:)` refuses tools whose shapes of one name differ.
         let definitions = offered.reduce(into: [String: SchemaNode]()) {
             $0.merge($1.parameters.definitions) { kept, _ in kept }
         }
@@ -97,12 +98,40 @@ package enum ToolCalling {
             definitions: definitions)
     }
 
-    /// The calls in a turn's text (`opening` then the call's JSON), or nil when it is not a call.
+    /// The first name two of `tools` give to different argument shapes (in their definitions),
+    /// or nil: calls to them cannot share one grammar.
+    package static func conflict(in tools: [Transcript.ToolDefinition]) -> String? {
+        var seen: [String: SchemaNode] = [:]
+        for tool in tools {
+            for (name, node) in tool.parameters.definitions.sorted(by: { $0.key < $1.key }) {
+                if let other = seen[name], other != node { return name }
+                seen[name] = node
+            }
+        }
+        return nil
+    }
+
+    /// `text` without the blanks (spaces, newlines) a turn may start with before a call.
+    static func droppingLeadingBlanks(_ text: String) -> Substring {
+        text.drop { $0 == " " || $0 == "\n" }
+    }
+
+    /// Whether `text` may still become a call, or is one: its blanks, then a prefix of the
+    /// opening or the opening and more.
+    static func mayBeCall(_ text: String) -> Bool {
+        let rest = droppingLeadingBlanks(text)
+        return rest.hasPrefix(opening) || opening.hasPrefix(rest)
+    }
+
+    /// The calls in a turn's text (blanks, `opening`, then the call's JSON), or nil when it is
+    /// not a call.
     /// - Throws: `.decodingFailure` when the JSON is not a whole call.
     static func calls(in text: String) throws(LanguageModelSession.GenerationError) -> Transcript.ToolCalls? {
-        guard text.hasPrefix(opening) else { return nil }
-        let json = String(text.dropFirst(opening.count))
-        guard let content = try? GeneratedContent(json: json), content.isComplete,
+        let rest = droppingLeadingBlanks(text)
+        guard rest.hasPrefix(opening) else { return nil }
+        let json = String(rest.dropFirst(opening.count))
+        // A map among the arguments may repeat a key (the grammar does not remember keys): the last value counts.
+        guard let content = try? GeneratedContent(generatedJSON: json), content.isComplete,
             case .structure(let properties, _) = content.kind, case .string(let name)? = properties["name"]?.kind,
             let arguments = properties["arguments"]
         else {
@@ -118,11 +147,13 @@ package enum ToolCalling {
 /// answer's grammar); once the opening is whole, the call's JSON is generated under the tools'
 /// schemas and the turn ends with it; once the response leaves the opening, the answer goes on
 /// (under its grammar, if any). A required call is the only way; a forbidden one is never
-/// opened (the tools are listed, and a model would otherwise write the call as text).
+/// opened (the tools are listed, and a model would otherwise write the call as text). The turn
+/// may start with a few blanks (spaces, newlines) before the opening; a call is only made, or
+/// masked out, at the start of a turn: text that has begun as an answer is not watched further.
 final class ToolCallConstraint: TokenConstraint {
     private enum Phase {
-        /// The response so far is the first `matched` bytes of the opening.
-        case opening(matched: Int)
+        /// The response so far is `blanks` blanks, then the first `matched` bytes of the opening.
+        case opening(matched: Int, blanks: Int)
         case call(GuidedDecoding)
         /// An answer: free text (nil) or guided.
         case answer(GuidedDecoding?)
@@ -137,13 +168,19 @@ final class ToolCallConstraint: TokenConstraint {
     }
     private let mode: Mode
     private let model: LlamaModel
-    private var phase = Phase.opening(matched: 0)
+    private var phase = Phase.opening(matched: 0, blanks: 0)
+    /// The most blanks a turn may start with before a call's opening.
+    private static let maximumBlanks = 4
 
     init(callGrammar: JSONGrammar, answerGrammar: JSONGrammar?, mode: Mode, model: LlamaModel) {
         self.callGrammar = callGrammar
         self.answerGrammar = answerGrammar
         self.mode = mode
         self.model = model
+        // JSON cannot start with `<`: a forbidden call under an answer grammar is just the answer.
+        if mode == .forbidden, let answerGrammar {
+            phase = .answer(GuidedDecoding(grammar: answerGrammar, model: model))
+        }
     }
 
     /// Whether the turn is a call (its opening whole).
@@ -172,15 +209,23 @@ final class ToolCallConstraint: TokenConstraint {
     /// Where `bytes` lead from `matched` bytes of the opening: still opening, into the call (its
     /// grammar's state), into the answer (its grammar's state, nil for free text), or nowhere.
     private enum Step {
-        case opening(Int)
+        case opening(Int, blanks: Int)
         case call(JSONGrammar.State)
         case answer(JSONGrammar.State?)
         case refused
     }
 
-    private func step(from matched: Int, _ bytes: ArraySlice<UInt8>) -> Step {
+    private func step(from matched: Int, blanks: Int, _ bytes: ArraySlice<UInt8>) -> Step {
         var matched = matched
+        var blanks = blanks
         var index = bytes.startIndex
+        // Blanks before the opening (not under an answer grammar: JSON starts at once).
+        while answerGrammar == nil || mode == .required, index < bytes.endIndex, matched == 0,
+            blanks < Self.maximumBlanks, bytes[index] == 0x20 || bytes[index] == 0x0A
+        {
+            blanks += 1
+            index += 1
+        }
         while index < bytes.endIndex, matched < opening.count, bytes[index] == opening[matched] {
             matched += 1
             index += 1
@@ -192,7 +237,7 @@ final class ToolCallConstraint: TokenConstraint {
             let state = callGrammar.advance(callGrammar.initialState, bytes[index...])
             return state.isDead ? .refused : .call(state)
         }
-        if index == bytes.endIndex { return .opening(matched) }
+        if index == bytes.endIndex { return .opening(matched, blanks: blanks) }
         guard mode != .required else { return .refused }
         guard let answerGrammar else { return .answer(nil) }
         let state = answerGrammar.advance(
@@ -205,7 +250,7 @@ final class ToolCallConstraint: TokenConstraint {
         case .call(let decoding): return decoding.mask(logits)
         case .answer(let decoding?): return decoding.mask(logits)
         case .answer(nil): return logits.contains { $0 > -.infinity }
-        case .opening(let matched):
+        case .opening(let matched, let blanks):
             let tokenizer = model.tokenizer
             var any = false
             for id in 0..<logits.count {
@@ -219,7 +264,11 @@ final class ToolCallConstraint: TokenConstraint {
                     allowed = false
                 } else {
                     let bytes = tokenizer.bytes(for: id)
-                    if case .refused = step(from: matched, bytes) { allowed = false } else { allowed = !bytes.isEmpty }
+                    if case .refused = step(from: matched, blanks: blanks, bytes) {
+                        allowed = false
+                    } else {
+                        allowed = !bytes.isEmpty
+                    }
                 }
                 if allowed { any = any || logits[id] > -.infinity } else { logits[id] = -.infinity }
             }
@@ -231,10 +280,10 @@ final class ToolCallConstraint: TokenConstraint {
         switch phase {
         case .call(let decoding): decoding.accept(token)
         case .answer(let decoding): decoding?.accept(token)
-        case .opening(let matched):
+        case .opening(let matched, let blanks):
             guard !model.stopTokenIDs.contains(token) else { return }
-            switch step(from: matched, model.tokenizer.bytes(for: token)) {
-            case .opening(let now): phase = .opening(matched: now)
+            switch step(from: matched, blanks: blanks, model.tokenizer.bytes(for: token)) {
+            case .opening(let now, let blanks): phase = .opening(matched: now, blanks: blanks)
             case .call(let state):
                 let decoding = GuidedDecoding(grammar: callGrammar, model: model)
                 decoding.start(at: state)

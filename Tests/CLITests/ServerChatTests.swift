@@ -587,4 +587,66 @@ extension ServerChatTests {
         XCTAssertEqual(function["name"] as? String, "get_weather")
         XCTAssertNoThrow(try JSONSerialization.jsonObject(with: Data((function["arguments"] as? String ?? "").utf8)))
     }
+
+    /// A call cut short by `max_tokens` is not sent: no `tool_calls`, `finish_reason: length`;
+    /// `tool_choice: none` with a JSON answer under the same tools answers JSON; two tools whose
+    /// `$defs` disagree are refused.
+    func testToolCallCutShortNoneWithJSONAndConflictingDefinitions() throws {
+        let port = try server().port
+        let (status, json, reply) = try Self.chat(
+            port,
+            Self.request("Weather in Lima?", maxTokens: 3, ["tools": [Self.weatherTool], "tool_choice": "required"]))
+        XCTAssertEqual(status, 200, reply.text)
+        let choice = try XCTUnwrap((json["choices"] as? [[String: Any]])?.first, reply.text)
+        XCTAssertEqual(choice["finish_reason"] as? String, "length", reply.text)
+        let message = try XCTUnwrap(choice["message"] as? [String: Any])
+        XCTAssertNil(message["tool_calls"], reply.text)
+        XCTAssertEqual(message["content"] as? String, "", reply.text)
+
+        let schema: [String: Any] = [
+            "type": "object", "properties": ["city": ["type": "string"]], "required": ["city"],
+            "additionalProperties": false,
+        ]
+        let (status2, json2, reply2) = try Self.chat(
+            port,
+            Self.request(
+                "Name a city.", maxTokens: 30,
+                [
+                    "tools": [Self.weatherTool], "tool_choice": "none",
+                    "response_format": ["type": "json_schema", "json_schema": ["name": "City", "schema": schema]],
+                ]))
+        XCTAssertEqual(status2, 200, reply2.text)
+        let answer = Self.message(json2)
+        if answer.finish == "stop" {
+            let object = try XCTUnwrap(
+                JSONSerialization.jsonObject(with: Data(answer.content.utf8)) as? [String: Any], answer.content)
+            XCTAssertNotNil(object["city"] as? String, answer.content)
+        } else {
+            XCTAssertTrue(answer.content.hasPrefix("{\"city\": \""), answer.content)
+        }
+
+        func tool(_ name: String, _ shape: String) -> [String: Any] {
+            [
+                "type": "function",
+                "function": [
+                    "name": name,
+                    "parameters": [
+                        "type": "object", "properties": ["x": ["$ref": "#/$defs/Shape"]], "required": ["x"],
+                        "$defs": ["Shape": ["type": shape]],
+                    ],
+                ],
+            ]
+        }
+        let (status3, json3, reply3) = try Self.chat(
+            port, Self.request("Hi", maxTokens: 4, ["tools": [tool("a", "string"), tool("b", "integer")]]))
+        XCTAssertEqual(status3, 400, reply3.text)
+        let error = try XCTUnwrap(json3["error"] as? [String: Any], reply3.text)
+        XCTAssertEqual(error["param"] as? String, "tools")
+        XCTAssertEqual(error["code"] as? String, "unsupported_schema")
+        // The same shape under one name in both is fine.
+        let (status4, _, reply4) = try Self.chat(
+            port, Self.request("Hi", maxTokens: 4, ["tools": [tool("a", "string"), tool("b", "string")]]))
+        XCTAssertEqual(status4, 200, reply4.text)
+    }
+
 }

@@ -263,7 +263,10 @@ final class ToolTests: XCTestCase {
                 constraint.accept(token)
                 text += String(decoding: model.tokenizer.bytes(for: token), as: UTF8.self)
             }
-            XCTAssertTrue(text.hasPrefix("<tool_call>\n"), text)
+            // At most 4 blanks, then the opening.
+            let blanks = text.prefix { $0 == " " || $0 == "\n" }.unicodeScalars.count
+            XCTAssertLessThanOrEqual(blanks, 4, text)
+            XCTAssertTrue(text.dropFirst(blanks).hasPrefix("<tool_call>\n") || !constraint.isFinished, text)
             guard constraint.isFinished else { continue }
             finished += 1
             let calls = try XCTUnwrap(ToolCalling.calls(in: text))
@@ -277,4 +280,51 @@ final class ToolTests: XCTestCase {
         }
         XCTAssertGreaterThan(finished, 20)
     }
+
+    /// A forbidden call under an answer grammar never dead-ends (JSON starts at once), and a
+    /// required call may start after a few blanks; at random logits over the real vocabulary.
+    func testForbiddenCallUnderAGrammarAndBlanksBeforeACall() throws {
+        let model = try LanguageModelSession(model: Self.model.get()).model.model()
+        let tools = [Transcript.ToolDefinition(tool: Forecast())]
+        let callGrammar = try JSONGrammar(ToolCalling.callSchema(tools, named: nil))
+        let answer = try JSONGrammar(Forecast.Arguments.generationSchema)
+        var generator = SplitMix(seed: 11)
+        var logits = [Float](repeating: 0, count: model.tokenizer.vocabularySize)
+        for _ in 0..<20 {
+            let constraint = ToolCallConstraint(
+                callGrammar: callGrammar, answerGrammar: answer, mode: .forbidden, model: model)
+            var text = ""
+            for _ in 0..<60 where !constraint.isFinished {
+                for i in logits.indices { logits[i] = Float(generator.next() % 1000) / 100 }
+                XCTAssertTrue(logits.withUnsafeMutableBufferPointer { constraint.mask($0) }, text)
+                let token = logits.indices.max { logits[$0] < logits[$1] }!
+                constraint.accept(token)
+                text += String(decoding: model.tokenizer.bytes(for: token), as: UTF8.self)
+            }
+            XCTAssertTrue(text.hasPrefix("{\"city\": \""), text)
+            XCTAssertFalse(constraint.isCall)
+        }
+        // Blanks, then the call: read as a call.
+        let calls = try XCTUnwrap(
+            ToolCalling.calls(
+                in: " \n<tool_call>\n{\"name\": \"getForecast\", \"arguments\": {\"city\": \"Oslo\", \"days\": 2}}"))
+        XCTAssertEqual(calls[0].toolName, "getForecast")
+        XCTAssertTrue(ToolCalling.mayBeCall("\n<tool"))
+        XCTAssertFalse(ToolCalling.mayBeCall("Hello"))
+        // Repeated keys in arguments (a map may write them): the last value counts.
+        let repeated = try XCTUnwrap(
+            ToolCalling.calls(in: "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1, \"a\": 2}}"))
+        XCTAssertEqual(repeated[0].arguments.jsonString, #"{"a":2}"#)
+        // Two tools giving one definition name different shapes cannot share a grammar.
+        let a = try DynamicGenerationSchema(name: "A", properties: [.init(name: "x", schema: .init(referenceTo: "S"))])
+        let s1 = DynamicGenerationSchema(name: "S", properties: [.init(name: "k", schema: .init(type: String.self))])
+        let s2 = DynamicGenerationSchema(name: "S", properties: [.init(name: "k", schema: .init(type: Int.self))])
+        let first = Transcript.ToolDefinition(
+            name: "one", description: "", parameters: try GenerationSchema(root: a, dependencies: [s1]))
+        let second = Transcript.ToolDefinition(
+            name: "two", description: "", parameters: try GenerationSchema(root: a, dependencies: [s2]))
+        XCTAssertEqual(ToolCalling.conflict(in: [first, second]), "S")
+        XCTAssertNil(ToolCalling.conflict(in: [first, first]))
+    }
+
 }

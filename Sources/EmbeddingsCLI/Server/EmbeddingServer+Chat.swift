@@ -64,6 +64,11 @@ struct ChatCompletion: Sendable {
         let root = try? GeneratedContent(json: String(decoding: body, as: UTF8.self))
         schema = try Self.schema(request.responseFormat, root: root)
         tools = try Self.tools(request.tools ?? [], root: root)
+        if let name = ToolCalling.conflict(in: tools) {
+            throw APIError.badRequest(
+                "two tools' parameters define different schemas named '\(EmbeddingServer.printable(name))' ($defs); rename one",
+                param: "tools", code: "unsupported_schema")
+        }
         toolChoice = try Self.toolChoice(request.toolChoice, tools: tools)
         if let schema, let last = transcript.indices.last, case .prompt(var prompt) = transcript[last] {
             // The prompt shows the schema, as a session's guided prompt does.
@@ -430,9 +435,12 @@ extension EmbeddingServer {
         let created = Int(Date().timeIntervalSince1970)
         let header = ChunkHeader(id: id, created: created, model: chatModel.identifier)
         let scanner = Mutex(StopScanner(stops: completion.stop))
+        // The model is loaded (or found missing: 503) before a stream's headers go out.
+        do { _ = try chatModel.contextSize } catch { return reply(Self.apiError(error).response) }
         let body = completion.stream ? HTTPBodyStream() : nil
-        // The stream opens before the prompt is read, so that a client sees the headers at once;
-        // an error after that goes in the stream, as OpenAI's does.
+        // The stream opens before the prompt is rendered, so that a client sees the headers at
+        // once; an error after that (a prompt too long for the context) goes in the stream, as
+        // OpenAI's does.
         if let body {
             var response = HTTPResponse(status: 200, body: [])
             response.contentType = "text/event-stream"
@@ -447,20 +455,21 @@ extension EmbeddingServer {
             let sent = Mutex(0)
             turn = try session.generateTurn(
                 tools: completion.tools, choice: completion.toolChoice, schema: completion.schema,
-                options: completion.options
-            ) { text in
-                // The whole answer so far: what is new since the last call goes to the scanner.
-                let piece = sent.withLock { sent in
-                    defer { sent = text.utf8.count }
-                    return String(text.utf8.dropFirst(sent)) ?? ""
-                }
-                let (ready, stopped) = scanner.withLock { scanner in (scanner.append(piece), scanner.stopped) }
-                if let body, !ready.isEmpty {
-                    body.write(
-                        header.event(delta: "{\"content\":\(Self.quoted(ready))}", usage: completion.includeUsage))
-                }
-                return !stopped && !(body?.isCancelled ?? false) && !serverStopping()
-            }
+                options: completion.options,
+                shouldContinue: { !(body?.isCancelled ?? false) && !serverStopping() },
+                onText: { text in
+                    // The whole answer so far: what is new since the last call goes to the scanner.
+                    let piece = sent.withLock { sent in
+                        defer { sent = text.utf8.count }
+                        return String(text.utf8.dropFirst(sent)) ?? ""
+                    }
+                    let (ready, stopped) = scanner.withLock { scanner in (scanner.append(piece), scanner.stopped) }
+                    if let body, !ready.isEmpty {
+                        body.write(
+                            header.event(delta: "{\"content\":\(Self.quoted(ready))}", usage: completion.includeUsage))
+                    }
+                    return !stopped && !(body?.isCancelled ?? false) && !serverStopping()
+                })
         } catch {
             metrics.chat(finish: "error", promptTokens: 0, completionTokens: 0)
             if let body {

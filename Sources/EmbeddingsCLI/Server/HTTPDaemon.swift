@@ -370,6 +370,8 @@ final class HTTPDaemon: Sendable {
             case 4, 5: why = "client went away"
             default: why = exchange.isOverLimit ? "body over the limit without Content-Length" : "connection error"
             }
+            // A stream whose client left before it was sent: its producer stops at its next write.
+            exchange.unsentStream?.cancel()
             handler.abandoned(exchange.head, reason: why, seconds: exchange.elapsed)
         }
         inFlight.leave()
@@ -473,6 +475,10 @@ private final class Exchange: Sendable {
     }
 
     var streamedResponse: HTTPResponse? { state.withOrderedLock { $0.streamed } }
+
+    /// The stream of a response the handler gave that was never queued (the client left while
+    /// its connection was suspended), if any.
+    var unsentStream: HTTPBodyStream? { state.withOrderedLock { $0.answered ? nil : $0.response?.stream } }
 
     func markAnswered() {
         state.withOrderedLock { $0.answered = true }

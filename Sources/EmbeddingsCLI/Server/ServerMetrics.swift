@@ -42,7 +42,7 @@ final class ServerMetrics: Sendable {
         var batchInputs = Histogram(ServerMetrics.inputBuckets)
         var batchTokens = Histogram(ServerMetrics.tokenBuckets)
         var inputs = 0
-        /// Chat completions by finish reason (`stop`, `length`, `cancelled`, `error`), and tokens.
+        /// Chat completions by finish reason (`stop`, `length`, `tool_calls`, `cancelled`, `error`), and tokens.
         var chats: [String: Int] = [:]
         var promptTokens = 0
         var completionTokens = 0
@@ -68,7 +68,7 @@ final class ServerMetrics: Sendable {
         }
     }
 
-    /// One chat completion that ran: how it ended (`stop`, `length`, `cancelled` when the client
+    /// One chat completion that ran: how it ended (`stop`, `length`, `tool_calls`, `cancelled` when the client
     /// went away or the server stopped, `error`) and its tokens.
     func chat(finish: String, promptTokens: Int, completionTokens: Int) {
         state.withOrderedLock { state in
