@@ -57,7 +57,7 @@ extension LanguageModelSession {
             throw GenerationError.unsupportedGuide(
                 .init(debugDescription: "two tools define different argument shapes named \(name)"))
         }
-        let callSchema = offered.isEmpty ? nil : ToolCalling.callSchema(offered, named: nil)
+        let callSchema = offered.isEmpty ? nil : ToolCalling.callSchema(offered)
         let callGrammar = try callSchema.map { schema throws(GenerationError) in try JSONGrammar(schema) }
         let mode: ToolCallConstraint.Mode =
             switch choice {

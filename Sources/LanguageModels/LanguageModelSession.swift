@@ -398,8 +398,8 @@ public final class LanguageModelSession: Sendable {
             case .prompt: return ChatMessage(role: .user, content: entry.promptText)
             case .response: return ChatMessage(role: .assistant, content: entry.promptText)
             case .toolCalls(let calls): return ChatMessage(role: .assistant, content: ToolCalling.text(of: calls))
-            case .toolOutput(let output):
-                return ChatMessage(role: .user, content: ToolCalling.text(of: output, content: entry.promptText))
+            case .toolOutput:
+                return ChatMessage(role: .user, content: ToolCalling.response(entry.promptText))
             }
         }
         guard !tools.isEmpty else { return messages }

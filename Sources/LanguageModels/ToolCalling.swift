@@ -70,16 +70,14 @@ package enum ToolCalling {
         }.joined(separator: "\n")
     }
 
-    /// A tool's output as the model reads it (a user turn).
-    static func text(of output: Transcript.ToolOutput, content: String) -> String {
+    /// A tool's output (its text) as the model reads it (a user turn).
+    static func response(_ content: String) -> String {
         "<tool_response>\n\(content)\n</tool_response>"
     }
 
-    /// The schema of a call to one of `tools` (to `named` only, when given): an object with the
-    /// tool's `name` and its `arguments`.
-    static func callSchema(_ tools: [Transcript.ToolDefinition], named: String?) -> GenerationSchema {
-        let offered = tools.filter { named == nil || $0.name == named }
-        let calls = offered.map { tool in
+    /// The schema of a call to one of `tools`: an object with the tool's `name` and its `arguments`.
+    static func callSchema(_ tools: [Transcript.ToolDefinition]) -> GenerationSchema {
+        let calls = tools.map { tool in
             SchemaNode.object(
                 name: "call_\(tool.name)", description: nil,
                 properties: [
@@ -90,7 +88,7 @@ package enum ToolCalling {
                 ])
         }
         // Named shapes are shared by name; `conflict(in:)` refuses tools whose shapes of one name differ.
-        let definitions = offered.reduce(into: [String: SchemaNode]()) {
+        let definitions = tools.reduce(into: [String: SchemaNode]()) {
             $0.merge($1.parameters.definitions) { kept, _ in kept }
         }
         return GenerationSchema(

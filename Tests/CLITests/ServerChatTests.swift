@@ -105,6 +105,22 @@ final class ServerChatTests: XCTestCase {
     }
 
     /// A metric's value in `/metrics`, or nil.
+    /// `name`'s value once `reached` holds for it: the server's own count is the event waited for
+    /// (read every 20 ms); a server that never gets there fails the test after 60 s, never hangs it.
+    static func waitForMetric(_ port: Int, _ name: String, until reached: (Int?) -> Bool) throws -> Int? {
+        let deadline = Date().addingTimeInterval(60)
+        while true {
+            let value = try metric(port, name)
+            if reached(value) { return value }
+            guard Date() < deadline else {
+                throw LoopbackHTTPError(
+                    description:
+                        "\(name) did not reach the awaited value within 60 s (last: \(String(describing: value)))")
+            }
+            usleep(20_000)
+        }
+    }
+
     static func metric(_ port: Int, _ name: String) throws -> Int? {
         let text = try LoopbackHTTP.request(port: port, "GET", "/metrics").text
         return text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap {
@@ -393,11 +409,9 @@ final class ServerChatTests: XCTestCase {
         let fd = try Self.startLongStream(server.port)
         close(fd)
         // The generation ends as cancelled, long before its 2,000 integers.
-        var cancelled: Int?
-        while cancelled == nil {
-            usleep(20_000)
-            cancelled = try Self.metric(server.port, "embeddings_chat_completions_total{finish_reason=\"cancelled\"}")
-        }
+        let cancelled = try Self.waitForMetric(
+            server.port, "embeddings_chat_completions_total{finish_reason=\"cancelled\"}"
+        ) { $0 != nil }
         XCTAssertEqual(cancelled, 1)
         XCTAssertLessThan(
             try XCTUnwrap(Self.metric(server.port, "embeddings_chat_tokens_total{kind=\"completion\"}")), 1000)
@@ -439,7 +453,7 @@ final class ServerChatTests: XCTestCase {
             waiting,
             LoopbackHTTP.head("POST", "/v1/chat/completions", port: server.port, contentLength: body.count)
                 + [UInt8](body))
-        while try Self.metric(server.port, "embeddings_chat_waiting") != 1 { usleep(20_000) }
+        _ = try Self.waitForMetric(server.port, "embeddings_chat_waiting") { $0 == 1 }
         // … and a third is refused.
         let (status, json, reply) = try Self.chat(server.port, Self.request(maxTokens: 4))
         XCTAssertEqual(status, 503, reply.text)

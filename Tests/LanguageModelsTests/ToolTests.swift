@@ -248,7 +248,7 @@ final class ToolTests: XCTestCase {
                         .init(name: "word", type: String.self), .init(name: "limit", type: Int?.self),
                     ])),
         ]
-        let grammar = try JSONGrammar(ToolCalling.callSchema(tools, named: nil))
+        let grammar = try JSONGrammar(ToolCalling.callSchema(tools))
         var generator = SplitMix(seed: 7)
         var finished = 0
         for _ in 0..<60 {
@@ -286,7 +286,7 @@ final class ToolTests: XCTestCase {
     func testForbiddenCallUnderAGrammarAndBlanksBeforeACall() throws {
         let model = try LanguageModelSession(model: Self.model.get()).model.model()
         let tools = [Transcript.ToolDefinition(tool: Forecast())]
-        let callGrammar = try JSONGrammar(ToolCalling.callSchema(tools, named: nil))
+        let callGrammar = try JSONGrammar(ToolCalling.callSchema(tools))
         let answer = try JSONGrammar(Forecast.Arguments.generationSchema)
         var generator = SplitMix(seed: 11)
         var logits = [Float](repeating: 0, count: model.tokenizer.vocabularySize)

@@ -169,6 +169,13 @@ struct ChatCompletion: Sendable {
         -> [Transcript.ToolDefinition]
     {
         var names = Set<String>()
+        // The tools as the body spells them, for their schemas' key order.
+        let specified: [GeneratedContent]
+        if case .array(let elements)? = root.flatMap({ Self.member($0, "tools") })?.kind {
+            specified = elements
+        } else {
+            specified = []
+        }
         return try tools.enumerated().map { i, tool in
             let param = "tools[\(i)]"
             guard tool.type == "function" else {
@@ -192,8 +199,7 @@ struct ChatCompletion: Sendable {
             }
             var parameters = GenerationSchema(type: GeneratedContent.self, properties: [])
             if tool.function.parameters != nil {
-                guard case .array(let specified)? = root.flatMap({ Self.member($0, "tools") })?.kind,
-                    specified.indices.contains(i), let schema = Self.member(specified[i], "function", "parameters")
+                guard specified.indices.contains(i), let schema = Self.member(specified[i], "function", "parameters")
                 else {
                     throw APIError.badRequest(
                         "'\(param).function.parameters' cannot be read", param: "\(param).function.parameters",
