@@ -316,7 +316,7 @@ final class ToolTests: XCTestCase {
             ToolCalling.calls(in: "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1, \"a\": 2}}"))
         XCTAssertEqual(repeated[0].arguments.jsonString, #"{"a":2}"#)
         // Two tools giving one definition name different shapes cannot share a grammar.
-        let a = try DynamicGenerationSchema(name: "A", properties: [.init(name: "x", schema: .init(referenceTo: "S"))])
+        let a = DynamicGenerationSchema(name: "A", properties: [.init(name: "x", schema: .init(referenceTo: "S"))])
         let s1 = DynamicGenerationSchema(name: "S", properties: [.init(name: "k", schema: .init(type: String.self))])
         let s2 = DynamicGenerationSchema(name: "S", properties: [.init(name: "k", schema: .init(type: Int.self))])
         let first = Transcript.ToolDefinition(
