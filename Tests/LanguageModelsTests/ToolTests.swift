@@ -202,7 +202,8 @@ final class ToolTests: XCTestCase {
 
         let plain = LanguageModelSession(model: try Self.model.get(), transcript: transcript)
         let text = try await plain.nextTurn(
-            tools: [definition], choice: .none, schema: nil, options: GenerationOptions(maximumResponseTokens: 8)
+            tools: [definition], choice: .none, schema: nil,
+            options: GenerationOptions(sampling: .greedy, maximumResponseTokens: 8)
         ) { _ in true }
         guard case .text(let answer) = text.outcome else { return XCTFail("\(text.outcome)") }
         XCTAssertFalse(answer.hasPrefix("<tool_call"), answer)
