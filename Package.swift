@@ -72,11 +72,12 @@ let package = Package(
         ),
         // Generation: the GGUF reader, byte-level BPE with chat templates, the causal decoder.
         .target(name: "GGUF", dependencies: ["LinearAlgebra"]),
-        .target(name: "BytePairEncoding", dependencies: ["Tokenization", "Hashing"]),
+        .target(name: "JSONText"),
+        .target(name: "BytePairEncoding", dependencies: ["Tokenization", "Hashing", "JSONText"]),
         .target(
             name: "LlamaDecoder",
             dependencies: ["GGUF", "BytePairEncoding", "Tokenization", "LinearAlgebra", "ModelAssets"]),
-        .target(name: "LanguageModels", dependencies: ["LlamaDecoder", "LinearAlgebra", "ModelAssets"]),
+        .target(name: "LanguageModels", dependencies: ["LlamaDecoder", "LinearAlgebra", "ModelAssets", "JSONText"]),
         .target(name: "Retrieval", dependencies: ["Embeddings", "VectorIndex", "LinearAlgebra", "Hashing"]),
         .target(name: "Answering", dependencies: ["Retrieval", "LanguageModels", "LinearAlgebra"]),
         .target(
@@ -112,6 +113,7 @@ let package = Package(
                 "Embeddings", "ModelAssets", "LinearAlgebra", "TestSupport", "LlamaDecoder", "BytePairEncoding",
             ], path: "Tests/ModelTestSupport"),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
+        .testTarget(name: "JSONTextTests", dependencies: ["JSONText"]),
         .testTarget(name: "LinearAlgebraTests", dependencies: ["LinearAlgebra", "TestSupport"]),
         .testTarget(
             name: "SentencePieceTests",

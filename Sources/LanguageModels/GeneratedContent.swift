@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 
 /// A stable identity for content that is being generated, the same in every snapshot of one
 /// stream: Apple's `GenerationID`.
@@ -74,16 +75,46 @@ public struct GeneratedContent: Sendable, Equatable, CustomDebugStringConvertibl
     /// - Throws: `GeneratedContentError` for text that is not JSON or the start of JSON, naming
     ///   the byte offset.
     public init(json: String) throws {
-        var parser = PartialJSONParser(Array(json.utf8))
-        self = try parser.parseDocument()
+        self = try GeneratedContent(json: json, repeatedKeys: .refuse)
     }
 
     /// Content from a guided response's JSON: as `init(json:)`, but a repeated key (which a map,
     /// whose keys the grammar does not remember, may write) keeps its last value.
     init(generatedJSON json: String) throws {
-        var parser = PartialJSONParser(Array(json.utf8))
-        parser.keepsLastOfRepeatedKeys = true
-        self = try parser.parseDocument()
+        self = try GeneratedContent(json: json, repeatedKeys: .keepLast)
+    }
+
+    private init(json: String, repeatedKeys: JSONReader.RepeatedKeys) throws {
+        do {
+            self.init(try JSONReader.read(json, acceptsTruncation: true, repeatedKeys: repeatedKeys))
+        } catch {
+            throw GeneratedContentError.invalidJSON(error.message, offset: error.offset)
+        }
+    }
+
+    /// Content from a node the reader gave: a number cut short has its value so far.
+    private init(_ node: JSONNode) {
+        let kind: Kind
+        switch node.kind {
+        case .null: kind = .null
+        case .bool(let value): kind = .bool(value)
+        case .string(let value): kind = .string(value)
+        case .number(let text, _):
+            if let value = Double(text) {
+                kind = .number(value)
+            } else {
+                // A number's start ("-", "1.", "2e+"): the value of its digits so far.
+                let mantissa = text.prefix { $0 != "e" && $0 != "E" }
+                let digits = mantissa.hasSuffix(".") ? mantissa.dropLast() : mantissa
+                kind = .number(Double(digits) ?? (text.hasPrefix("-") ? -0.0 : 0))
+            }
+        case .array(let elements): kind = .array(elements.map(GeneratedContent.init))
+        case .object(let members):
+            var properties: [String: GeneratedContent] = [:]
+            for member in members { properties[member.key] = GeneratedContent(member.value) }
+            kind = .structure(properties: properties, orderedKeys: members.map(\.key))
+        }
+        self.init(kind: kind, isComplete: node.isComplete)
     }
 
     /// The content as compact JSON (an incomplete value as far as it goes, closed).
@@ -194,296 +225,6 @@ public enum GeneratedContentError: Error, Sendable, Equatable, CustomStringConve
         case .invalidJSON(let what, let offset): return "invalid JSON at byte \(offset): \(what)"
         case .typeMismatch(let what): return "type mismatch: \(what)"
         case .missingProperty(let name): return "no property '\(name)'"
-        }
-    }
-}
-
-/// A JSON reader that accepts text cut short anywhere and returns what it holds so far, marked
-/// incomplete. Nesting is bounded (512 levels), so hostile text cannot exhaust the stack.
-struct PartialJSONParser {
-    private let bytes: [UInt8]
-    private var position = 0
-    private var depth = 0
-    private static let maximumDepth = 512
-
-    /// Whether a repeated key is read (its last value kept, at its first place) rather than
-    /// refused: for a guided response's own JSON, whose maps may repeat a key.
-    var keepsLastOfRepeatedKeys = false
-
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
-
-    mutating func parseDocument() throws -> GeneratedContent {
-        skipSpace()
-        guard position < bytes.count else { throw GeneratedContentError.invalidJSON("no value", offset: position) }
-        let value = try parseValue()
-        skipSpace()
-        guard position == bytes.count else {
-            throw GeneratedContentError.invalidJSON("text after the value", offset: position)
-        }
-        return value
-    }
-
-    private mutating func skipSpace() {
-        while position < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[position]) { position += 1 }
-    }
-
-    private var atEnd: Bool { position >= bytes.count }
-
-    private mutating func parseValue() throws -> GeneratedContent {
-        guard !atEnd else { return GeneratedContent(kind: .null, isComplete: false) }
-        switch bytes[position] {
-        case UInt8(ascii: "{"): return try nested { try $0.parseObject() }
-        case UInt8(ascii: "["): return try nested { try $0.parseArray() }
-        case UInt8(ascii: "\""):
-            let (string, complete) = try parseString()
-            return GeneratedContent(kind: .string(string), isComplete: complete)
-        case UInt8(ascii: "t"): return try parseLiteral("true", .bool(true))
-        case UInt8(ascii: "f"): return try parseLiteral("false", .bool(false))
-        case UInt8(ascii: "n"): return try parseLiteral("null", .null)
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
-        default:
-            throw GeneratedContentError.invalidJSON(
-                "unexpected '\(Character(Unicode.Scalar(bytes[position])))'", offset: position)
-        }
-    }
-
-    private mutating func nested(_ body: (inout Self) throws -> GeneratedContent) throws -> GeneratedContent {
-        depth += 1
-        defer { depth -= 1 }
-        guard depth <= Self.maximumDepth else {
-            throw GeneratedContentError.invalidJSON("nesting deeper than \(Self.maximumDepth)", offset: position)
-        }
-        return try body(&self)
-    }
-
-    private mutating func parseLiteral(_ word: String, _ kind: GeneratedContent.Kind) throws -> GeneratedContent {
-        let expected = Array(word.utf8)
-        var matched = 0
-        while matched < expected.count, position < bytes.count {
-            guard bytes[position] == expected[matched] else {
-                throw GeneratedContentError.invalidJSON("expected \(word)", offset: position)
-            }
-            matched += 1
-            position += 1
-        }
-        return GeneratedContent(kind: kind, isComplete: matched == expected.count)
-    }
-
-    private mutating func parseNumber() throws -> GeneratedContent {
-        let start = position
-        while position < bytes.count, "+-0123456789.eE".utf8.contains(bytes[position]) { position += 1 }
-        let text = String(decoding: bytes[start..<position], as: UTF8.self)
-        // Text cut inside a number may go on: it is incomplete until something follows it.
-        let complete = !atEnd
-        if let value = Double(text), Self.isJSONNumber(text) {
-            return GeneratedContent(kind: .number(value), isComplete: complete)
-        }
-        // Cut short, it must be the start of a number: one more digit would make it whole.
-        guard atEnd, Self.isJSONNumber(text + "0") else {
-            throw GeneratedContentError.invalidJSON("bad number '\(text)'", offset: start)
-        }
-        // A number's start ("-", "1.", "2e"): its value so far.
-        let digits = text.drop { $0 == "-" }.prefix { $0.isNumber || $0 == "." }
-        let value =
-            Double(String(digits.hasSuffix(".") ? digits.dropLast() : digits)).map { text.hasPrefix("-") ? -$0 : $0 }
-            ?? 0
-        return GeneratedContent(kind: .number(value), isComplete: false)
-    }
-
-    /// JSON's number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-    static func isJSONNumber(_ text: String) -> Bool {
-        var s = Substring(text)
-        if s.hasPrefix("-") { s = s.dropFirst() }
-        guard let first = s.first, first.isASCII, first.isNumber else { return false }
-        if first == "0" { s = s.dropFirst() } else { s = s.drop { $0.isASCII && $0.isNumber } }
-        if s.hasPrefix(".") {
-            s = s.dropFirst()
-            let rest = s.drop { $0.isASCII && $0.isNumber }
-            guard rest.count < s.count else { return false }
-            s = rest
-        }
-        if s.hasPrefix("e") || s.hasPrefix("E") {
-            s = s.dropFirst()
-            if s.hasPrefix("+") || s.hasPrefix("-") { s = s.dropFirst() }
-            let rest = s.drop { $0.isASCII && $0.isNumber }
-            guard rest.count < s.count else { return false }
-            s = rest
-        }
-        return s.isEmpty
-    }
-
-    /// A string from its opening quote: its text so far and whether it was closed.
-    private mutating func parseString() throws -> (String, Bool) {
-        position += 1
-        var scalars = String.UnicodeScalarView()
-        var chunkStart = position
-        func flush(_ end: Int) {
-            scalars.append(contentsOf: String(decoding: bytes[chunkStart..<end], as: UTF8.self).unicodeScalars)
-        }
-        while position < bytes.count {
-            let byte = bytes[position]
-            if byte == UInt8(ascii: "\"") {
-                flush(position)
-                position += 1
-                return (String(scalars), true)
-            }
-            if byte < 0x20 {
-                throw GeneratedContentError.invalidJSON("control character in a string", offset: position)
-            }
-            if byte == UInt8(ascii: "\\") {
-                flush(position)
-                guard position + 1 < bytes.count else {
-                    position = bytes.count
-                    return (String(scalars), false)
-                }
-                let escape = bytes[position + 1]
-                position += 2
-                switch escape {
-                case UInt8(ascii: "\""): scalars.append("\"")
-                case UInt8(ascii: "\\"): scalars.append("\\")
-                case UInt8(ascii: "/"): scalars.append("/")
-                case UInt8(ascii: "b"): scalars.append("\u{08}")
-                case UInt8(ascii: "f"): scalars.append("\u{0C}")
-                case UInt8(ascii: "n"): scalars.append("\n")
-                case UInt8(ascii: "r"): scalars.append("\r")
-                case UInt8(ascii: "t"): scalars.append("\t")
-                case UInt8(ascii: "u"):
-                    guard let unit = try hexUnit() else { return (String(scalars), false) }
-                    if (0xD800..<0xDC00).contains(unit) {
-                        // A high surrogate needs its low half: \uDC00…\uDFFF.
-                        guard position + 1 < bytes.count else {
-                            position = bytes.count
-                            return (String(scalars), false)
-                        }
-                        guard bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") else {
-                            throw GeneratedContentError.invalidJSON("a lone high surrogate", offset: position)
-                        }
-                        position += 2
-                        guard let low = try hexUnit() else { return (String(scalars), false) }
-                        guard (0xDC00..<0xE000).contains(low) else {
-                            throw GeneratedContentError.invalidJSON(
-                                "a high surrogate without its low half", offset: position)
-                        }
-                        scalars.append(Unicode.Scalar(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00))!)
-                    } else if let scalar = Unicode.Scalar(unit) {
-                        scalars.append(scalar)
-                    } else {
-                        throw GeneratedContentError.invalidJSON("a lone low surrogate", offset: position)
-                    }
-                default: throw GeneratedContentError.invalidJSON("unknown escape", offset: position - 1)
-                }
-                chunkStart = position
-                continue
-            }
-            position += 1
-        }
-        // Cut short inside the string: keep whole characters only.
-        var end = bytes.count
-        while end > chunkStart, bytes[end - 1] & 0xC0 == 0x80 { end -= 1 }
-        if end > chunkStart, bytes[end - 1] >= 0xC0 {
-            let lead = bytes[end - 1]
-            let length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2
-            if bytes.count - (end - 1) < length { end -= 1 } else { end = bytes.count }
-        } else {
-            end = bytes.count
-        }
-        flush(end)
-        return (String(scalars), false)
-    }
-
-    /// Four hex digits after `\u`; nil when the text ends first.
-    private mutating func hexUnit() throws -> UInt32? {
-        var unit: UInt32 = 0
-        for _ in 0..<4 {
-            guard position < bytes.count else {
-                position = bytes.count
-                return nil
-            }
-            guard let digit = Character(Unicode.Scalar(bytes[position])).hexDigitValue else {
-                throw GeneratedContentError.invalidJSON("bad \\u escape", offset: position)
-            }
-            unit = unit << 4 | UInt32(digit)
-            position += 1
-        }
-        return unit
-    }
-
-    private mutating func parseArray() throws -> GeneratedContent {
-        position += 1
-        var elements: [GeneratedContent] = []
-        skipSpace()
-        if atEnd { return GeneratedContent(kind: .array(elements), isComplete: false) }
-        if bytes[position] == UInt8(ascii: "]") {
-            position += 1
-            return GeneratedContent(kind: .array(elements), isComplete: true)
-        }
-        while true {
-            let element = try parseValue()
-            elements.append(element)
-            skipSpace()
-            if atEnd || !element.isComplete { return GeneratedContent(kind: .array(elements), isComplete: false) }
-            if bytes[position] == UInt8(ascii: "]") {
-                position += 1
-                return GeneratedContent(kind: .array(elements), isComplete: true)
-            }
-            guard bytes[position] == UInt8(ascii: ",") else {
-                throw GeneratedContentError.invalidJSON("expected ',' or ']'", offset: position)
-            }
-            position += 1
-            skipSpace()
-            if atEnd { return GeneratedContent(kind: .array(elements), isComplete: false) }
-        }
-    }
-
-    private mutating func parseObject() throws -> GeneratedContent {
-        position += 1
-        var properties: [String: GeneratedContent] = [:]
-        var keys: [String] = []
-        func partial() -> GeneratedContent {
-            GeneratedContent(kind: .structure(properties: properties, orderedKeys: keys), isComplete: false)
-        }
-        skipSpace()
-        if atEnd { return partial() }
-        if bytes[position] == UInt8(ascii: "}") {
-            position += 1
-            return GeneratedContent(kind: .structure(properties: properties, orderedKeys: keys), isComplete: true)
-        }
-        while true {
-            guard bytes[position] == UInt8(ascii: "\"") else {
-                throw GeneratedContentError.invalidJSON("expected a property name", offset: position)
-            }
-            let (key, closed) = try parseString()
-            // A key cut short is not a property yet.
-            if !closed { return partial() }
-            skipSpace()
-            if atEnd { return partial() }
-            guard bytes[position] == UInt8(ascii: ":") else {
-                throw GeneratedContentError.invalidJSON("expected ':'", offset: position)
-            }
-            position += 1
-            skipSpace()
-            if atEnd { return partial() }
-            let value = try parseValue()
-            if properties[key] != nil {
-                guard keepsLastOfRepeatedKeys else {
-                    throw GeneratedContentError.invalidJSON("duplicate property '\(key)'", offset: position)
-                }
-            } else {
-                keys.append(key)
-            }
-            properties[key] = value
-            skipSpace()
-            if atEnd || !value.isComplete { return partial() }
-            if bytes[position] == UInt8(ascii: "}") {
-                position += 1
-                return GeneratedContent(kind: .structure(properties: properties, orderedKeys: keys), isComplete: true)
-            }
-            guard bytes[position] == UInt8(ascii: ",") else {
-                throw GeneratedContentError.invalidJSON("expected ',' or '}'", offset: position)
-            }
-            position += 1
-            skipSpace()
-            if atEnd { return partial() }
         }
     }
 }
