@@ -62,6 +62,11 @@ struct ServeCommand: Command {
         help:
             "Chat completions generated at once (each uses every core); others wait, up to --max-queue.",
         default: 1, range: 1...64)
+    static let chatCaches = Option<Int>(
+        "--chat-caches", valueName: "n",
+        help:
+            "Conversations whose decoder caches are kept between chat requests, so that a request continuing one runs only its new tokens; each holds memory for its tokens; 0 keeps none.",
+        default: 4, range: 0...256)
 
     static var options: [any OptionDeclaration] {
         [
@@ -70,7 +75,7 @@ struct ServeCommand: Command {
             SharedOptions.index, SharedOptions.store, SharedOptions.tablePrefix, SharedOptions.precision,
             SharedOptions.rescore,
             SharedOptions.efSearch, host, port, apiKeyFile, maxBatchTokens, maxQueue, maxBody, timeout, maxConnections,
-            chatModel, chatConcurrency,
+            chatModel, chatConcurrency, chatCaches,
             SharedOptions.inputType.with(
                 help:
                     "The input type of requests that send no \"input_type\". e5 reads \"query: \" or \"passage: \" in front of the text; MiniLM nothing."
@@ -113,6 +118,7 @@ struct ServeCommand: Command {
         }
         _ = try parsed.value(Self.port)
         _ = try parsed.value(Self.chatConcurrency)
+        _ = try parsed.value(Self.chatCaches)
         _ = try ModelOption.inputType(parsed)
         _ = try Self.languageModel(parsed)
     }
@@ -132,7 +138,7 @@ struct ServeCommand: Command {
             maximumBody: try parsed.value(Self.maxBody), maximumBatchTokens: try parsed.value(Self.maxBatchTokens),
             maximumQueue: try parsed.value(Self.maxQueue), apiKey: apiKey, inputType: try ModelOption.inputType(parsed),
             precision: try parsed.value(SharedOptions.precision),
-            chatConcurrency: try parsed.value(Self.chatConcurrency))
+            chatConcurrency: try parsed.value(Self.chatConcurrency), chatCaches: try parsed.value(Self.chatCaches))
         let chatModel = try Self.languageModel(parsed)
         let server = EmbeddingServer(
             embedding: embedding, store: store, chatModel: chatModel, configuration: configuration)

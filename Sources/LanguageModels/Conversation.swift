@@ -2,8 +2,9 @@ import LlamaDecoder
 
 /// One session's decoder state: the sequence whose key-value cache holds the conversation so
 /// far, and the text those tokens spell, so that a new request runs only what the cache lacks.
-/// Used by one request at a time, on its engine thread.
-final class Conversation {
+/// Used by one request at a time, on its engine thread: a session's lock (or, idle, a
+/// `ConversationCache`'s) guards it, hence `@unchecked Sendable`.
+final class Conversation: @unchecked Sendable {
     let sequence: LlamaSequence
     /// The text whose tokens the cache holds, or "" when that is not known.
     private var text = ""

@@ -17,6 +17,8 @@ extension LanguageModelSession {
         package var isComplete: Bool
         /// The prompt's tokens (the whole conversation as the template lays it out).
         package var promptTokens: Int
+        /// The prompt's tokens found in the decoder's cache, not run again.
+        package var cachedPromptTokens: Int
         /// The tokens generated.
         package var completionTokens: Int
         /// Whether the token limit ended the turn.
@@ -66,7 +68,15 @@ extension LanguageModelSession {
             case .required, .named: .required
             }
         // The constraints are made inside the lock, with the cache they are used with.
-        let (generation, isCall, isComplete) = try conversation.withOrderedLock { held in
+        let (generation, isCall, isComplete, cached) = try conversation.withOrderedLock { held in
+            if held == nil, let sharedCaches { held = sharedCaches.take(closestTo: rendered.ids, of: model) }
+            // A shared cache goes back when the turn ends, whatever it held by then.
+            defer {
+                if let sharedCaches, let lent = held {
+                    held = nil
+                    sharedCaches.give(back: lent)
+                }
+            }
             let current = try Self.conversation(&held, model: model)
             var calling: ToolCallConstraint?
             var guide: GuidedDecoding?
@@ -91,7 +101,7 @@ extension LanguageModelSession {
             let isCall = (calling?.isCall ?? false) || (calling != nil && mode == .required)
             // A free answer that never left the opening's prefix ("<tool") is text after all.
             if withheld, !isCall, !generation.text.isEmpty { _ = onText(generation.text) }
-            return (generation, isCall, calling?.isComplete ?? guide?.isComplete ?? true)
+            return (generation, isCall, calling?.isComplete ?? guide?.isComplete ?? true, current.lastPrompt.reused)
         }
         var outcome = Turn.Outcome.text(generation.text)
         if isCall {
@@ -103,7 +113,7 @@ extension LanguageModelSession {
         }
         return Turn(
             outcome: outcome, isComplete: isComplete,
-            promptTokens: rendered.ids.count, completionTokens: generation.tokens.count,
+            promptTokens: rendered.ids.count, cachedPromptTokens: cached, completionTokens: generation.tokens.count,
             reachedTokenLimit: generation.stopReason == StopReason.maximumTokens,
             wasStopped: generation.stopReason == StopReason.cancelled, isUnfinishedCall: isCall && !isComplete)
     }

@@ -35,6 +35,9 @@ public final class LanguageModelSession: Sendable {
     private let state: Mutex<State>
     /// The decoder's cache of the conversation, used by one request at a time (on its engine thread).
     let conversation = Mutex<Conversation?>(nil)
+    /// Where each turn borrows its decoder cache from, and gives it back to, when the session
+    /// shares caches with others (`init(model:transcript:sharing:)`).
+    let sharedCaches: ConversationCache?
 
     /// A session whose model follows `instructions` (a system message; nil: the chat template's
     /// default) and may call `tools`.
@@ -57,6 +60,18 @@ public final class LanguageModelSession: Sendable {
         self.model = model
         self.tools = tools
         self.state = Mutex(State(transcript: transcript))
+        self.sharedCaches = nil
+    }
+
+    /// A session that continues `transcript` with decoder caches borrowed from `caches` for each
+    /// turn (the one closest to the turn's prompt) and given back after it, so that the turns of
+    /// sessions that continue one another's conversations run only what is new. `package`: the
+    /// chat endpoint makes one session per request.
+    package init(model: SystemLanguageModel, transcript: Transcript, sharing caches: ConversationCache) {
+        self.model = model
+        self.tools = []
+        self.state = Mutex(State(transcript: transcript))
+        self.sharedCaches = caches
     }
 
     /// Everything said so far: instructions, then each prompt and response.

@@ -319,7 +319,7 @@ final class HelpTests: XCTestCase {
             #"""
             OVERVIEW: Serve the model over HTTP: OpenAI's /v1/embeddings and /v1/chat/completions, TEI's /embed, token vectors with their ranges, /search.
 
-            USAGE: embeddings serve [--model <dir|id>] [--quantize float32|int8] [--index <file>] [--store <url>] [--table-prefix <name>] [--precision exact|int8|binary|hnsw] [--rescore <n>] [--ef-search <n>] [--host <address>] [--port <n>] [--api-key-file <file>] [--max-batch-tokens <n>] [--max-queue <n>] [--max-body <n>] [--timeout <n>] [--max-connections <n>] [--chat-model <id|file>] [--chat-concurrency <n>] [--input-type query|passage] [--quiet]
+            USAGE: embeddings serve [--model <dir|id>] [--quantize float32|int8] [--index <file>] [--store <url>] [--table-prefix <name>] [--precision exact|int8|binary|hnsw] [--rescore <n>] [--ef-search <n>] [--host <address>] [--port <n>] [--api-key-file <file>] [--max-batch-tokens <n>] [--max-queue <n>] [--max-body <n>] [--timeout <n>] [--max-connections <n>] [--chat-model <id|file>] [--chat-concurrency <n>] [--chat-caches <n>] [--input-type query|passage] [--quiet]
 
             OPTIONS:
               --model <dir|id>        A sentence-transformers model folder, or a known model's identifier: sentence-transformers/all-MiniLM-L6-v2, intfloat/multilingual-e5-small (default: all-MiniLM-L6-v2). Known models install on first use.
@@ -340,6 +340,7 @@ final class HelpTests: XCTestCase {
               --max-connections <n>   Connections open at once; further ones are closed as they arrive (default: 256).
               --chat-model <id|file>  The language model /v1/chat/completions answers with: a GGUF file, or a known language model's identifier: HuggingFaceTB/SmolLM2-135M-Instruct (default: SmolLM2-135M-Instruct). It loads on the first chat request; a known model must be installed first ('embeddings assets install --model ID').
               --chat-concurrency <n>  Chat completions generated at once (each uses every core); others wait, up to --max-queue (default: 1).
+              --chat-caches <n>       Conversations whose decoder caches are kept between chat requests, so that a request continuing one runs only its new tokens; each holds memory for its tokens; 0 keeps none (default: 4).
               --input-type <type>     The input type of requests that send no "input_type" (query or passage; default: query). e5 reads "query: " or "passage: " in front of the text; MiniLM nothing.
               --quiet                 No request log or notes on standard error (the ready line, warnings and errors still print).
               -h, --help              Show help information.

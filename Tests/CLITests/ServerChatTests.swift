@@ -56,8 +56,18 @@ final class ServerChatTests: XCTestCase {
         let message = choice["message"] as? [String: Any] ?? [:]
         return (
             message["content"] as? String ?? "<none>", choice["finish_reason"] as? String ?? "<none>",
-            json["usage"] as? [String: Int] ?? [:]
+            usage(json["usage"])
         )
+    }
+
+    /// A `usage` object's counts, `prompt_tokens_details.cached_tokens` as `cached_tokens`.
+    static func usage(_ value: Any?) -> [String: Int] {
+        let object = value as? [String: Any] ?? [:]
+        var counts = object.compactMapValues { $0 as? Int }
+        if let details = object["prompt_tokens_details"] as? [String: Any] {
+            counts["cached_tokens"] = details["cached_tokens"] as? Int
+        }
+        return counts
     }
 
     /// A chunked body's bytes joined.
@@ -221,7 +231,11 @@ final class ServerChatTests: XCTestCase {
         let finishes = chunks.compactMap { ($0["choices"] as? [[String: Any]])?.first?["finish_reason"] as? String }
         XCTAssertEqual(finishes, [whole.finish], "one finish_reason, in the last choice chunk")
         XCTAssertEqual((chunks.last?["choices"] as? [Any])?.count, 0, "the usage chunk has no choices")
-        XCTAssertEqual(chunks.last?["usage"] as? [String: Int], whole.usage)
+        // The same counts, but for the prompt tokens found in a kept cache (the whole answer's).
+        XCTAssertEqual(
+            Self.usage(chunks.last?["usage"]).filter { $0.key != "cached_tokens" },
+            whole.usage.filter { $0.key != "cached_tokens" })
+        XCTAssertEqual(Self.usage(chunks.last?["usage"])["cached_tokens"], whole.usage["prompt_tokens"].map { $0 - 1 })
         // Without include_usage, no usage at all.
         let plain = try Self.stream(port, body)
         XCTAssertTrue(plain.chunks.allSatisfy { $0["usage"] == nil })
@@ -279,6 +293,42 @@ final class ServerChatTests: XCTestCase {
         let (content, finish, _) = Self.message(json)
         XCTAssertEqual(finish, "stop", content)
         XCTAssertNotNil(try JSONSerialization.jsonObject(with: Data(content.utf8)) as? [String: Any], content)
+    }
+
+    /// A follow-up (the conversation again, with the answer and a new question) finds the first
+    /// turn in a kept decoder cache and runs only the rest; its answer is the one a server that
+    /// keeps no cache gives.
+    func testAFollowUpRunsOnlyItsNewTurnAndAnswersAsWithoutACache() throws {
+        let port = try server().port
+        let question = "Name three colors of the rainbow."
+        let (status, first, reply) = try Self.chat(port, Self.request(question, maxTokens: 12))
+        XCTAssertEqual(status, 200, reply.text)
+        let opening = Self.message(first)
+        var followUp = Self.request(question, maxTokens: 12)
+        followUp["messages"] = [
+            ["role": "user", "content": question], ["role": "assistant", "content": opening.content],
+            ["role": "user", "content": "And one more?"],
+        ]
+        let (status2, second, reply2) = try Self.chat(port, followUp)
+        XCTAssertEqual(status2, 200, reply2.text)
+        let warm = Self.message(second)
+        let prompt = try XCTUnwrap(warm.usage["prompt_tokens"])
+        let cached = try XCTUnwrap(warm.usage["cached_tokens"], reply2.text)
+        XCTAssertGreaterThanOrEqual(cached, try XCTUnwrap(opening.usage["prompt_tokens"]), "the first prompt was kept")
+        XCTAssertLessThan(prompt - cached, 30, "only the answer's end and the new question ran: \(warm.usage)")
+        let metric = try XCTUnwrap(Self.metric(port, "embeddings_chat_tokens_total{kind=\"cached\"}"))
+        XCTAssertGreaterThanOrEqual(metric, cached)
+
+        let cold = try ServeProcess(["--quiet", "--chat-caches", "0"])
+        defer { _ = cold.terminate() }
+        for round in 0..<2 {
+            let (status3, third, reply3) = try Self.chat(cold.port, followUp)
+            XCTAssertEqual(status3, 200, reply3.text)
+            let answer = Self.message(third)
+            XCTAssertEqual(answer.usage["cached_tokens"], 0, "round \(round): no cache is kept")
+            XCTAssertEqual(answer.usage["prompt_tokens"], prompt)
+            XCTAssertEqual(answer.content, warm.content, "the same greedy answer with and without a kept cache")
+        }
     }
 
     func testMaxTokensEndsWithLength() throws {
@@ -549,7 +599,7 @@ extension ServerChatTests {
         XCTAssertNotNil(arguments["city"] as? String, argumentsText)
         XCTAssertTrue(["celsius", "fahrenheit"].contains(arguments["unit"] as? String ?? ""), argumentsText)
         XCTAssertEqual(Set(arguments.keys), ["city", "unit"])
-        let usage = try XCTUnwrap(json["usage"] as? [String: Int])
+        let usage = Self.usage(json["usage"])
         XCTAssertGreaterThan(usage["completion_tokens"] ?? 0, 5)
 
         // The follow-up: the call and its output in the conversation, then the model's answer.

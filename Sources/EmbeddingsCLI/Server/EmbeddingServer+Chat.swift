@@ -430,13 +430,14 @@ extension EmbeddingServer {
 
     /// Runs one chat completion (on an engine thread) and replies: the JSON object, or a stream
     /// of chunks ending with `data: [DONE]`. A session over the request's transcript generates
-    /// the next turn (its own key-value cache, dropped at the end): text, or a call to one of the
-    /// request's tools, returned in OpenAI's `tool_calls` shape (the client runs it).
+    /// the next turn (with the kept decoder cache closest to its prompt, given back after it:
+    /// `conversations`): text, or a call to one of the request's tools, returned in OpenAI's
+    /// `tool_calls` shape (the client runs it).
     private func generate(
         _ completion: ChatCompletion, reply: @escaping @Sendable (HTTPResponse) -> Void,
         serverStopping: @escaping @Sendable () -> Bool
     ) {
-        let session = LanguageModelSession(model: chatModel, transcript: completion.transcript)
+        let session = LanguageModelSession(model: chatModel, transcript: completion.transcript, sharing: conversations)
         let id = "chatcmpl-" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         let created = Int(Date().timeIntervalSince1970)
         let header = ChunkHeader(id: id, created: created, model: chatModel.identifier)
@@ -477,7 +478,7 @@ extension EmbeddingServer {
                     return !stopped && !(body?.isCancelled ?? false) && !serverStopping()
                 })
         } catch {
-            metrics.chat(finish: "error", promptTokens: 0, completionTokens: 0)
+            metrics.chat(finish: "error", promptTokens: 0, cachedTokens: 0, completionTokens: 0)
             if let body {
                 body.write(
                     Array("data: \(String(decoding: Self.apiError(error).response.body, as: UTF8.self))\n\n".utf8))
@@ -498,9 +499,9 @@ extension EmbeddingServer {
             ? "tool_calls" : (turn.reachedTokenLimit || cancelled) && !stoppedBySequence ? "length" : "stop"
         metrics.chat(
             finish: cancelled ? "cancelled" : finish, promptTokens: turn.promptTokens,
-            completionTokens: turn.completionTokens)
+            cachedTokens: turn.cachedPromptTokens, completionTokens: turn.completionTokens)
         let usage =
-            "{\"prompt_tokens\":\(turn.promptTokens),\"completion_tokens\":\(turn.completionTokens),\"total_tokens\":\(turn.promptTokens + turn.completionTokens)}"
+            "{\"prompt_tokens\":\(turn.promptTokens),\"completion_tokens\":\(turn.completionTokens),\"total_tokens\":\(turn.promptTokens + turn.completionTokens),\"prompt_tokens_details\":{\"cached_tokens\":\(turn.cachedPromptTokens)}}"
         if let body {
             if !rest.isEmpty {
                 body.write(header.event(delta: "{\"content\":\(Self.quoted(rest))}", usage: completion.includeUsage))

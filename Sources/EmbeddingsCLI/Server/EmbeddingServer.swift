@@ -41,6 +41,8 @@ final class EmbeddingServer: HTTPHandler {
         var precision: String
         /// Chat completions generated at once (`--chat-concurrency`); `maximumQueue` more may wait.
         var chatConcurrency = 1
+        /// Conversations whose decoder caches are kept between chat requests (`--chat-caches`).
+        var chatCaches = 4
         /// The most texts one request may carry (OpenAI's own limit).
         static let maximumInputs = 2048
         /// Characters of chunk text in `/search`'s context unless the request says (as `search --budget`).
@@ -56,6 +58,9 @@ final class EmbeddingServer: HTTPHandler {
     let chatModel: SystemLanguageModel
     /// Chat completions running and waiting.
     let chat: ChatScheduler
+    /// Decoder caches kept between chat requests: a request that continues an earlier
+    /// conversation runs only its new tokens.
+    let conversations: ConversationCache
     /// Where bodies are parsed and responses written: off the HTTP library's thread, and apart
     /// from the encoder's queue so that small requests are answered while a batch runs.
     let requests = DispatchQueue(label: "embeddings.serve.requests", attributes: .concurrent)
@@ -67,6 +72,7 @@ final class EmbeddingServer: HTTPHandler {
         self.embedding = embedding
         self.chatModel = chatModel
         chat = ChatScheduler(concurrency: configuration.chatConcurrency, maximumQueue: configuration.maximumQueue)
+        conversations = ConversationCache(capacity: configuration.chatCaches)
         self.store = store
         self.configuration = configuration
         batcher = EncodingBatcher(

@@ -45,6 +45,7 @@ final class ServerMetrics: Sendable {
         /// Chat completions by finish reason (`stop`, `length`, `tool_calls`, `cancelled`, `error`), and tokens.
         var chats: [String: Int] = [:]
         var promptTokens = 0
+        var cachedTokens = 0
         var completionTokens = 0
     }
 
@@ -69,11 +70,13 @@ final class ServerMetrics: Sendable {
     }
 
     /// One chat completion that ran: how it ended (`stop`, `length`, `tool_calls`, `cancelled` when the client
-    /// went away or the server stopped, `error`) and its tokens.
-    func chat(finish: String, promptTokens: Int, completionTokens: Int) {
+    /// went away or the server stopped, `error`) and its tokens (`cachedTokens` of the prompt's
+    /// were found in a kept decoder cache).
+    func chat(finish: String, promptTokens: Int, cachedTokens: Int, completionTokens: Int) {
         state.withOrderedLock { state in
             state.chats[finish, default: 0] += 1
             state.promptTokens += promptTokens
+            state.cachedTokens += cachedTokens
             state.completionTokens += completionTokens
         }
     }
@@ -106,7 +109,7 @@ final class ServerMetrics: Sendable {
                 text += "embeddings_chat_completions_total{finish_reason=\"\(key)\"} \(state.chats[key] ?? 0)\n"
             }
             text +=
-                "# HELP embeddings_chat_tokens_total Chat completion tokens, of prompts and of completions.\n# TYPE embeddings_chat_tokens_total counter\nembeddings_chat_tokens_total{kind=\"prompt\"} \(state.promptTokens)\nembeddings_chat_tokens_total{kind=\"completion\"} \(state.completionTokens)\n"
+                "# HELP embeddings_chat_tokens_total Chat completion tokens: of prompts, of those found in a kept decoder cache, and of completions.\n# TYPE embeddings_chat_tokens_total counter\nembeddings_chat_tokens_total{kind=\"prompt\"} \(state.promptTokens)\nembeddings_chat_tokens_total{kind=\"cached\"} \(state.cachedTokens)\nembeddings_chat_tokens_total{kind=\"completion\"} \(state.completionTokens)\n"
             text +=
                 "# HELP embeddings_chat_waiting Chat completions waiting to generate.\n# TYPE embeddings_chat_waiting gauge\nembeddings_chat_waiting \(chatWaiting)\n"
             text +=
