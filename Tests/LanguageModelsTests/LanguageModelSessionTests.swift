@@ -115,6 +115,36 @@ final class LanguageModelSessionTests: XCTestCase {
         XCTAssertEqual(replayed.content, second.content)
     }
 
+    /// Sessions sharing decoder caches (the chat endpoint's one session per request): a session
+    /// continuing another's conversation finds it in a kept cache, runs only what is new, and
+    /// answers as a session without one; a store of capacity 0 keeps nothing.
+    func testSessionsSharingCachesContinueEachOthersConversations() throws {
+        let model = try Self.smol.get()
+        let options = GenerationOptions(sampling: .greedy, maximumResponseTokens: 12)
+        func prompt(_ text: String) -> Transcript.Entry { .prompt(.init(segments: [.text(.init(content: text))])) }
+        func turn(_ session: LanguageModelSession) throws -> LanguageModelSession.Turn {
+            try session.generateTurn(tools: [], choice: .automatic, schema: nil, options: options) { _ in true }
+        }
+        let caches = ConversationCache(capacity: 1)
+        let first = LanguageModelSession(
+            model: model, transcript: Transcript(entries: [prompt("Name a fruit.")]), sharing: caches)
+        let opening = try turn(first)
+        XCTAssertEqual(opening.cachedPromptTokens, 0)
+        XCTAssertEqual(caches.count, 1, "the cache is given back when the turn ends")
+        let next = Transcript(entries: Array(first.transcript) + [prompt("Name another one.")])
+        let warm = try turn(LanguageModelSession(model: model, transcript: next, sharing: caches))
+        XCTAssertGreaterThanOrEqual(warm.cachedPromptTokens, opening.promptTokens)
+        XCTAssertLessThan(warm.promptTokens - warm.cachedPromptTokens, 20)
+        XCTAssertEqual(caches.count, 1)
+        let cold = try turn(LanguageModelSession(model: model, transcript: next))
+        XCTAssertEqual(cold.cachedPromptTokens, 0)
+        XCTAssertEqual(cold.outcome, warm.outcome, "the same greedy answer with and without a kept cache")
+
+        let none = ConversationCache(capacity: 0)
+        _ = try turn(LanguageModelSession(model: model, transcript: next, sharing: none))
+        XCTAssertEqual(none.count, 0)
+    }
+
     /// Snapshots are cumulative: each is a prefix of the next, and the last is the response.
     func testStreamingSnapshotsAreCumulative() async throws {
         let session = LanguageModelSession(model: try Self.smol.get())
