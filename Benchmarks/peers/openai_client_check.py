@@ -88,6 +88,9 @@ streamed = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices
 assert streamed == answer.content, (streamed, answer.content)
 assert [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason] == ["stop"]
 assert chunks[-1].usage.completion_tokens == usage.completion_tokens, chunks[-1]
+# The same conversation again finds its prompt in the decoder cache the first request left.
+cached = chunks[-1].usage.prompt_tokens_details.cached_tokens
+assert cached == usage.prompt_tokens - 1, chunks[-1].usage
 limited = client.chat.completions.create(model=chat_model, messages=question, temperature=0, max_tokens=2)
 assert limited.choices[0].finish_reason == "length" and limited.usage.completion_tokens == 2, limited
 
@@ -144,6 +147,7 @@ assert followed.choices[0].finish_reason in ("stop", "length") and followed.choi
 
 print(
     f"chat: {chat_model}: create whole and streamed agree ({usage.completion_tokens} tokens, "
+    f"{cached} of {usage.prompt_tokens} prompt tokens cached the second time, "
     f"{streamed!r}); parse -> {cat!r}; tool call {call.function.name}({call.function.arguments}) -> "
     f"{followed.choices[0].message.content!r}"
 )
