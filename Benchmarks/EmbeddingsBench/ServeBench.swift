@@ -57,18 +57,8 @@ struct ServeBench {
     /// Starts the server, runs each client count, ends the server with SIGTERM; the rows and the
     /// server's peak RSS in bytes.
     func run(clients: [Int]) throws -> (rows: [Row], peakResident: Int, exitStatus: Int32) {
-        let process = Process()
-        process.executableURL = embeddings
-        process.arguments = ["serve", "--port", "0", "--quiet"]
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let (process, port) = try Self.startServer(embeddings, [])
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-        guard let port = readyPort(errors.fileHandleForReading) else {
-            throw BenchFailure(message: "embeddings serve did not start")
-        }
-        DispatchQueue.global().async { _ = errors.fileHandleForReading.readDataToEndOfFile() }
         let bodies = (0..<max(1, texts.count / inputsPerRequest)).map { r -> [UInt8] in
             let chunk = (0..<inputsPerRequest).map { texts[(r * inputsPerRequest + $0) % texts.count] }
             return Array(
@@ -109,7 +99,25 @@ struct ServeBench {
         return (rows, peak, process.terminationStatus)
     }
 
-    private func readyPort(_ handle: FileHandle) -> Int? {
+    /// `embeddings serve --port 0 --quiet` with `arguments`, and the port it listens on once it
+    /// is ready; its standard error is drained from then on.
+    static func startServer(_ executable: URL, _ arguments: [String]) throws -> (process: Process, port: Int) {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["serve", "--port", "0", "--quiet"] + arguments
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        guard let port = readyPort(errors.fileHandleForReading) else {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            throw BenchFailure(message: "embeddings serve did not start")
+        }
+        DispatchQueue.global().async { _ = errors.fileHandleForReading.readDataToEndOfFile() }
+        return (process, port)
+    }
+
+    private static func readyPort(_ handle: FileHandle) -> Int? {
         var pending = Data()
         while true {
             let chunk = handle.availableData

@@ -148,7 +148,7 @@ let subcommands: [any CommandDescription.Type] = [
     STSCommand.self, SweepCommand.self, MemoryCommand.self, TopKCommand.self, QuantizationCommand.self,
     ProbeCommand.self, StoresCommand.self, MultilingualCommand.self, JSONLinesCommand.self, ChunkingCommand.self,
     ServeBenchCommand.self, Int8Command.self, PerplexityCommand.self, GenerateBenchCommand.self,
-    GuidedBenchCommand.self, AskBenchCommand.self,
+    GuidedBenchCommand.self, AskBenchCommand.self, ChatBenchCommand.self,
 ]
 
 let usage = """
@@ -200,7 +200,10 @@ let usage = """
     and guided against free decoding tokens/s. ask indexes the built-in lessons, then answers
     --questions of their evaluation set (greedy, at most --tokens each, one session per question as
     'embeddings ask' runs, after a warm-up answer) and reports per question and as medians the
-    retrieval time, the time to first token (from the question) and the decode tokens/s.
+    retrieval time, the time to first token (from the question) and the decode tokens/s. chat runs one
+    conversation of --turns turns through 'embeddings serve' (the whole conversation sent each turn, as
+    a chat client does), keeping decoder caches and with --chat-caches 0, checks the answers are the
+    same, and reports each turn's prompt and cached tokens and latency.
 
     """
 
@@ -570,6 +573,7 @@ func runBench(_ arguments: [String]) async throws {
     case GenerateBenchCommand.name: try runGenerateBench(parsed)
     case GuidedBenchCommand.name: try runGuidedBench(parsed)
     case AskBenchCommand.name: try await runAskBench(parsed)
+    case ChatBenchCommand.name: try runChatBench(parsed)
     default: try runFull(parsed)
     }
 }
