@@ -8,6 +8,7 @@
 #ifndef CE_MICROHTTPD_SHIM_H
 #define CE_MICROHTTPD_SHIM_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -81,6 +82,17 @@ static inline int ce_mhd_connection_started(enum MHD_ConnectionNotificationCode 
 static inline int ce_mhd_socket(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
     return info == NULL ? -1 : info->connect_fd;
+}
+
+/// 1 when the peer of `socket` has closed the connection (or it broke), 0 while it is open: a
+/// peek that does not wait and reads nothing.
+static inline int ce_socket_peer_closed(int socket) {
+    if (socket < 0) return 0;
+    char byte;
+    const ssize_t count = recv(socket, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (count == 0) return 1;
+    if (count < 0) return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
+    return 0;
 }
 
 /// The request header `name` (case-insensitive), or NULL.

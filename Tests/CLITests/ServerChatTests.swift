@@ -471,6 +471,39 @@ final class ServerChatTests: XCTestCase {
         XCTAssertEqual(log.status, 0, log.stderr)
     }
 
+    /// A client that leaves a whole (not streamed) request while it generates, or while it waits
+    /// for its turn: the generation stops within a token, or never starts.
+    func testClientLeavingAWholeRequestStopsOrSkipsItsGeneration() throws {
+        let server = try ServeProcess(["--quiet", "--chat-concurrency", "1"])
+        defer { _ = server.terminate() }
+        var whole = Self.long
+        whole["stream"] = false
+        let body = [UInt8](try JSONSerialization.data(withJSONObject: whole))
+        func send() throws -> Int32 {
+            let fd = try LoopbackHTTP.connect(port: server.port)
+            LoopbackHTTP.send(
+                fd,
+                LoopbackHTTP.head("POST", "/v1/chat/completions", port: server.port, contentLength: body.count) + body)
+            return fd
+        }
+        let running = try send()
+        _ = try Self.waitForMetric(server.port, "embeddings_chat_running") { ($0 ?? 0) == 1 }
+        let waiting = try send()
+        _ = try Self.waitForMetric(server.port, "embeddings_chat_waiting") { ($0 ?? 0) == 1 }
+        close(waiting)
+        close(running)
+        let cancelled = try Self.waitForMetric(
+            server.port, "embeddings_chat_completions_total{finish_reason=\"cancelled\"}"
+        ) { ($0 ?? 0) >= 2 }
+        XCTAssertEqual(cancelled, 2)
+        XCTAssertLessThan(
+            try XCTUnwrap(Self.metric(server.port, "embeddings_chat_tokens_total{kind=\"completion\"}")), 1000)
+        XCTAssertEqual(try Self.metric(server.port, "embeddings_chat_running"), 0)
+        XCTAssertEqual(try Self.chat(server.port, Self.request(maxTokens: 4)).status, 200)
+        let log = server.terminate()
+        XCTAssertEqual(log.status, 0, log.stderr)
+    }
+
     /// SIGTERM while a stream runs: after the grace period the generation is stopped, the stream
     /// ends whole (`finish_reason: length`, then `[DONE]`), and the server exits 0.
     func testStreamInProgressAtSIGTERMEndsAndTheServerExits() throws {

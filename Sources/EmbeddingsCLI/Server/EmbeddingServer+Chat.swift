@@ -404,12 +404,19 @@ extension EmbeddingServer {
     /// `POST /v1/chat/completions`: OpenAI's chat completion, answered by the chat model
     /// (`serve --chat-model`), whole or streamed as server-sent events. The request is checked
     /// here (400 naming the field); the generation waits for its turn (`ChatScheduler`: 503 with
-    /// `Retry-After` when too many wait) and runs on an engine thread.
-    func chatCompletions(_ data: Data, reply: @escaping @Sendable (HTTPResponse) -> Void) throws {
+    /// `Retry-After` when too many wait) and runs on an engine thread. `clientLeft` says whether
+    /// the client has gone: a request whose client left while it waited is not generated, and a
+    /// generation stops within a token of its client leaving, streamed or not.
+    func chatCompletions(
+        _ data: Data, clientLeft: @escaping @Sendable () -> Bool = { false },
+        reply: @escaping @Sendable (HTTPResponse) -> Void
+    ) throws {
         let request = try RequestDecoding.decode(ChatCompletionRequest.self, from: data)
         let completion = try ChatCompletion(request, body: data)
         let job = ChatScheduler.Job(
-            run: { stop in self.generate(completion, reply: reply, serverStopping: stop) },
+            run: { stop in
+                self.generate(completion, reply: reply, serverStopping: stop, clientLeft: clientLeft)
+            },
             refuse: {
                 reply(APIError(status: 503, message: "the server is shutting down", code: "shutting_down").response)
             })
@@ -435,8 +442,15 @@ extension EmbeddingServer {
     /// `tool_calls` shape (the client runs it).
     private func generate(
         _ completion: ChatCompletion, reply: @escaping @Sendable (HTTPResponse) -> Void,
-        serverStopping: @escaping @Sendable () -> Bool
+        serverStopping: @escaping @Sendable () -> Bool, clientLeft: @escaping @Sendable () -> Bool
     ) {
+        // A client that left while its request waited: nothing is generated for it (the reply
+        // goes nowhere, but is owed).
+        if clientLeft() {
+            metrics.chat(finish: "cancelled", promptTokens: 0, cachedTokens: 0, completionTokens: 0)
+            return reply(
+                APIError(status: 400, message: "the client closed the connection", code: "client_closed").response)
+        }
         let session = LanguageModelSession(model: chatModel, transcript: completion.transcript, sharing: conversations)
         let id = "chatcmpl-" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         let created = Int(Date().timeIntervalSince1970)
@@ -463,7 +477,7 @@ extension EmbeddingServer {
             turn = try session.generateTurn(
                 tools: completion.tools, choice: completion.toolChoice, schema: completion.schema,
                 options: completion.options,
-                shouldContinue: { !(body?.isCancelled ?? false) && !serverStopping() },
+                shouldContinue: { !(body?.isCancelled ?? false) && !serverStopping() && !clientLeft() },
                 onText: { text in
                     // The whole answer so far: what is new since the last call goes to the scanner.
                     let piece = sent.withLock { sent in
@@ -475,7 +489,7 @@ extension EmbeddingServer {
                         body.write(
                             header.event(delta: "{\"content\":\(Self.quoted(ready))}", usage: completion.includeUsage))
                     }
-                    return !stopped && !(body?.isCancelled ?? false) && !serverStopping()
+                    return !stopped && !(body?.isCancelled ?? false) && !serverStopping() && !clientLeft()
                 })
         } catch {
             metrics.chat(finish: "error", promptTokens: 0, cachedTokens: 0, completionTokens: 0)

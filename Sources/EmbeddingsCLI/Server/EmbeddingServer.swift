@@ -155,7 +155,8 @@ final class EmbeddingServer: HTTPHandler {
                 case .health:
                     answer(.json("{\"status\":\"ok\",\"model\":\(Self.quoted(self.embedding.modelIdentifier))}"))
                 case .models: answer(self.models())
-                case .chatCompletions: try self.chatCompletions(data, reply: answer)
+                case .chatCompletions:
+                    try self.chatCompletions(data, clientLeft: request.clientLeft, reply: answer)
                 case .metrics:
                     let chat = self.chat.depth
                     var response = HTTPResponse(

@@ -205,7 +205,7 @@ final class HTTPDaemon: Sendable {
                 ? ce_mhd_yes() : ce_mhd_no()
         }
         switch exchange.advance() {
-        case .dispatch(let request):
+        case .dispatch(var request):
             let admitted = closing.withOrderedLock { closing -> Bool in
                 guard !closing else { return false }
                 suspended.enter()
@@ -218,6 +218,10 @@ final class HTTPDaemon: Sendable {
             }
             exchange.markSuspended()
             MHD_suspend_connection(connection)
+            // A suspended connection is out of libmicrohttpd's polling, so its socket stays open
+            // and unread until the reply resumes it: peeking at it tells whether the client left.
+            let socket = ce_mhd_socket(connection)
+            request.clientLeft = { [exchange] in !exchange.hasResponse && ce_socket_peer_closed(socket) != 0 }
             let handle = Handle(pointer: connection)
             handler.handle(request) { response in
                 exchange.finish(with: response)
@@ -469,6 +473,9 @@ private final class Exchange: Sendable {
     func finish(with response: HTTPResponse) {
         state.withOrderedLock { $0.response = response }
     }
+
+    /// Whether the handler has replied.
+    var hasResponse: Bool { state.withOrderedLock { $0.response != nil } }
 
     func markStreamed(_ response: HTTPResponse) {
         state.withOrderedLock { $0.streamed = response }

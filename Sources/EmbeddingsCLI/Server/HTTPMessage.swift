@@ -24,6 +24,11 @@ struct HTTPRequestHead: Sendable {
 struct HTTPRequest: Sendable {
     let head: HTTPRequestHead
     let body: [UInt8]
+    /// Whether the client has closed its connection, asked while the request is being worked on
+    /// (before the reply): its socket, peeked without waiting, is at its end or broken. A client
+    /// that only shut down its sending side reads as gone too (HTTP clients do not do that while
+    /// they wait). After the reply, always false.
+    var clientLeft: @Sendable () -> Bool = { false }
 }
 
 /// A response: status, content type, body and extra headers.
