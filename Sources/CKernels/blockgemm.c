@@ -172,6 +172,24 @@ static inline const int32_t *kernel_sums(const problem *p, size_t v) {
     return part_of(p, v % parts_of(p))->sums + v / parts_of(p) * p->block_stride;
 }
 
+// Row t's activation parts as the streaming kernels read them: each part's codes, block scales
+// and block sums (the coarse part, then the residual when there are two; unused slots NULL).
+typedef struct {
+    const int8_t *codes[2];
+    const float *scales[2];
+    const int32_t *sums[2];
+} row_parts;
+
+static inline row_parts parts_of_row(const problem *p, size_t t, size_t parts) {
+    row_parts r = {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}};
+    for (size_t k = 0; k < parts; k++) {
+        r.codes[k] = kernel_codes(p, parts * t + k);
+        r.scales[k] = kernel_scales(p, parts * t + k);
+        r.sums[k] = kernel_sums(p, parts * t + k);
+    }
+    return r;
+}
+
 // finish_one for `parts` sums of row t, column j (the residual's added last).
 static inline void finish_parts(const problem *p, size_t t, size_t j, const float *sums, size_t parts) {
     finish_one(p, t, j, sums[0]);
@@ -791,14 +809,10 @@ __attribute__((target(TARGET)))                                                 
 INLINE void NAME##_tail4(const problem *p, size_t t, const row_slots *rows, size_t bt, const size_t parts, \
                          const int integers, const int bits, __m128 out[2]) {                        \
     const size_t nb = p->nb;                                                                         \
-    const int8_t *arows[2] = {NULL, NULL};                                                           \
-    const float *da[2] = {NULL, NULL};                                                               \
-    const int32_t *sa[2] = {NULL, NULL};                                                             \
-    for (size_t k = 0; k < parts; k++) {                                                             \
-        arows[k] = kernel_codes(p, parts * t + k);                                                   \
-        da[k] = kernel_scales(p, parts * t + k);                                                     \
-        sa[k] = kernel_sums(p, parts * t + k);                                                       \
-    }                                                                                                \
+    const row_parts act = parts_of_row(p, t, parts);                                                 \
+    const int8_t *const *arows = act.codes;                                                          \
+    const float *const *da = act.scales;                                                             \
+    const int32_t *const *sa = act.sums;                                                             \
     /* Lanes 0–3 take block b's values, lanes 4–7 block b + 1's (entries past nb are 0). */          \
     const __m256i spread = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);                                \
     __m256 f[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};                                        \
@@ -846,14 +860,10 @@ __attribute__((target(TARGET)))                                                 
 INLINE void NAME##_stream(const problem *p, size_t t, const row_slots *rows, const size_t parts, const int integers, \
                           const int bits) {                                                          \
     const size_t nb = p->nb, whole = nb / 8 * 8;                                                     \
-    const int8_t *arows[2] = {NULL, NULL};                                                           \
-    const float *da[2] = {NULL, NULL};                                                               \
-    const int32_t *sa[2] = {NULL, NULL};                                                             \
-    for (size_t k = 0; k < parts; k++) {                                                             \
-        arows[k] = kernel_codes(p, parts * t + k);                                                   \
-        da[k] = kernel_scales(p, parts * t + k);                                                     \
-        sa[k] = kernel_sums(p, parts * t + k);                                                       \
-    }                                                                                                \
+    const row_parts act = parts_of_row(p, t, parts);                                                 \
+    const int8_t *const *arows = act.codes;                                                          \
+    const float *const *da = act.scales;                                                             \
+    const int32_t *const *sa = act.sums;                                                             \
     const __m256i zero = _mm256_set1_epi32(-p->zero);                                                \
     __m256 f[2][4];                                                                                  \
     for (size_t k = 0; k < parts; k++)                                                               \
@@ -1097,14 +1107,10 @@ __attribute__((target(T_512)))
 INLINE void vnni512_tail4(const problem *p, size_t t, const row_slots *rows, size_t bt, const size_t parts,
                           const int integers, const int bits, __m128 out[2]) {
     const size_t nb = p->nb;
-    const int8_t *arows[2] = {NULL, NULL};
-    const float *da[2] = {NULL, NULL};
-    const int32_t *sa[2] = {NULL, NULL};
-    for (size_t k = 0; k < parts; k++) {
-        arows[k] = kernel_codes(p, parts * t + k);
-        da[k] = kernel_scales(p, parts * t + k);
-        sa[k] = kernel_sums(p, parts * t + k);
-    }
+    const row_parts act = parts_of_row(p, t, parts);
+    const int8_t *const *arows = act.codes;
+    const float *const *da = act.scales;
+    const int32_t *const *sa = act.sums;
     // Lane 4L + r of the adjust takes block L's correction; lane 4r + L of the scales takes block L's.
     const __m512i spread = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
     __m512 f[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
@@ -1157,14 +1163,10 @@ __attribute__((target(T_512)))
 INLINE void vnni512_stream(const problem *p, size_t t, const row_slots *rows, const size_t parts, const int integers,
                            const int bits) {
     const size_t nb = p->nb, whole = nb / 16 * 16;
-    const int8_t *arows[2] = {NULL, NULL};
-    const float *da[2] = {NULL, NULL};
-    const int32_t *sa[2] = {NULL, NULL};
-    for (size_t k = 0; k < parts; k++) {
-        arows[k] = kernel_codes(p, parts * t + k);
-        da[k] = kernel_scales(p, parts * t + k);
-        sa[k] = kernel_sums(p, parts * t + k);
-    }
+    const row_parts act = parts_of_row(p, t, parts);
+    const int8_t *const *arows = act.codes;
+    const float *const *da = act.scales;
+    const int32_t *const *sa = act.sums;
     const __m512i zero = _mm512_set1_epi32(-p->zero);
     __m512 f[2][4];
     for (size_t k = 0; k < parts; k++)
