@@ -68,11 +68,12 @@ func runChatBench(_ parsed: ParsedArguments) throws {
     print("## embeddings-bench chat\n\n\(Machine.current().markdown)\n")
     let kept = try reporting { try converse([]) }
     let none = try reporting { try converse(["--chat-caches", "0"]) }
-    for (turn, (a, b)) in zip(kept, none).enumerated() where a.answer != b.answer || a.prompt != b.prompt {
-        throw CLIError.failure("turn \(turn + 1): the answers differ with and without kept caches")
-    }
+    // A kept cache holds the model's own tokens for earlier answers, a cacheless server the
+    // tokenizer's split of their text: where the two differ, so may the answers (reported, not
+    // an error).
+    let differing = zip(kept, none).enumerated().filter { $1.0.answer != $1.1.answer }.map { $0.offset + 1 }
     print(
-        "One conversation of \(turns) turns (a question on a ~400-character lesson passage each, greedy, at most 24 tokens per answer), the whole conversation sent every turn; default chat model, --chat-concurrency 1. Latency is the whole request (prefill of what is not cached, then the answer). The answers are identical with and without kept caches (checked).\n"
+        "One conversation of \(turns) turns (a question on a ~400-character lesson passage each, greedy, at most 24 tokens per answer), the whole conversation sent every turn; default chat model, --chat-concurrency 1. Latency is the whole request (prefill of what is not cached, then the answer). \(differing.isEmpty ? "The answers are identical with and without kept caches." : "Answers differ with and without kept caches on turns \(differing.map(String.init).joined(separator: ", ")) (a kept cache holds the model's own tokens for earlier answers).")\n"
     )
     print(
         table(
@@ -99,6 +100,7 @@ func runChatBench(_ parsed: ParsedArguments) throws {
         try writeFigures(
             [
                 "turns": Double(turns), "kept_caches_seconds": keptTotal, "no_caches_seconds": noneTotal,
+                "turns_with_different_answers": Double(differing.count),
                 "last_turn_prompt_tokens": Double(kept.last?.prompt ?? 0),
                 "last_turn_cached_tokens": Double(kept.last?.cached ?? 0),
                 "last_turn_kept_caches_seconds": kept.last?.seconds ?? 0,

@@ -15,7 +15,8 @@ extension JinjaValue {
     /// ```
     ///
     /// - Throws: ``ChatTemplateError/Code-swift.struct/invalidJSON`` naming the byte offset of the first
-    ///   problem, including nesting deeper than ``maximumJSONDepth`` and integers outside `Int`.
+    ///   syntax problem (nesting deeper than ``maximumJSONDepth`` included), or, for well-formed text,
+    ///   the first integer outside `Int`.
     /// - Complexity: O(n) in the length of `json`.
     public init(json: String) throws(ChatTemplateError) {
         let node: JSONNode

@@ -10,6 +10,8 @@ final class Conversation: @unchecked Sendable {
     private var text = ""
     /// The last request's prompt: tokens found in the cache, and tokens run through the model.
     private(set) var lastPrompt = (reused: 0, run: 0)
+    /// The last request's prompt length in tokens (0 before the first).
+    private(set) var lastPromptLength = 0
 
     init(sequence: LlamaSequence) { self.sequence = sequence }
 
@@ -25,6 +27,7 @@ final class Conversation: @unchecked Sendable {
     /// - Complexity: O(prompt tokens).
     private func reuse(_ prompt: ChatPrompt) -> [Int] {
         let ids = prompt.ids
+        lastPromptLength = ids.count
         if !text.isEmpty, prompt.text.utf8.starts(with: text.utf8) {
             let boundary = prompt.text.utf8.index(prompt.text.startIndex, offsetBy: text.utf8.count)
             if let first = prompt.tokens.firstIndex(where: { $0.range.lowerBound == boundary }) {
@@ -40,6 +43,15 @@ final class Conversation: @unchecked Sendable {
         text = ""
         lastPrompt = (kept, ids.count - kept)
         return Array(ids[kept...])
+    }
+
+    /// Whether `prompt` carries on this cache's conversation: it continues what the cache holds
+    /// (the cached text begins the prompt's, as the first reuse rule asks, or the cached ids begin
+    /// its ids: a follow-up), or it begins with the whole of the last request's prompt (the same
+    /// request again, or retried). `shared`: the ids the cache and the prompt begin with.
+    func isCarriedOn(by prompt: ChatPrompt, shared: Int) -> Bool {
+        if !text.isEmpty, prompt.text.utf8.starts(with: text.utf8) { return true }
+        return sequence.count > 0 && (shared == sequence.count || shared >= lastPromptLength)
     }
 
     /// Runs `prompt` into the cache without generating (prewarming).

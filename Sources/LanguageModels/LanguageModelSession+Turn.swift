@@ -69,7 +69,7 @@ extension LanguageModelSession {
             }
         // The constraints are made inside the lock, with the cache they are used with.
         let (generation, isCall, isComplete, cached) = try conversation.withOrderedLock { held in
-            if held == nil, let sharedCaches { held = sharedCaches.take(closestTo: rendered.ids, of: model) }
+            if held == nil, let sharedCaches { held = sharedCaches.take(for: rendered, of: model) }
             // A shared cache goes back when the turn ends, whatever it held by then.
             defer {
                 if let sharedCaches, let lent = held {
@@ -101,7 +101,9 @@ extension LanguageModelSession {
             let isCall = (calling?.isCall ?? false) || (calling != nil && mode == .required)
             // A free answer that never left the opening's prefix ("<tool") is text after all.
             if withheld, !isCall, !generation.text.isEmpty { _ = onText(generation.text) }
-            return (generation, isCall, calling?.isComplete ?? guide?.isComplete ?? true, current.lastPrompt.reused)
+            // The prompt's tokens not run: what the cache held of it.
+            let cached = rendered.ids.count - current.lastPrompt.run
+            return (generation, isCall, calling?.isComplete ?? guide?.isComplete ?? true, cached)
         }
         var outcome = Turn.Outcome.text(generation.text)
         if isCall {

@@ -143,6 +143,29 @@ final class LanguageModelSessionTests: XCTestCase {
         let none = ConversationCache(capacity: 0)
         _ = try turn(LanguageModelSession(model: model, transcript: next, sharing: none))
         XCTAssertEqual(none.count, 0)
+
+        // Two conversations taking turns keep a cache each (capacity 2): neither evicts the other.
+        let two = ConversationCache(capacity: 2)
+        var transcripts = ["Name a fruit.", "Name a color."].map { Transcript(entries: [prompt($0)]) }
+        var firstTurns: [LanguageModelSession.Turn] = []
+        for index in transcripts.indices {
+            let session = LanguageModelSession(model: model, transcript: transcripts[index], sharing: two)
+            firstTurns.append(try turn(session))
+            transcripts[index] = session.transcript
+        }
+        XCTAssertEqual(two.count, 2, "the second conversation started a cache of its own")
+        for index in transcripts.indices {
+            let follow = Transcript(entries: Array(transcripts[index]) + [prompt("One more.")])
+            let again = try turn(LanguageModelSession(model: model, transcript: follow, sharing: two))
+            XCTAssertGreaterThanOrEqual(
+                again.cachedPromptTokens, firstTurns[index].promptTokens, "conversation \(index)")
+        }
+        // Full, a new conversation takes the cache sharing the most with it and keeps that much.
+        let third = try turn(
+            LanguageModelSession(model: model, transcript: Transcript(entries: [prompt("Name a tree.")]), sharing: two))
+        XCTAssertGreaterThan(third.cachedPromptTokens, 0, "the chat template's start")
+        XCTAssertLessThan(third.cachedPromptTokens, third.promptTokens)
+        XCTAssertEqual(two.count, 2)
     }
 
     /// Snapshots are cumulative: each is a prefix of the next, and the last is the response.

@@ -444,12 +444,13 @@ extension EmbeddingServer {
         _ completion: ChatCompletion, reply: @escaping @Sendable (HTTPResponse) -> Void,
         serverStopping: @escaping @Sendable () -> Bool, clientLeft: @escaping @Sendable () -> Bool
     ) {
-        // A client that left while its request waited: nothing is generated for it (the reply
-        // goes nowhere, but is owed).
+        // A client that left while its request waited: nothing is generated for it. The reply
+        // goes nowhere but is owed; its status, 499 (nginx's "client closed request"), marks it
+        // in the log and the request metrics as the client's leaving, not an error of its request.
         if clientLeft() {
             metrics.chat(finish: "cancelled", promptTokens: 0, cachedTokens: 0, completionTokens: 0)
             return reply(
-                APIError(status: 400, message: "the client closed the connection", code: "client_closed").response)
+                APIError(status: 499, message: "the client closed the connection", code: "client_closed").response)
         }
         let session = LanguageModelSession(model: chatModel, transcript: completion.transcript, sharing: conversations)
         let id = "chatcmpl-" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()

@@ -220,6 +220,8 @@ final class HTTPDaemon: Sendable {
             MHD_suspend_connection(connection)
             // A suspended connection is out of libmicrohttpd's polling, so its socket stays open
             // and unread until the reply resumes it: peeking at it tells whether the client left.
+            // The handler asks only before it replies, on the thread that replies, so the socket
+            // is never peeked once the connection may be closed and its number reused.
             let socket = ce_mhd_socket(connection)
             request.clientLeft = { [exchange] in !exchange.hasResponse && ce_socket_peer_closed(socket) != 0 }
             let handle = Handle(pointer: connection)
