@@ -8,10 +8,9 @@ final class Conversation: @unchecked Sendable {
     let sequence: LlamaSequence
     /// The text whose tokens the cache holds, or "" when that is not known.
     private var text = ""
-    /// The last request's prompt: tokens found in the cache, and tokens run through the model.
+    /// The last request's prompt: its tokens found in the cache, and those run through the model
+    /// (together, the prompt's length).
     private(set) var lastPrompt = (reused: 0, run: 0)
-    /// The last request's prompt length in tokens (0 before the first).
-    private(set) var lastPromptLength = 0
 
     init(sequence: LlamaSequence) { self.sequence = sequence }
 
@@ -27,11 +26,10 @@ final class Conversation: @unchecked Sendable {
     /// - Complexity: O(prompt tokens).
     private func reuse(_ prompt: ChatPrompt) -> [Int] {
         let ids = prompt.ids
-        lastPromptLength = ids.count
         if !text.isEmpty, prompt.text.utf8.starts(with: text.utf8) {
             let boundary = prompt.text.utf8.index(prompt.text.startIndex, offsetBy: text.utf8.count)
             if let first = prompt.tokens.firstIndex(where: { $0.range.lowerBound == boundary }) {
-                lastPrompt = (sequence.count, ids.count - first)
+                lastPrompt = (first, ids.count - first)
                 return Array(ids[first...])
             }
         }
@@ -51,7 +49,7 @@ final class Conversation: @unchecked Sendable {
     /// request again, or retried). `shared`: the ids the cache and the prompt begin with.
     func isCarriedOn(by prompt: ChatPrompt, shared: Int) -> Bool {
         if !text.isEmpty, prompt.text.utf8.starts(with: text.utf8) { return true }
-        return sequence.count > 0 && (shared == sequence.count || shared >= lastPromptLength)
+        return sequence.count > 0 && (shared == sequence.count || shared >= lastPrompt.reused + lastPrompt.run)
     }
 
     /// Runs `prompt` into the cache without generating (prewarming).

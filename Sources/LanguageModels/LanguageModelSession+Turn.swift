@@ -101,9 +101,9 @@ extension LanguageModelSession {
             let isCall = (calling?.isCall ?? false) || (calling != nil && mode == .required)
             // A free answer that never left the opening's prefix ("<tool") is text after all.
             if withheld, !isCall, !generation.text.isEmpty { _ = onText(generation.text) }
-            // The prompt's tokens not run: what the cache held of it.
-            let cached = rendered.ids.count - current.lastPrompt.run
-            return (generation, isCall, calling?.isComplete ?? guide?.isComplete ?? true, cached)
+            return (
+                generation, isCall, calling?.isComplete ?? guide?.isComplete ?? true, current.lastPrompt.reused
+            )
         }
         var outcome = Turn.Outcome.text(generation.text)
         if isCall {
