@@ -8,7 +8,7 @@
   model.json   gguf.quants.dequantize of slices of real tensors of the default model
                (SmolLM2-135M-Instruct Q4_1), as float32 bit patterns
 
-Usage: generate.py [path/to/SmolLM2-135M-Instruct.Q4_1.gguf]
+Usage: generate.py [path/to/SmolLM2-135M-Instruct.Q4_1.gguf]   (or --types-only: types.gguf and types.json alone)
 """
 
 import hashlib
@@ -41,7 +41,8 @@ def random_blocks(rng: np.random.Generator, qtype: Q, count: int) -> np.ndarray:
     _, size = gguf.GGML_QUANT_SIZES[qtype]
     blocks = rng.integers(0, 256, size=(count, size), dtype=np.uint8)
     scale_fields = {
-        Q.Q4_0: [0], Q.Q4_1: [0, 2], Q.Q8_0: [0], Q.Q4_K: [0, 2], Q.Q5_K: [0, 2], Q.Q6_K: [208],
+        Q.Q4_0: [0], Q.Q4_1: [0, 2], Q.Q5_0: [0], Q.Q5_1: [0, 2], Q.Q8_0: [0], Q.Q2_K: [80, 82], Q.Q3_K: [108],
+        Q.Q4_K: [0, 2], Q.Q5_K: [0, 2], Q.Q6_K: [208], Q.IQ4_NL: [0], Q.IQ4_XS: [0],
     }[qtype]
     for offset in scale_fields:
         magnitudes = rng.uniform(1e-4, 0.5, size=count) * rng.choice([-1.0, 1.0], size=count)
@@ -101,6 +102,7 @@ def write_types(rng: np.random.Generator) -> None:
     add("bf16", brains.reshape(2, 64).view(np.uint8), Q.BF16)
     for qtype, rows, blocks_per_row in [
         (Q.Q4_0, 2, 4), (Q.Q4_1, 2, 4), (Q.Q8_0, 2, 4), (Q.Q4_K, 2, 1), (Q.Q5_K, 2, 1), (Q.Q6_K, 2, 1),
+        (Q.Q5_0, 2, 4), (Q.Q5_1, 2, 4), (Q.Q2_K, 2, 1), (Q.Q3_K, 2, 1), (Q.IQ4_NL, 2, 4), (Q.IQ4_XS, 2, 1),
     ]:
         blocks = random_blocks(rng, qtype, rows * blocks_per_row)
         add(qtype.name.lower(), blocks.reshape(rows, -1), qtype)
@@ -149,7 +151,8 @@ def versions() -> dict[str, str]:
 
 def main() -> None:
     write_types(np.random.default_rng(SEED))
-    write_model(Path(sys.argv[1] if len(sys.argv) > 1 else DEFAULT_MODEL))
+    if "--types-only" not in sys.argv:
+        write_model(Path(sys.argv[1] if len(sys.argv) > 1 else DEFAULT_MODEL))
 
 
 if __name__ == "__main__":

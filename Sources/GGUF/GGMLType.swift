@@ -77,12 +77,15 @@ public enum GGMLType: UInt32, Sendable, CaseIterable, CustomStringConvertible {
     case q1_0 = 41
 
     /// The types ``GGUFFile/dequantize(_:)`` converts to `Float`.
-    public static let supported: [GGMLType] = [.f32, .f16, .bf16, .q4_0, .q4_1, .q8_0, .q4_K, .q5_K, .q6_K]
+    public static let supported: [GGMLType] = [
+        .f32, .f16, .bf16, .q4_0, .q4_1, .q5_0, .q5_1, .q8_0, .q2_K, .q3_K, .q4_K, .q5_K, .q6_K, .iq4_nl, .iq4_xs,
+    ]
 
     /// Whether ``GGUFFile/dequantize(_:)`` converts this type.
     public var isSupported: Bool {
         switch self {
-        case .f32, .f16, .bf16, .q4_0, .q4_1, .q8_0, .q4_K, .q5_K, .q6_K: return true
+        case .f32, .f16, .bf16, .q4_0, .q4_1, .q5_0, .q5_1, .q8_0, .q2_K, .q3_K, .q4_K, .q5_K, .q6_K, .iq4_nl, .iq4_xs:
+            return true
         default: return false
         }
     }
@@ -178,5 +181,5 @@ public enum GGMLType: UInt32, Sendable, CaseIterable, CustomStringConvertible {
     }
 
     /// The supported types' names, for error messages.
-    static var supportedNames: String { supported.map(\.name).joined(separator: ", ") }
+    package static var supportedNames: String { supported.map(\.name).joined(separator: ", ") }
 }

@@ -3,23 +3,33 @@ import LinearAlgebra
 extension GGUFFile {
     /// The tensor's blocks as `BlockQuantizedMatrix` (codes read by `BlockGEMM` as they are), for
     /// the types that map onto it without requantizing, or nil for the others (which callers
-    /// dequantize and requantize to 8-bit blocks):
+    /// dequantize and requantize to 8-bit blocks: F32, F16, BF16, Q2_K, Q3_K, Q6_K, whose
+    /// per-16 scales do not fit one scale per 32):
     ///
-    /// | type | bits | zero point | scale, minimum |
-    /// |---|---|---|---|
-    /// | Q4_0 | 4 | 8 | d |
-    /// | Q4_1 | 4 | 0 | d, m |
-    /// | Q8_0 | 8 (q + 128) | 128 | d |
-    /// | Q4_K | 4 (repacked per 32) | 0 | d·sc, −dmin·m (rounded to float16) |
+    /// | type | bits | code | zero point | scale, minimum per 32 |
+    /// |---|---|---|---|---|
+    /// | Q4_0 | 4 | q | 8 | d |
+    /// | Q4_1 | 4 | q | 0 | d, m |
+    /// | Q4_K | 4 (repacked per 32) | q | 0 | d·sc, −dmin·m (rounded to float16) |
+    /// | Q5_0 | 8 | q + 112 | 128 | d |
+    /// | Q5_1 | 8 | q + 128 | 128 | d, m |
+    /// | Q5_K | 8 | q + 128 | 128 | d·sc, −dmin·m (rounded to float16) |
+    /// | Q8_0 | 8 | q + 128 | 128 | d |
+    /// | IQ4_NL | 8 | grid[q] + 128 | 128 | d |
+    /// | IQ4_XS | 8 | grid[q] + 128 | 128 | d·(sc − 32) (rounded to float16) |
     ///
-    /// Q4_0, Q4_1 and Q8_0 give exactly the file's values; Q4_K's per-32 scale and minimum
-    /// products are rounded to float16 (a relative error up to 2⁻¹¹ of a block's scale).
+    /// Every 8-bit form has zero point 128, so that fused projections can stack parts of different
+    /// types (`BlockQuantizedMatrix(stacking:)`).
+    ///
+    /// Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and IQ4_NL give exactly the file's values; Q4_K's, Q5_K's and
+    /// IQ4_XS's per-32 scale (and minimum) products are rounded to float16 (a relative error up
+    /// to 2⁻¹¹ of a block's scale).
     /// - Throws: `GGUFError` with `nonFiniteScale` for a block whose scale or minimum is infinite or
     ///   NaN, `invalidTensorLayout` for a tensor that is not two-dimensional.
     /// - Complexity: O(elements).
     package func blockQuantized(_ tensor: GGUFTensorInfo) throws(GGUFError) -> BlockQuantizedMatrix? {
         let type = tensor.type
-        guard [.q4_0, .q4_1, .q8_0, .q4_K].contains(type) else { return nil }
+        guard let layout = NativeLayout(type) else { return nil }
         guard tensor.dimensions.count <= 2 else {
             throw GGUFError(
                 .invalidTensorLayout, path: path, subject: GGUFError.tensor(tensor.name),
@@ -37,50 +47,130 @@ extension GGUFFile {
                 subject: GGUFError.tensor(tensor.name), detail: "block \(bad.block): \(bad.field) is not finite")
         }
         let count32 = rows * columns / 32
-        var codes = [UInt8](repeating: 0, count: type == .q8_0 ? rows * columns : rows * columns / 2)
+        var codes = [UInt8](repeating: 0, count: rows * columns * layout.bits / 8)
         var scales = [UInt16](repeating: 0, count: count32)
-        var mins: [UInt16]? = type == .q4_1 || type == .q4_K ? [UInt16](repeating: 0, count: count32) : nil
+        var mins = layout.hasMinimums ? [UInt16](repeating: 0, count: count32) : nil
         withTensorBytes(tensor) { bytes in
             let base = bytes.baseAddress!
             codes.withUnsafeMutableBufferPointer { out in
-                for b in 0..<blocks {
-                    let block = base + b * type.blockByteCount
-                    switch type {
-                    case .q4_0:
-                        // d, 16 bytes of nibbles in the same order as ours.
-                        scales[b] = block.loadUnaligned(as: UInt16.self).littleEndian
-                        for i in 0..<16 { out[16 * b + i] = block.byte(at: 2 + i) }
-                    case .q4_1:
-                        scales[b] = block.loadUnaligned(as: UInt16.self).littleEndian
-                        mins?[b] = block.loadUnaligned(fromByteOffset: 2, as: UInt16.self).littleEndian
-                        for i in 0..<16 { out[16 * b + i] = block.byte(at: 4 + i) }
-                    case .q8_0:
-                        scales[b] = block.loadUnaligned(as: UInt16.self).littleEndian
-                        for i in 0..<32 { out[32 * b + i] = block.byte(at: 2 + i) ^ 0x80 }
-                    default:
-                        // Q4_K: 8 sub-blocks of 32; sub-block 2c + h holds nibble h of bytes 32c…32c+31.
-                        let d = block.half(at: 0)
-                        let dmin = block.half(at: 2)
-                        let qs = block + 16
-                        for s in 0..<8 {
-                            let (sc, m) = BlockQ4_K.scaleAndMinimum(block + 4, s)
-                            let target = 8 * b + s
-                            scales[target] = BlockQuantizedMatrix.half(d * sc)
-                            mins?[target] = BlockQuantizedMatrix.half(-(dmin * m))
-                            let c = s / 2
-                            let shift = UInt8(4 * (s % 2))
-                            for i in 0..<16 {
-                                let low = (qs.byte(at: 32 * c + i) >> shift) & 0x0F
-                                let high = (qs.byte(at: 32 * c + 16 + i) >> shift) & 0x0F
-                                out[16 * target + i] = low | high << 4
-                            }
+                scales.withUnsafeMutableBufferPointer { d in
+                    for b in 0..<blocks {
+                        let block = base + b * type.blockByteCount
+                        let first = b * type.blockSize / 32
+                        let blockCodes = out.baseAddress! + b * type.blockSize * layout.bits / 8
+                        layout.convert(block, codes: blockCodes, scales: d.baseAddress! + first) { s, m in
+                            mins?[first + s] = m
                         }
                     }
                 }
             }
         }
         return BlockQuantizedMatrix(
-            outputSize: rows, inputSize: columns, bits: type == .q8_0 ? 8 : 4,
-            zeroPoint: type == .q4_0 ? 8 : type == .q8_0 ? 128 : 0, codes: codes, scales: scales, mins: mins)
+            outputSize: rows, inputSize: columns, bits: layout.bits, zeroPoint: layout.zeroPoint, codes: codes,
+            scales: scales, mins: mins)
+    }
+}
+
+/// How one GGUF type's blocks become `BlockQuantizedMatrix` parts.
+private struct NativeLayout {
+    let type: GGMLType
+    let bits: Int
+    let zeroPoint: Int
+    let hasMinimums: Bool
+
+    init?(_ type: GGMLType) {
+        switch type {
+        case .q4_0: (bits, zeroPoint, hasMinimums) = (4, 8, false)
+        case .q4_1, .q4_K: (bits, zeroPoint, hasMinimums) = (4, 0, true)
+        case .q5_0, .q8_0, .iq4_nl, .iq4_xs: (bits, zeroPoint, hasMinimums) = (8, 128, false)
+        case .q5_1, .q5_K: (bits, zeroPoint, hasMinimums) = (8, 128, true)
+        default: return nil
+        }
+        self.type = type
+    }
+
+    /// Writes one GGUF block's codes (`type.blockSize` elements, in our layout), its per-32 scales
+    /// and, through `minimum(subBlock, bits)`, its per-32 minimums.
+    func convert(
+        _ block: UnsafeRawPointer, codes out: UnsafeMutablePointer<UInt8>, scales: UnsafeMutablePointer<UInt16>,
+        minimum: (Int, UInt16) -> Void
+    ) {
+        let halfBits = { (offset: Int) in
+            UInt16(littleEndian: block.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
+        }
+        switch type {
+        case .q4_0:
+            // d, 16 bytes of nibbles in the same order as ours.
+            scales[0] = halfBits(0)
+            for i in 0..<16 { out[i] = block.byte(at: 2 + i) }
+        case .q4_1:
+            scales[0] = halfBits(0)
+            minimum(0, halfBits(2))
+            for i in 0..<16 { out[i] = block.byte(at: 4 + i) }
+        case .q8_0:
+            scales[0] = halfBits(0)
+            for i in 0..<32 { out[i] = block.byte(at: 2 + i) ^ 0x80 }
+        case .iq4_nl:
+            scales[0] = halfBits(0)
+            for j in 0..<16 {
+                let byte = block.byte(at: 2 + j)
+                out[j] = UInt8(Int(iq4Grid[Int(byte & 0x0F)]) + 128)
+                out[j + 16] = UInt8(Int(iq4Grid[Int(byte >> 4)]) + 128)
+            }
+        case .q5_0, .q5_1:
+            let start = type == .q5_0 ? 2 : 4
+            scales[0] = halfBits(0)
+            if type == .q5_1 { minimum(0, halfBits(2)) }
+            let qh = block.word(at: start)
+            // q − 16 + 128 for Q5_0 (d·(q − 16)), q + 128 for Q5_1 (d·q + m).
+            let offset: UInt8 = type == .q5_0 ? 112 : 128
+            for j in 0..<16 {
+                let byte = block.byte(at: start + 4 + j)
+                out[j] = ((byte & 0x0F) | UInt8((qh >> j) & 1) << 4) + offset
+                out[j + 16] = ((byte >> 4) | UInt8((qh >> (j + 16)) & 1) << 4) + offset
+            }
+        case .q4_K:
+            // 8 sub-blocks of 32; sub-block 2c + h holds nibble h of bytes 32c…32c+31.
+            let d = block.half(at: 0)
+            let dmin = block.half(at: 2)
+            let qs = block + 16
+            for s in 0..<8 {
+                let (sc, m) = BlockQ4_K.scaleAndMinimum(block + 4, s)
+                scales[s] = BlockQuantizedMatrix.half(d * sc)
+                minimum(s, BlockQuantizedMatrix.half(-(dmin * m)))
+                let c = s / 2
+                let shift = UInt8(4 * (s % 2))
+                for i in 0..<16 {
+                    let low = (qs.byte(at: 32 * c + i) >> shift) & 0x0F
+                    let high = (qs.byte(at: 32 * c + 16 + i) >> shift) & 0x0F
+                    out[16 * s + i] = low | high << 4
+                }
+            }
+        case .q5_K:
+            // As Q4_K, each code with its fifth bit (bit s of byte l of qh for weight l of sub-block s).
+            let d = block.half(at: 0)
+            let dmin = block.half(at: 2)
+            for s in 0..<8 {
+                let (sc, m) = BlockQ4_K.scaleAndMinimum(block + 4, s)
+                scales[s] = BlockQuantizedMatrix.half(d * sc)
+                minimum(s, BlockQuantizedMatrix.half(-(dmin * m)))
+                let shift = UInt8(4 * (s % 2))
+                for l in 0..<32 {
+                    let low = (block.byte(at: 48 + 32 * (s / 2) + l) >> shift) & 0x0F
+                    out[32 * s + l] = (low | ((block.byte(at: 16 + l) >> UInt8(s)) & 1) << 4) + 128
+                }
+            }
+        default:
+            // IQ4_XS: 8 sub-blocks of 32 with 6-bit scales around 32, nibbles as IQ4_NL's.
+            let d = block.half(at: 0)
+            for s in 0..<8 {
+                scales[s] = BlockQuantizedMatrix.half(d * BlockIQ4_XS.scale(block, s))
+                for j in 0..<16 {
+                    let byte = block.byte(at: 8 + 16 * s + j)
+                    out[32 * s + j] = UInt8(Int(iq4Grid[Int(byte & 0x0F)]) + 128)
+                    out[32 * s + j + 16] = UInt8(Int(iq4Grid[Int(byte >> 4)]) + 128)
+                }
+            }
+        }
     }
 }

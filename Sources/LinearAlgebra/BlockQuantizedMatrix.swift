@@ -12,9 +12,9 @@ import CKernels
 /// - `scales` and `mins`: `[out, in / 32]` IEEE binary16 bit patterns.
 ///
 /// GGUF's Q4_0 is 4-bit with `z = 8` and no minimums, Q4_1 and Q4_K 4-bit with `z = 0` and
-/// minimums (Q4_K's per-32 scale and minimum products rounded to float16), Q8_0 8-bit with
-/// codes `q + 128` and `z = 128`, Q6_K 8-bit with `z = 32`, Q5_K 8-bit with `z = 0` and minimums.
-/// A float tensor (F32, F16, BF16) becomes 8-bit blocks with `init(weights:outputSize:inputSize:)`.
+/// minimums (Q4_K's per-32 scale and minimum products rounded to float16); Q8_0, Q5_0, Q5_1,
+/// Q5_K, IQ4_NL and IQ4_XS 8-bit with `z = 128` (`GGUFFile.blockQuantized` lists each). Any other
+/// tensor (F32, F16, BF16, Q2_K, Q3_K, Q6_K) becomes 8-bit blocks with `init(weights:outputSize:inputSize:)`.
 ///
 /// ```swift
 /// let w = BlockQuantizedMatrix(outputSize: 960, inputSize: 576, bits: 4, zeroPoint: 0,

@@ -11,6 +11,8 @@ struct LlamaFileLoader {
     let configuration: LlamaConfiguration
     let name: String?
     let chatTemplateSource: String?
+    /// The ids the file names as ending a turn (`tokenizer.ggml.eot_token_id`, `eom_token_id`).
+    let endOfTurnIDs: [Int]
     /// `general.architecture`, for key names.
     private let prefix: String
 
@@ -72,6 +74,16 @@ struct LlamaFileLoader {
         }
         name = try read({ () throws(GGUFError) in try metadata.string("general.name") })
         chatTemplateSource = try read({ () throws(GGUFError) in try metadata.string("tokenizer.chat_template") })
+        var turnEnds: [Int] = []
+        for key in ["tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"] {
+            guard let id = try read({ () throws(GGUFError) in try metadata.integer(key) }) else { continue }
+            guard (0..<configuration.vocabularySize).contains(id) else {
+                throw .invalidFile(
+                    "\(path): \(key) is \(id), outside the vocabulary of \(configuration.vocabularySize)")
+            }
+            turnEnds.append(id)
+        }
+        endOfTurnIDs = turnEnds
     }
 
     // MARK: - Tokenizer
@@ -140,7 +152,9 @@ struct LlamaFileLoader {
             throw .invalidFile("\(path): \(name) is \(tensor.dimensions), expected \(dimensions)")
         }
         guard tensor.type.isSupported else {
-            throw .unsupported("\(path): \(name) is \(tensor.type.name), which this decoder cannot dequantize")
+            throw .unsupported(
+                "\(path): \(name) is \(tensor.type.name), which this decoder cannot read (supported: "
+                    + GGMLType.supportedNames + ")")
         }
         let floats: [Float]
         do { floats = try file.dequantize(tensor) } catch { throw .invalidFile("\(path): \(error.description)") }
@@ -250,7 +264,8 @@ struct LlamaFileLoader {
         }
         guard tensor.type.isSupported else {
             throw .unsupported(
-                "\(path): token_embd.weight is \(tensor.type.name), which this decoder cannot dequantize")
+                "\(path): token_embd.weight is \(tensor.type.name), which this decoder cannot read (supported: "
+                    + GGMLType.supportedNames + ")")
         }
         return EmbeddingTable(file: file, tensor: tensor, path: path)
     }

@@ -30,8 +30,10 @@ public final class LlamaModel: Sendable {
     public let threadCount: Int
     /// The model's name (`general.name`), or the file's name.
     public let name: String
-    /// The ids that end a generation: the end-of-sequence token and the chat template's turn end
-    /// (`<|im_end|>`, `<|eot_id|>`, `<|end_of_text|>`) when the vocabulary has them.
+    /// The ids that end a generation: the end-of-sequence token, the turn ends the file names
+    /// (`tokenizer.ggml.eot_token_id`, `eom_token_id`), and the families' turn-end tokens
+    /// (`LlamaModel.turnEndMarkers`: `<|im_end|>`, `<|eot_id|>`, `<end_of_turn>`, `<|end|>`, …)
+    /// where the vocabulary has them as control or user-defined tokens.
     public let stopTokenIDs: Set<Int>
 
     let weights: LlamaWeights
@@ -68,13 +70,23 @@ public final class LlamaModel: Sendable {
         self.embeddings = try loaded.embeddingTable()
         self.precision = precision
         self.threadCount = max(1, threadCount)
-        var stops: Set<Int> = []
+        var stops = Set(loaded.endOfTurnIDs)
         if let eos = tokenizer.endOfSequenceID { stops.insert(eos) }
-        for marker in ["<|im_end|>", "<|eot_id|>", "<|end_of_text|>", "<|endoftext|>"] {
-            if let id = tokenizer.id(for: marker), tokenizer.isControl(id) { stops.insert(id) }
+        for marker in Self.turnEndMarkers {
+            guard let id = tokenizer.id(for: marker) else { continue }
+            let type = tokenizer.tokenTypes.indices.contains(id) ? tokenizer.tokenTypes[id] : .normal
+            if type == .control || type == .userDefined { stops.insert(id) }
         }
         self.stopTokenIDs = stops
     }
+
+    /// The texts of the tokens that end a turn or a text in the families this decoder runs:
+    /// ChatML (SmolLM2, Qwen), Llama 3 (`<|eot_id|>`, and `<|eom_id|>` after a tool call), Gemma,
+    /// Phi-3, and the end-of-text tokens of GPT-2-style vocabularies. A vocabulary that holds one
+    /// as an ordinary token (text a model may write) keeps generating through it.
+    public static let turnEndMarkers = [
+        "<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<|endoftext|>", "<end_of_turn>", "<|end|>",
+    ]
 
     /// A new, empty sequence whose cache may hold up to `contextSize` tokens (default: the
     /// model's context length). The cache grows with the tokens actually held.

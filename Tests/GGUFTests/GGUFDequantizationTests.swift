@@ -1,4 +1,5 @@
 import GGUF
+import LinearAlgebra
 import TestSupport
 import XCTest
 
@@ -52,6 +53,47 @@ final class GGUFDequantizationTests: XCTestCase {
                 XCTAssertTrue(fast.allSatisfy(\.isFinite), "\(type.name): finite scales give finite values")
             }
             XCTAssertEqual(bitPatterns(try file.dequantize(tensor)), bitPatterns(fast), "\(type.name) public API")
+        }
+    }
+
+    /// The decoder's native form of each type (`blockQuantized`): the file's values exactly for
+    /// the types that map as they are, within float16 rounding of the per-32 scale products for
+    /// the K-quants and IQ4_XS, nil (requantized by the caller) for the rest.
+    func testNativeBlocksHoldTheFilesValues() throws {
+        let exact: Set<GGMLType> = [.q4_0, .q4_1, .q5_0, .q5_1, .q8_0, .iq4_nl]
+        let rounded: Set<GGMLType> = [.q4_K, .q5_K, .iq4_xs]
+        for (i, type) in GGMLType.supported.enumerated() {
+            let blocksPerRow = type.blockSize == 1 ? 64 : 512 / type.blockSize
+            let (file, tensor) = try randomTensorFile(type, rows: 3, blocksPerRow: blocksPerRow, seed: UInt64(200 + i))
+            let native = try file.blockQuantized(tensor)
+            guard exact.contains(type) || rounded.contains(type) else {
+                XCTAssertNil(native, "\(type.name) is requantized by the caller")
+                continue
+            }
+            let matrix = try XCTUnwrap(native, type.name)
+            XCTAssertEqual(matrix.outputSize, 3)
+            XCTAssertEqual(matrix.inputSize, 512)
+            let values = try file.dequantize(tensor)
+            for j in 0..<3 {
+                for block in 0..<16 {
+                    let range = (j * 512 + 32 * block)..<(j * 512 + 32 * block + 32)
+                    let largest = values[range].map { abs(Double($0)) }.max() ?? 0
+                    let minimum = matrix.mins.map {
+                        abs(Double(BlockQuantizedMatrix.float(fromHalf: $0[j * 16 + block])))
+                    }
+                    let tolerance = exact.contains(type) ? 0 : 0x1p-10 * (largest + 2 * (minimum ?? 0))
+                    for k in range {
+                        let column = k - j * 512
+                        let difference = abs(matrix.value(row: j, column: column) - Double(values[k]))
+                        if difference > tolerance {
+                            XCTFail(
+                                "\(type.name) [\(j), \(column)]: \(matrix.value(row: j, column: column)) vs \(values[k])"
+                            )
+                            return
+                        }
+                    }
+                }
+            }
         }
     }
 
@@ -112,7 +154,8 @@ final class GGUFDequantizationTests: XCTestCase {
         let fixture = try TestFixtures.decode(TypesFixture.self, from: "gguf/types.json")
         let file = try GGUFFile(
             contentsOf: TestFixtures.folder.appendingPathComponent("gguf").appendingPathComponent(fixture.file))
-        XCTAssertEqual(fixture.tensors.count, 9)
+        XCTAssertEqual(fixture.tensors.count, 15)
+        XCTAssertEqual(Set(fixture.tensors.map(\.type)), Set(GGMLType.supported.map(\.name)), "one tensor per type")
         for expected in fixture.tensors {
             let tensor = try XCTUnwrap(file.tensor(named: expected.name))
             XCTAssertEqual(tensor.type.name, expected.type)
@@ -142,22 +185,26 @@ final class GGUFDequantizationTests: XCTestCase {
     }
 
     func testUnsupportedTypesNameTheTypeAndTheSupportedOnes() throws {
-        let tensor = TestTensor(name: "w", dimensions: [32], type: .q5_0, data: [UInt8](repeating: 0, count: 22))
+        let tensor = TestTensor(name: "w", dimensions: [256], type: .iq2_xxs, data: [UInt8](repeating: 0, count: 66))
         let file = try GGUFFile(bytes: makeGGUF(tensors: [tensor]))
-        XCTAssertEqual(file.tensors[0].type, .q5_0, "a known but unsupported type reads")
+        XCTAssertEqual(file.tensors[0].type, .iq2_xxs, "a known but unsupported type reads")
         assertGGUFError(
             try file.dequantize(file.tensors[0]), code: .unsupportedType,
             mentions: [
-                "tensor 'w'", "Q5_0 is not supported; supported: F32, F16, BF16, Q4_0, Q4_1, Q8_0, Q4_K, Q5_K, Q6_K",
+                "tensor 'w'",
+                "IQ2_XXS is not supported; supported: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, "
+                    + "Q5_K, Q6_K, IQ4_NL, IQ4_XS",
             ])
         let bytes = file.withTensorBytes(file.tensors[0]) { $0.count }
-        XCTAssertEqual(bytes, 22, "its raw bytes are still there")
+        XCTAssertEqual(bytes, 66, "its raw bytes are still there")
     }
 
     func testNonFiniteScalesAreErrorsNamingTheBlock() throws {
         let cases: [(GGMLType, field: Int, bits: UInt16, name: String)] = [
             (.q4_0, 0, 0x7C00, "d"), (.q4_1, 2, 0xFC00, "m"), (.q8_0, 0, 0x7E00, "d"), (.q4_K, 2, 0x7C01, "dmin"),
-            (.q5_K, 0, 0xFE00, "d"), (.q6_K, 208, 0x7C00, "d"),
+            (.q5_K, 0, 0xFE00, "d"), (.q6_K, 208, 0x7C00, "d"), (.q5_0, 0, 0x7C00, "d"), (.q5_1, 2, 0x7E00, "m"),
+            (.q2_K, 82, 0xFC00, "dmin"), (.q3_K, 108, 0x7C00, "d"), (.iq4_nl, 0, 0x7C01, "d"),
+            (.iq4_xs, 0, 0xFC00, "d"),
         ]
         for (type, field, bits, name) in cases {
             var generator = SeededGenerator(seed: 3)

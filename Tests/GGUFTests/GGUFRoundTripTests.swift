@@ -206,7 +206,11 @@ final class GGUFRoundTripTests: XCTestCase {
         XCTAssertEqual(m["test.float32s"], .array(.float32([0.5, -1.25])))
         XCTAssertEqual(m["test.nested"], .array(.array([.int32([1, 2]), .int32([3])])))
         XCTAssertEqual(
-            file.tensors.map(\.name), ["f32", "f16", "bf16", "q4_0", "q4_1", "q8_0", "q4_k", "q5_k", "q6_k"])
+            file.tensors.map(\.name),
+            [
+                "f32", "f16", "bf16", "q4_0", "q4_1", "q8_0", "q4_k", "q5_k", "q6_k", "q5_0", "q5_1", "q2_k", "q3_k",
+                "iq4_nl", "iq4_xs",
+            ])
         XCTAssertTrue(file.tensors.allSatisfy { $0.offset % 64 == 0 })
     }
 

@@ -42,10 +42,16 @@ package enum Dequantization {
         case .bf16: return FloatBF16.self
         case .q4_0: return BlockQ4_0.self
         case .q4_1: return BlockQ4_1.self
+        case .q5_0: return BlockQ5_0.self
+        case .q5_1: return BlockQ5_1.self
         case .q8_0: return BlockQ8_0.self
+        case .q2_K: return BlockQ2_K.self
+        case .q3_K: return BlockQ3_K.self
         case .q4_K: return BlockQ4_K.self
         case .q5_K: return BlockQ5_K.self
         case .q6_K: return BlockQ6_K.self
+        case .iq4_nl: return BlockIQ4_NL.self
+        case .iq4_xs: return BlockIQ4_XS.self
         default: return nil
         }
     }

@@ -46,6 +46,10 @@ extension UnsafeRawPointer {
         UInt16(littleEndian: loadUnaligned(fromByteOffset: offset, as: UInt16.self)) & 0x7C00 == 0x7C00
     }
 
+    /// The little-endian 32-bit word at `offset`.
+    @inline(__always)
+    func word(at offset: Int) -> UInt32 { UInt32(littleEndian: loadUnaligned(fromByteOffset: offset, as: UInt32.self)) }
+
     /// The byte at `offset`.
     @inline(__always)
     func byte(at offset: Int) -> UInt8 { load(fromByteOffset: offset, as: UInt8.self) }

@@ -26,8 +26,10 @@ func assertGGUFError<T>(
 /// The byte offsets of the f16 scale and minimum fields of each supported block type.
 func scaleFields(of type: GGMLType) -> [Int] {
     switch type {
-    case .q4_0, .q8_0: return [0]
-    case .q4_1, .q4_K, .q5_K: return [0, 2]
+    case .q4_0, .q5_0, .q8_0, .iq4_nl, .iq4_xs: return [0]
+    case .q4_1, .q5_1, .q4_K, .q5_K: return [0, 2]
+    case .q2_K: return [80, 82]
+    case .q3_K: return [108]
     case .q6_K: return [208]
     default: return []
     }
