@@ -51,9 +51,106 @@ CONVERSATIONS = [
 ]
 
 
+# Tool definitions in the OpenAI function shape, which transformers passes through unchanged.
+TOOLS = [
+    {"type": "function", "function": {
+        "name": "get_weather",
+        "description": "Get the current weather in a city.",
+        "parameters": {"type": "object", "properties": {
+            "location": {"type": "string", "description": "City and country, e.g. Paris, France"},
+            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
+            "required": ["location"]}}},
+    {"type": "function", "function": {
+        "name": "get_time",
+        "description": "Get the local time in a time zone.",
+        "parameters": {"type": "object", "properties": {
+            "timezone": {"type": "string", "description": "IANA time zone name"}},
+            "required": ["timezone"]}}},
+]
+
+
+def _call(call_id, name, arguments):
+    # OpenAI shape. `arguments` is a dict, as transformers' docs ask ("the arguments should be a dict"; the
+    # OpenAI API's JSON string makes most templates write a quoted string); one conversation passes a string.
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+PARIS = {"location": "Paris, France", "unit": "celsius"}
+PARIS_RESULT = '{"temperature": 18, "condition": "cloudy"}'
+LONDON_RESULT = '{"temperature": 14, "condition": "rain"}'
+
+# Conversations with tool calls, rendered with `tools=TOOLS` for the templates with "supports_tools".
+# Tool-call ids are 9 alphanumeric characters, which Mistral's template requires (it raises otherwise).
+TOOL_CONVERSATIONS = [
+    ("tools_user_only", [
+        {"role": "user", "content": "What's the weather in Paris?"},
+    ]),
+    ("tools_system_user", [
+        {"role": "system", "content": "You are a weather bot."},
+        {"role": "user", "content": "What's the weather in Paris?"},
+    ]),
+    ("tool_call_round_trip", [
+        {"role": "system", "content": "You are a weather bot."},
+        {"role": "user", "content": "What's the weather in Paris?"},
+        {"role": "assistant", "content": "", "tool_calls": [_call("callParis", "get_weather", PARIS)]},
+        {"role": "tool", "tool_call_id": "callParis", "name": "get_weather", "content": PARIS_RESULT},
+    ]),
+    ("tool_call_then_answer", [
+        {"role": "user", "content": "What's the weather in Paris?"},
+        {"role": "assistant", "content": "", "tool_calls": [_call("callParis", "get_weather", PARIS)]},
+        {"role": "tool", "tool_call_id": "callParis", "name": "get_weather", "content": PARIS_RESULT},
+        {"role": "assistant", "content": "It is 18 °C and cloudy in Paris."},
+        {"role": "user", "content": "And what time is it there?"},
+    ]),
+    ("parallel_tool_calls", [
+        {"role": "user", "content": "Compare the weather in Paris and London."},
+        {"role": "assistant", "content": "", "tool_calls": [
+            _call("callParis", "get_weather", PARIS),
+            _call("callLondn", "get_weather", {"location": "London, UK", "unit": "celsius"})]},
+        {"role": "tool", "tool_call_id": "callParis", "name": "get_weather", "content": PARIS_RESULT},
+        {"role": "tool", "tool_call_id": "callLondn", "name": "get_weather", "content": LONDON_RESULT},
+    ]),
+    ("tool_call_arguments_string", [
+        {"role": "user", "content": "What's the weather in Paris?"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            _call("callParis", "get_weather", '{"location": "Paris, France", "unit": "celsius"}')]},
+        {"role": "tool", "tool_call_id": "callParis", "name": "get_weather", "content": PARIS_RESULT},
+    ]),
+    ("tool_call_content_none", [
+        {"role": "user", "content": "What's the weather in Paris?"},
+        {"role": "assistant", "content": None, "tool_calls": [_call("callParis", "get_weather", PARIS)]},
+        {"role": "tool", "tool_call_id": "callParis", "name": "get_weather", "content": PARIS_RESULT},
+    ]),
+    ("tool_call_with_text_and_reasoning", [
+        {"role": "user", "content": "What's the weather in Paris?"},
+        {"role": "assistant", "content": "Let me check.", "reasoning_content": "The user wants Paris weather.",
+         "tool_calls": [_call("callParis", "get_weather", PARIS)]},
+        {"role": "tool", "tool_call_id": "callParis", "name": "get_weather", "content": PARIS_RESULT},
+    ]),
+    ("tool_call_bad_id", [
+        {"role": "user", "content": "What's the weather in Paris?"},
+        {"role": "assistant", "content": "", "tool_calls": [_call("call_1", "get_weather", PARIS)]},
+        {"role": "tool", "tool_call_id": "call_1", "name": "get_weather", "content": PARIS_RESULT},
+    ]),
+]
+
+# Template-specific switches, each rendered as an extra conversation (name + "+" + suffix).
+EXTRA_KWARGS = {
+    "qwen3": [("no_thinking", {"enable_thinking": False}, ["user_only", "multi_turn", "tool_call_round_trip"])],
+}
+
+
 def smollm_source(model_path):
     from gguf import GGUFReader
     return GGUFReader(str(model_path)).fields["tokenizer.chat_template"].contents()
+
+
+def seen_by_template(messages):
+    """The messages as transformers hands them to the template: keys whose value is None dropped
+    (`_normalize_chat_messages`), then reasoning fields aliased (`_alias_reasoning_fields`: a message with
+    `reasoning_content`, `thinking` or `reasoning` gets all of `thinking` and `reasoning_content`)."""
+    from transformers.utils.chat_template_utils import _alias_reasoning_fields, _normalize_chat_messages
+    return _alias_reasoning_fields(_normalize_chat_messages(messages))
 
 
 def run(model_path, out_dir):
@@ -70,38 +167,65 @@ def run(model_path, out_dir):
                   "source": smollm}]
     templates += json.loads((HERE / "chat-template-sources.json").read_text(encoding="utf-8"))["templates"]
 
+    # Pass 1: every template x the plain conversations (the first 110 cases are the original ones, in order).
+    # Pass 2: the templates that support tools x TOOL_CONVERSATIONS, with tools=TOOLS.
+    # Pass 3: EXTRA_KWARGS (e.g. Qwen3 with enable_thinking=False).
+    jobs = []
+    for t in templates:
+        for conv_name, messages in CONVERSATIONS:
+            jobs.append((t, conv_name, messages, None, {}))
+    for t in templates:
+        if t.get("supports_tools"):
+            for conv_name, messages in TOOL_CONVERSATIONS:
+                jobs.append((t, conv_name, messages, TOOLS, {}))
+    every = dict(CONVERSATIONS + TOOL_CONVERSATIONS)
+    tool_names = {name for name, _ in TOOL_CONVERSATIONS}
+    for t in templates:
+        for suffix, extra, conv_names in EXTRA_KWARGS.get(t["name"], []):
+            for conv_name in conv_names:
+                tools = TOOLS if conv_name in tool_names else None
+                jobs.append((t, f"{conv_name}+{suffix}", every[conv_name], tools, extra))
+
     cases = []
     errors = []
-    for t in templates:
-        kwargs = {"bos_token": t["bos_token"], "eos_token": t["eos_token"], **t["template_kwargs"]}
-        for conv_name, messages in CONVERSATIONS:
-            for gen in (False, True):
-                case = {"template": t["name"], "conversation": conv_name, "messages": messages,
-                        "add_generation_prompt": gen}
-                try:
-                    text = hf.apply_chat_template(messages, chat_template=t["source"], tokenize=False,
-                                                  add_generation_prompt=gen, **kwargs)
-                except Exception as exc:  # a template may refuse a conversation (raise_exception)
-                    case["error"] = f"{type(exc).__name__}: {exc}"
-                    errors.append(f"{t['name']}:{conv_name}:{gen}")
-                    cases.append(case)
-                    continue
-                case["rendered"] = text
-                if t["name"] == "smollm2":
-                    # what apply_chat_template(tokenize=True) gives, and the true tokenizer on the same text
-                    ids_tr = hf.apply_chat_template(messages, tokenize=True, add_generation_prompt=gen,
-                                                    return_dict=False)
-                    if hasattr(ids_tr, "keys"):
-                        ids_tr = ids_tr["input_ids"]
-                    assert list(ids_tr) == list(hf(text, add_special_tokens=False)["input_ids"])
-                    case["ids"] = faithful.encode(text, add_special_tokens=False).ids
-                    case["ids_transformers_gguf"] = list(ids_tr)
-                    sanitized = hf.apply_chat_template(messages, tokenize=True, add_generation_prompt=gen,
-                                                       return_dict=False, sanitize_control_tokens=True)
-                    if hasattr(sanitized, "keys"):
-                        sanitized = sanitized["input_ids"]
-                    case["ids_transformers_gguf_sanitized"] = list(sanitized)
+    for t, conv_name, messages, tools, extra in jobs:
+        kwargs = {"bos_token": t["bos_token"], "eos_token": t["eos_token"], **t["template_kwargs"], **extra}
+        if tools is not None:
+            kwargs["tools"] = tools
+        for gen in (False, True):
+            case = {"template": t["name"], "conversation": conv_name, "messages": messages,
+                    "add_generation_prompt": gen}
+            if tools is not None:
+                case["tools"] = tools
+            if extra:
+                case["extra_kwargs"] = extra
+            seen = seen_by_template(messages)
+            if seen != messages:
+                case["messages_seen_by_template"] = seen
+            try:
+                text = hf.apply_chat_template(messages, chat_template=t["source"], tokenize=False,
+                                              add_generation_prompt=gen, **kwargs)
+            except Exception as exc:  # a template may refuse a conversation (raise_exception)
+                case["error"] = {"type": type(exc).__name__, "message": str(exc)}
+                errors.append(f"{t['name']}:{conv_name}:{gen}")
                 cases.append(case)
+                continue
+            case["rendered"] = text
+            if t["name"] == "smollm2":
+                # what apply_chat_template(tokenize=True) gives, and the true tokenizer on the same text
+                ids_tr = hf.apply_chat_template(messages, tokenize=True, add_generation_prompt=gen,
+                                                return_dict=False)
+                if hasattr(ids_tr, "keys"):
+                    ids_tr = ids_tr["input_ids"]
+                assert list(ids_tr) == list(hf(text, add_special_tokens=False)["input_ids"])
+                case["ids"] = faithful.encode(text, add_special_tokens=False).ids
+                case["ids_transformers_gguf"] = list(ids_tr)
+                sanitized = hf.apply_chat_template(messages, tokenize=True, add_generation_prompt=gen,
+                                                   return_dict=False, sanitize_control_tokens=True)
+                if hasattr(sanitized, "keys"):
+                    sanitized = sanitized["input_ids"]
+                case["ids_transformers_gguf_sanitized"] = list(sanitized)
+            cases.append(case)
 
     header = {
         "model": MODEL_REPO,
@@ -114,11 +238,20 @@ def run(model_path, out_dir):
                      "trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False, loopcontrols), its own "
                      "tojson (json.dumps, ensure_ascii=False), raise_exception and strftime_now, and passes "
                      "messages, tools=None, documents=None, add_generation_prompt and the special tokens",
+        "tools_rendering": "cases with `tools` were rendered with apply_chat_template(..., tools=tools) and the "
+                           "template sees that list unchanged; cases with `extra_kwargs` got them as further "
+                           "keyword arguments (template variables). Before rendering, transformers drops every "
+                           "message key whose value is None and aliases reasoning fields (`reasoning_content`, "
+                           "`thinking`, `reasoning`: the first one set is copied to `thinking` and "
+                           "`reasoning_content`); where that changes the messages, the case has "
+                           "`messages_seen_by_template`, which is what the template received",
         "ids": "smollm2 cases only: `ids` = the true SmolLM2 tokenizer (see tokenizer.json) on `rendered`, "
                "control tokens parsed, add_special_tokens=false; `ids_transformers_gguf` = "
                "apply_chat_template(tokenize=True) with the GGUF-loaded tokenizer (no digit split); "
                "`ids_transformers_gguf_sanitized` = the same with sanitize_control_tokens=True (control-token "
                "strings inside message contents are encoded as plain text, those the template writes stay special)",
+        "error": "a case transformers refused has `error` {type, message} (the Python exception) instead of "
+                 "`rendered`; `errors` lists them as template:conversation:add_generation_prompt",
         "errors": errors,
     }
     log(f"chat templates: {len(cases)} cases, {len(errors)} refused")

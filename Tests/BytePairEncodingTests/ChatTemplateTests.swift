@@ -53,8 +53,17 @@ final class ChatTemplateTests: XCTestCase {
             let name = try testCase.string("template")
             let label =
                 "\(name)/\(try testCase.string("conversation"))/agp=\(try testCase.bool("add_generation_prompt"))"
-            let (template, variables) = try XCTUnwrap(templates[name], "\(label): no template \(name)")
-            let messages = try testCase.array("messages")
+            let (template, templateVariables) = try XCTUnwrap(templates[name], "\(label): no template \(name)")
+            var variables = templateVariables
+            // Tool cases were rendered with apply_chat_template(tools=...); some cases add template kwargs.
+            if let tools = testCase["tools"] { variables["tools"] = tools }
+            if let extra = testCase["extra_kwargs"] {
+                variables.merge(extra.dictionary) { _, given in given }
+            }
+            // transformers drops None-valued message keys and aliases reasoning fields before rendering;
+            // where that changed the messages, the case holds what the template saw.
+            let messages = try testCase["messages_seen_by_template"] != nil
+                ? testCase.array("messages_seen_by_template") : testCase.array("messages")
             let addGenerationPrompt = try testCase.bool("add_generation_prompt")
             let outcome = Result { () throws(ChatTemplateError) -> String in
                 try template.render(
@@ -63,7 +72,15 @@ final class ChatTemplateTests: XCTestCase {
             if let rendered = testCase["rendered"] {
                 ChatFixture.assertSameText(try outcome.get(), try rendered.text(), label)
             } else {
-                XCTAssertThrowsError(try outcome.get(), "\(label): transformers refused this conversation")
+                let pythonError = try testCase.object("error")
+                XCTAssertThrowsError(try outcome.get(), "\(label): transformers refused this conversation") { error in
+                    let error = error as? ChatTemplateError
+                    let type = (try? pythonError.string("type")) ?? ""
+                    XCTAssertEqual(error?.code, ChatFixture.expectedCode(forPython: type), label)
+                    if type == "TemplateError" {
+                        XCTAssertEqual(error?.message, try? pythonError.string("message"), label)
+                    }
+                }
             }
             checked += 1
         }
