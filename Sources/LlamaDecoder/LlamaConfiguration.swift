@@ -11,6 +11,28 @@ public struct LlamaConfiguration: Sendable, Equatable {
         /// Qwen2 and Qwen2.5: biases on the query, key and value projections; RoPE rotates the two
         /// halves of each head (rows stored as trained).
         case qwen2
+        /// Qwen3: as `qwen2` without biases, with an RMSNorm over each query and key head before RoPE
+        /// (`attn_q_norm`, `attn_k_norm`), and heads that may be wider than hidden / heads.
+        case qwen3
+        /// Gemma 2: embeddings scaled by √H; RMSNorm before and after attention and the
+        /// feed-forward block (`post_attention_norm`, `post_ffw_norm`; the converter stores
+        /// `1 + w`); a GELU (tanh) gate; attention and final logits soft-capped; every other layer
+        /// (from layer 0) attends over a sliding window.
+        case gemma2
+        /// Gemma 3 (text): as `gemma2` with query and key head norms, no soft-capping, five
+        /// sliding-window layers to one global, and the window layers' own RoPE base.
+        case gemma3
+        /// Phi-3: the query, key and value projections fused in one tensor (`attn_qkv`), gate and
+        /// up in one (`ffn_up`, gate first); RoPE on the halves of each head.
+        case phi3
+    }
+
+    /// The feed-forward block's gate.
+    public enum Activation: Sendable, Equatable {
+        /// `silu(g) · u` (SwiGLU).
+        case silu
+        /// `gelu_tanh(g) · u` (GeGLU with the tanh approximation).
+        case geluTanh
     }
 
     /// Which elements of a head RoPE rotates together.
@@ -47,11 +69,50 @@ public struct LlamaConfiguration: Sendable, Equatable {
     public var rmsEpsilon: Float
     /// Whether the output head reuses the token embeddings (no `output.weight`).
     public var tiesOutputToEmbeddings: Bool
+    /// The factor query·key products are scaled by before the softmax: `1/√D`, except where the
+    /// model says otherwise (Gemma's `query_pre_attn_scalar`).
+    public var attentionScale: Float
+    /// `c` in `c · tanh(s / c)`, applied to the scaled attention scores (Gemma 2), or nil.
+    public var attentionSoftcap: Float?
+    /// `c` in `c · tanh(z / c)`, applied to the output logits (Gemma 2), or nil.
+    public var finalSoftcap: Float?
+    /// The sliding window of the layers that have one: a query at position `t` sees the keys at
+    /// positions `p` with `t − p < slidingWindow`. Nil when no layer has one.
+    public var slidingWindow: Int?
+    /// RoPE's base in the sliding-window layers, when it differs from `ropeBase` (Gemma 3: 10,000).
+    public var slidingWindowRopeBase: Float?
+    /// Positions are divided by this before RoPE (`rope.scaling.type = linear`), in every layer
+    /// but Gemma 3's sliding-window ones; 1 means no scaling.
+    public var ropeLinearScale: Float = 1
 
     /// How RoPE pairs elements for this architecture.
-    public var rotaryPairing: RotaryPairing { architecture == .qwen2 ? .halves : .adjacent }
+    public var rotaryPairing: RotaryPairing { architecture == .llama ? .adjacent : .halves }
     /// Whether the query, key and value projections carry biases.
     public var hasProjectionBiases: Bool { architecture == .qwen2 }
+    /// Whether each query and key head is RMS-normalized before RoPE.
+    public var hasQueryKeyNorms: Bool { architecture == .qwen3 || architecture == .gemma3 }
+    /// Whether the attention's and the feed-forward block's outputs are RMS-normalized before
+    /// they join the residual stream.
+    public var hasPostNorms: Bool { architecture == .gemma2 || architecture == .gemma3 }
+    /// The factor the token embeddings are multiplied by: √H for Gemma, else 1.
+    public var embeddingScale: Float {
+        hasPostNorms ? Float(Double(hiddenSize).squareRoot()) : 1
+    }
+    /// The feed-forward block's gate.
+    public var activation: Activation { hasPostNorms ? .geluTanh : .silu }
+    /// Whether the file fuses the query, key and value projections, and gate and up, in one tensor each.
+    public var fusesProjections: Bool { architecture == .phi3 }
+
+    /// Whether layer `l` attends over the sliding window rather than every earlier position:
+    /// Gemma 2's even layers, Gemma 3's layers but every sixth, every Phi-3 layer.
+    public func usesSlidingWindow(layer l: Int) -> Bool {
+        guard slidingWindow != nil else { return false }
+        switch architecture {
+        case .gemma2: return l % 2 == 0
+        case .gemma3: return l % 6 != 5
+        default: return true
+        }
+    }
     /// `Hq · D`: the width of the query projection and of the attention's output.
     public var queryWidth: Int { headCount * headDimension }
     /// `Hkv · D`: the width of the key and value projections and of each cache row.
@@ -99,5 +160,6 @@ public struct LlamaConfiguration: Sendable, Equatable {
         self.ropeDimension = ropeDimension
         self.rmsEpsilon = rmsEpsilon
         self.tiesOutputToEmbeddings = tiesOutputToEmbeddings
+        self.attentionScale = 1 / Float(headDimension).squareRoot()
     }
 }

@@ -42,10 +42,20 @@ struct LlamaFileLoader {
         func float(_ key: String, default fallback: Double) throws(LlamaDecoderError) -> Float {
             Float(try read({ () throws(GGUFError) in try metadata.float(key) }) ?? fallback)
         }
-        if let scaling = try read({ () throws(GGUFError) in try metadata.string("\(p).rope.scaling.type") }),
-            scaling != "none"
-        {
-            throw .unsupported("\(path): RoPE scaling '\(scaling)' (\(p).rope.scaling.type) is not supported")
+        func optionalFloat(_ key: String) throws(LlamaDecoderError) -> Float? {
+            guard let value = try read({ () throws(GGUFError) in try metadata.float(key) }) else { return nil }
+            guard value.isFinite, value > 0 else { throw .invalidFile("\(path): \(key) is \(value), expected > 0") }
+            return Float(value)
+        }
+        let scaling = try read({ () throws(GGUFError) in try metadata.string("\(p).rope.scaling.type") }) ?? "none"
+        guard scaling == "none" || scaling == "linear" else {
+            throw .unsupported(
+                "\(path): RoPE scaling '\(scaling)' (\(p).rope.scaling.type) is not supported (supported: none, linear)"
+            )
+        }
+        for factors in ["rope_factors_long.weight", "rope_factors_short.weight"]
+        where file.tensor(named: factors) != nil {
+            throw .unsupported("\(path): LongRoPE (\(factors)) is not supported")
         }
         guard let embedding = file.tensor(named: "token_embd.weight"), embedding.dimensions.count == 2 else {
             throw .invalidFile("\(path): no two-dimensional tensor token_embd.weight")
@@ -53,7 +63,7 @@ struct LlamaFileLoader {
         let hidden = try integer("\(p).embedding_length")
         let heads = try integer("\(p).attention.head_count")
         let headDimension = try integer("\(p).attention.key_length", default: heads > 0 ? hidden / heads : 0)
-        configuration = try LlamaConfiguration(
+        var c = try LlamaConfiguration(
             architecture: architecture,
             layerCount: try integer("\(p).block_count"),
             hiddenSize: hidden,
@@ -67,6 +77,39 @@ struct LlamaFileLoader {
             ropeDimension: try integer("\(p).rope.dimension_count", default: headDimension),
             rmsEpsilon: try float("\(p).attention.layer_norm_rms_epsilon", default: 1e-5),
             tiesOutputToEmbeddings: file.tensor(named: "output.weight") == nil)
+        if let values = try read({ () throws(GGUFError) in try metadata.integer("\(p).attention.value_length") }),
+            values != headDimension
+        {
+            throw .unsupported(
+                "\(path): value heads of \(values) beside key heads of \(headDimension) are not supported")
+        }
+        if scaling == "linear" {
+            guard let factor = try optionalFloat("\(p).rope.scaling.factor") else {
+                throw .invalidFile("\(path): linear RoPE scaling without \(p).rope.scaling.factor")
+            }
+            c.ropeLinearScale = factor
+        }
+        switch architecture {
+        case .gemma2, .gemma3:
+            // transformers scales by query_pre_attn_scalar, which GGUF does not carry: it is the head
+            // dimension, but H / heads for the 27B models (46 and 62 layers), as llama.cpp decides it.
+            let is27B = c.layerCount == (architecture == .gemma2 ? 46 : 62)
+            c.attentionScale = 1 / Float(is27B ? hidden / heads : headDimension).squareRoot()
+            c.attentionSoftcap = try optionalFloat("\(p).attn_logit_softcapping")
+            c.finalSoftcap = try optionalFloat("\(p).final_logit_softcapping")
+            if architecture == .gemma3 {
+                c.slidingWindowRopeBase = try optionalFloat("\(p).rope.freq_base_swa") ?? 10_000
+            }
+        default:
+            break
+        }
+        if [.gemma2, .gemma3, .phi3].contains(architecture),
+            let window = try read({ () throws(GGUFError) in try metadata.integer("\(p).attention.sliding_window") })
+        {
+            guard window > 0 else { throw .invalidFile("\(path): \(p).attention.sliding_window is \(window)") }
+            c.slidingWindow = window
+        }
+        configuration = c
         guard embedding.dimensions == [hidden, configuration.vocabularySize] else {
             throw .invalidFile(
                 "\(path): token_embd.weight is \(embedding.dimensions), expected [\(hidden), \(configuration.vocabularySize)]"
@@ -215,36 +258,53 @@ struct LlamaFileLoader {
     }
 
     /// Every weight in `precision`, one layer at a time so that no more than one layer's `Float`
-    /// copy exists at once.
+    /// copy exists at once. Tensor names as llama.cpp's converter writes them: `attn_q`, `attn_k`,
+    /// `attn_v` (Phi-3: `attn_qkv`), `ffn_gate` and `ffn_up` (Phi-3: `ffn_up` holding both),
+    /// `attn_q_norm`/`attn_k_norm` (Qwen3, Gemma 3), `post_attention_norm`/`post_ffw_norm` (Gemma).
     func weights(precision: LlamaModel.Precision) throws(LlamaDecoderError) -> LlamaWeights {
         let c = configuration
         var layers: [LlamaLayerWeights] = []
         layers.reserveCapacity(c.layerCount)
+        let qkv = c.fusesProjections ? ["attn_qkv"] : ["attn_q", "attn_k", "attn_v"]
+        let qkvOutputs =
+            c.fusesProjections
+            ? [c.queryWidth + 2 * c.keyValueWidth] : [c.queryWidth, c.keyValueWidth, c.keyValueWidth]
+        let gateUp = c.fusesProjections ? ["ffn_up"] : ["ffn_gate", "ffn_up"]
+        let gateUpOutputs = c.fusesProjections ? [2 * c.feedForwardSize] : [c.feedForwardSize, c.feedForwardSize]
         for l in 0..<c.layerCount {
             let b = "blk.\(l)."
+            func norm(_ name: String, _ width: Int, when present: Bool) throws(LlamaDecoderError) -> [Float]? {
+                present ? try values(b + name + ".weight", dimensions: [width]) : nil
+            }
             layers.append(
                 LlamaLayerWeights(
                     attentionNorm: try values(b + "attn_norm.weight", dimensions: [c.hiddenSize]),
                     queryKeyValue: try linear(
-                        [b + "attn_q", b + "attn_k", b + "attn_v"],
-                        outputs: [c.queryWidth, c.keyValueWidth, c.keyValueWidth], input: c.hiddenSize,
+                        qkv.map { b + $0 }, outputs: qkvOutputs, input: c.hiddenSize,
                         biases: c.hasProjectionBiases, precision: precision),
+                    queryNorm: try norm("attn_q_norm", c.headDimension, when: c.hasQueryKeyNorms),
+                    keyNorm: try norm("attn_k_norm", c.headDimension, when: c.hasQueryKeyNorms),
                     attentionOutput: try linear(
                         [b + "attn_output"], outputs: [c.hiddenSize], input: c.queryWidth, biases: false,
                         precision: precision),
+                    attentionPostNorm: try norm("post_attention_norm", c.hiddenSize, when: c.hasPostNorms),
                     feedForwardNorm: try values(b + "ffn_norm.weight", dimensions: [c.hiddenSize]),
                     gateUp: try linear(
-                        [b + "ffn_gate", b + "ffn_up"], outputs: [c.feedForwardSize, c.feedForwardSize],
-                        input: c.hiddenSize, biases: false, precision: precision),
+                        gateUp.map { b + $0 }, outputs: gateUpOutputs, input: c.hiddenSize, biases: false,
+                        precision: precision),
                     down: try linear(
                         [b + "ffn_down"], outputs: [c.hiddenSize], input: c.feedForwardSize, biases: false,
-                        precision: precision)))
+                        precision: precision),
+                    feedForwardPostNorm: try norm("post_ffw_norm", c.hiddenSize, when: c.hasPostNorms)))
         }
         let output = try linear(
             [c.tiesOutputToEmbeddings ? "token_embd" : "output"], outputs: [c.vocabularySize],
             input: c.hiddenSize, biases: false, precision: precision)
         let pairs = c.ropeDimension / 2
-        var inverse = (0..<pairs).map { i in Float(1) / powf(c.ropeBase, Float(2 * i) / Float(c.ropeDimension)) }
+        func inverseFrequencies(base: Float) -> [Float] {
+            (0..<pairs).map { i in Float(1) / powf(base, Float(2 * i) / Float(c.ropeDimension)) }
+        }
+        var inverse = inverseFrequencies(base: c.ropeBase)
         if file.tensor(named: "rope_freqs.weight") != nil {
             let factors = try values("rope_freqs.weight", dimensions: [pairs])
             guard factors.allSatisfy({ $0 > 0 }) else {
@@ -252,9 +312,12 @@ struct LlamaFileLoader {
             }
             for i in 0..<pairs { inverse[i] /= factors[i] }
         }
+        // Gemma 3's sliding-window layers: their own base, positions never scaled (as llama.cpp).
+        let local = c.slidingWindow == nil ? nil : c.slidingWindowRopeBase.map(inverseFrequencies(base:))
+        if c.ropeLinearScale != 1 { inverse = inverse.map { $0 / c.ropeLinearScale } }
         return LlamaWeights(
             layers: layers, outputNorm: try values("output_norm.weight", dimensions: [c.hiddenSize]),
-            output: output, inverseFrequencies: inverse)
+            output: output, inverseFrequencies: inverse, slidingWindowInverseFrequencies: local)
     }
 
     /// The token embeddings, read row by row from the mapped file.

@@ -33,6 +33,33 @@ enum LlamaKernels {
         }
     }
 
+    /// `h[r][i] = gelu_tanh(g[r][i]) · u[r][i]` for `gu: [rows, 2F]` (gate then up) into `h: [rows, F]`,
+    /// `gelu_tanh(g) = g/2 · (1 + tanh(√(2/π) · (g + 0.044715 g³)))` (PyTorch's `gelu(approximate="tanh")`).
+    static func geluTanhGate(
+        _ gateUp: UnsafePointer<Float>, rows: Int, width: Int, into h: UnsafeMutablePointer<Float>
+    ) {
+        let root: Float = 0.797_884_560_802_865_4  // √(2/π)
+        for r in 0..<rows {
+            let gate = gateUp + r * 2 * width
+            let up = gate + width
+            let out = h + r * width
+            for i in 0..<width {
+                let g = gate[i]
+                out[i] = 0.5 * g * (1 + tanhf(root * (g + 0.044_715 * g * g * g))) * up[i]
+            }
+        }
+    }
+
+    /// `x[i] *= factor` for `x: [count]`.
+    static func scale(_ x: UnsafeMutablePointer<Float>, count: Int, by factor: Float) {
+        for i in 0..<count { x[i] *= factor }
+    }
+
+    /// `x[i] = cap · tanh(x[i] / cap)` for `x: [count]` (Gemma 2's soft-capping of scores and logits).
+    static func softcap(_ x: UnsafeMutablePointer<Float>, count: Int, cap: Float) {
+        for i in 0..<count { x[i] = cap * tanhf(x[i] / cap) }
+    }
+
     /// Rotates `heads` heads of width `D` in place, the first `2·frequencies.count` elements of
     /// each, by `position · frequency`: `x: [heads, D]` at `x`, pairs as `pairing` says.
     static func rope(

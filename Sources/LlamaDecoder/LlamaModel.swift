@@ -124,24 +124,35 @@ public final class LlamaModel: Sendable {
         cache.reserve(positions, keeping: start)
         scratch.reserve(rows: rows, positions: positions)
 
-        // x: [T, H] ← the tokens' embedding rows.
+        // x: [T, H] ← the tokens' embedding rows (times √H for Gemma).
         for (t, id) in ids.enumerated() { try embeddings.row(id, into: scratch.hidden + t * width) }
+        if c.embeddingScale != 1 {
+            LlamaKernels.scale(scratch.hidden, count: rows * width, by: c.embeddingScale)
+        }
 
-        // RoPE's angles for each row's position: [T, ropeDimension/2].
+        // RoPE's angles for each row's position: [T, ropeDimension/2], and the sliding-window
+        // layers' own when they differ.
         let pairs = c.ropeDimension / 2
-        weights.inverseFrequencies.withUnsafeBufferPointer { inverse in
-            for t in 0..<rows {
-                let position = Float(start + t)
-                for i in 0..<pairs {
-                    let angle = position * inverse[i]
-                    scratch.cosines[t * pairs + i] = cosf(angle)
-                    scratch.sines[t * pairs + i] = sinf(angle)
+        let tables: [(frequencies: [Float], cosines: UnsafeMutablePointer<Float>, sines: UnsafeMutablePointer<Float>)] =
+            [(weights.inverseFrequencies, scratch.cosines, scratch.sines)]
+            + (weights.slidingWindowInverseFrequencies.map { [($0, scratch.localCosines, scratch.localSines)] } ?? [])
+        for table in tables {
+            table.frequencies.withUnsafeBufferPointer { inverse in
+                for t in 0..<rows {
+                    let position = Float(start + t)
+                    for i in 0..<pairs {
+                        let angle = position * inverse[i]
+                        table.cosines[t * pairs + i] = cosf(angle)
+                        table.sines[t * pairs + i] = sinf(angle)
+                    }
                 }
             }
         }
 
         for (l, layer) in weights.layers.enumerated() {
-            // Attention block: x += Wo · attention(RoPE(Wqkv · norm(x))).
+            let windowed = c.usesSlidingWindow(layer: l)
+            let table = windowed && tables.count > 1 ? tables[1] : tables[0]
+            // Attention block: x += post(Wo · attention(RoPE(norms(Wqkv · norm(x))))).
             layer.attentionNorm.withUnsafeBufferPointer { w in
                 LlamaKernels.rmsNorm(
                     scratch.hidden, rows: rows, width: width, weight: w.baseAddress!, epsilon: c.rmsEpsilon,
@@ -152,8 +163,20 @@ public final class LlamaModel: Sendable {
                 scratch: scratch)
             for t in 0..<rows {
                 let row = scratch.queryKeyValue + t * qkvWidth
-                let cosines = scratch.cosines + t * pairs
-                let sines = scratch.sines + t * pairs
+                if let queryNorm = layer.queryNorm, let keyNorm = layer.keyNorm {
+                    // Each head of the query and the key on its own: [Hq, D] and [Hkv, D].
+                    queryNorm.withUnsafeBufferPointer { w in
+                        LlamaKernels.rmsNorm(
+                            row, rows: c.headCount, width: D, weight: w.baseAddress!, epsilon: c.rmsEpsilon, into: row)
+                    }
+                    keyNorm.withUnsafeBufferPointer { w in
+                        LlamaKernels.rmsNorm(
+                            row + c.queryWidth, rows: c.keyValueHeadCount, width: D, weight: w.baseAddress!,
+                            epsilon: c.rmsEpsilon, into: row + c.queryWidth)
+                    }
+                }
+                let cosines = table.cosines + t * pairs
+                let sines = table.sines + t * pairs
                 LlamaKernels.rope(
                     row, heads: c.headCount, headDimension: D, cosines: cosines, sines: sines, pairs: pairs,
                     pairing: c.rotaryPairing)
@@ -166,12 +189,13 @@ public final class LlamaModel: Sendable {
                         from: row + c.queryWidth + c.keyValueWidth + g * D, count: D)
                 }
             }
-            attention(layer: l, rows: rows, start: start, cache: cache, scratch: scratch)
-            project(
-                layer.attentionOutput, scratch.context, rows: rows, into: scratch.hidden, accumulate: true,
+            attention(
+                layer: l, rows: rows, start: start, window: windowed ? c.slidingWindow : nil, cache: cache,
                 scratch: scratch)
+            residual(
+                layer.attentionOutput, scratch.context, rows: rows, postNorm: layer.attentionPostNorm, scratch: scratch)
 
-            // Feed-forward block: x += Wdown · (silu(Wgate · norm(x)) ⊙ Wup · norm(x)).
+            // Feed-forward block: x += post(Wdown · (act(Wgate · norm(x)) ⊙ Wup · norm(x))).
             layer.feedForwardNorm.withUnsafeBufferPointer { w in
                 LlamaKernels.rmsNorm(
                     scratch.hidden, rows: rows, width: width, weight: w.baseAddress!, epsilon: c.rmsEpsilon,
@@ -179,8 +203,12 @@ public final class LlamaModel: Sendable {
             }
             project(
                 layer.gateUp, scratch.normalized, rows: rows, into: scratch.gateUp, accumulate: false, scratch: scratch)
-            LlamaKernels.siluGate(scratch.gateUp, rows: rows, width: c.feedForwardSize, into: scratch.gated)
-            project(layer.down, scratch.gated, rows: rows, into: scratch.hidden, accumulate: true, scratch: scratch)
+            switch c.activation {
+            case .silu: LlamaKernels.siluGate(scratch.gateUp, rows: rows, width: c.feedForwardSize, into: scratch.gated)
+            case .geluTanh:
+                LlamaKernels.geluTanhGate(scratch.gateUp, rows: rows, width: c.feedForwardSize, into: scratch.gated)
+            }
+            residual(layer.down, scratch.gated, rows: rows, postNorm: layer.feedForwardPostNorm, scratch: scratch)
         }
 
         let first: Int
@@ -197,12 +225,38 @@ public final class LlamaModel: Sendable {
         }
         project(
             weights.output, scratch.normalized, rows: count, into: scratch.logits, accumulate: false, scratch: scratch)
+        if let cap = c.finalSoftcap {
+            LlamaKernels.softcap(scratch.logits, count: count * c.vocabularySize, cap: cap)
+        }
         for r in 0..<count { body(first + r, scratch.logits + r * c.vocabularySize) }
     }
 
+    /// `x += y` for `y = x_in · Wᵀ` (`[T, H]`), RMS-normalized first with `postNorm` when the
+    /// architecture has one (Gemma), else summed straight into the residual stream.
+    private func residual(
+        _ layer: LinearWeights, _ x: UnsafePointer<Float>, rows: Int, postNorm: [Float]?, scratch: Scratch
+    ) {
+        guard let postNorm else {
+            project(layer, x, rows: rows, into: scratch.hidden, accumulate: true, scratch: scratch)
+            return
+        }
+        let width = configuration.hiddenSize
+        project(layer, x, rows: rows, into: scratch.normalized, accumulate: false, scratch: scratch)
+        postNorm.withUnsafeBufferPointer { w in
+            LlamaKernels.rmsNorm(
+                scratch.normalized, rows: rows, width: width, weight: w.baseAddress!,
+                epsilon: configuration.rmsEpsilon, into: scratch.normalized)
+        }
+        Kernels.add(scratch.normalized, into: scratch.hidden, count: rows * width)
+    }
+
     /// Causal grouped-query attention of `rows` new positions `start…` over the cache into
-    /// `scratch.context: [T, Hq·D]`.
-    private func attention(layer l: Int, rows: Int, start: Int, cache: KeyValueCache, scratch: Scratch) {
+    /// `scratch.context: [T, Hq·D]`; with a `window`, the query at position `p` sees positions
+    /// `p − window + 1 … p` only. Scores are scaled by `attentionScale`, then soft-capped when the
+    /// model caps them.
+    private func attention(
+        layer l: Int, rows: Int, start: Int, window: Int?, cache: KeyValueCache, scratch: Scratch
+    ) {
         let c = configuration
         // D as the shape comments write the head dimension.
         // swift-format-ignore: AlwaysUseLowerCamelCase
@@ -210,28 +264,41 @@ public final class LlamaModel: Sendable {
         let positions = start + rows
         let qkvWidth = c.queryWidth + 2 * c.keyValueWidth
         let group = c.headCount / c.keyValueHeadCount
-        let scale = 1 / Float(D).squareRoot()
+        let scale = c.attentionScale
+        // The first position row t sees.
+        func firstVisible(_ t: Int) -> Int { window.map { max(0, start + t + 1 - $0) } ?? 0 }
         for h in 0..<c.headCount {
             let keys = cache.keys(layer: l, head: h / group)
             let values = cache.values(layer: l, head: h / group)
             let query = scratch.queryKeyValue + h * D
             if rows == 1 {
-                // One query: a dot product per position, a softmax, a weighted sum of values.
-                Kernels.dotRows(keys, rows: positions, columns: D, query: query, into: scratch.scores)
-                Kernels.softmaxRows(scratch.scores, rows: 1, columns: positions, scale: scale)
+                // One query: a dot product per visible position, a softmax, a weighted sum of values.
+                let lower = firstVisible(0)
+                let seen = positions - lower
+                Kernels.dotRows(keys + lower * D, rows: seen, columns: D, query: query, into: scratch.scores)
+                if let cap = c.attentionSoftcap {
+                    LlamaKernels.scale(scratch.scores, count: seen, by: scale)
+                    LlamaKernels.softcap(scratch.scores, count: seen, cap: cap)
+                    Kernels.softmaxRows(scratch.scores, rows: 1, columns: seen)
+                } else {
+                    Kernels.softmaxRows(scratch.scores, rows: 1, columns: seen, scale: scale)
+                }
                 Kernels.weightedColumnSum(
-                    values, rows: positions, columns: D, weights: scratch.scores, scale: 1,
+                    values + lower * D, rows: seen, columns: D, weights: scratch.scores, scale: 1,
                     into: scratch.context + h * D)
                 continue
             }
-            // S: [T, N] = scale · Q_h · K_hᵀ; row t sees positions 0…start+t.
+            // S: [T, N] = scale · Q_h · K_hᵀ; row t sees positions firstVisible(t)…start+t.
             BLAS.gemm(
                 .none, .transposed, m: rows, n: positions, k: D, alpha: scale, a: query, lda: qkvWidth,
                 b: keys, ldb: D, c: scratch.scores, ldc: positions)
             for t in 0..<rows {
                 let row = scratch.scores + t * positions
+                let lower = firstVisible(t)
                 let visible = start + t + 1
-                Kernels.softmaxRows(row, rows: 1, columns: visible)
+                if let cap = c.attentionSoftcap { LlamaKernels.softcap(row + lower, count: visible - lower, cap: cap) }
+                Kernels.softmaxRows(row + lower, rows: 1, columns: visible - lower)
+                row.update(repeating: 0, count: lower)
                 (row + visible).update(repeating: 0, count: positions - visible)
             }
             // context_h: [T, D] = S · V_h.

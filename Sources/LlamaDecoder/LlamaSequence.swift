@@ -174,6 +174,9 @@ final class Scratch {
     /// `[R, ropeDimension / 2]` RoPE's cosines and sines per row.
     var cosines: UnsafeMutablePointer<Float> = .allocate(capacity: 1)
     var sines: UnsafeMutablePointer<Float> = .allocate(capacity: 1)
+    /// `[R, ropeDimension / 2]` the same for the sliding-window layers' own frequencies (Gemma 3).
+    var localCosines: UnsafeMutablePointer<Float> = .allocate(capacity: 1)
+    var localSines: UnsafeMutablePointer<Float> = .allocate(capacity: 1)
     /// Quantized input rows for int8 products.
     var quantizedRows = QuantizedRows()
     /// Quantized input rows for block products, in two 8-bit parts (see `TwoPartBlockRows`).
@@ -200,6 +203,8 @@ final class Scratch {
             logits = .allocate(capacity: needed * c.vocabularySize)
             cosines = .allocate(capacity: needed * c.ropeDimension / 2)
             sines = .allocate(capacity: needed * c.ropeDimension / 2)
+            localCosines = .allocate(capacity: needed * c.ropeDimension / 2)
+            localSines = .allocate(capacity: needed * c.ropeDimension / 2)
             rows = needed
             scoresTooSmall = true
         }
@@ -211,7 +216,9 @@ final class Scratch {
     }
 
     private func freeRows() {
-        for buffer in [hidden, normalized, queryKeyValue, context, gateUp, gated, logits, cosines, sines] {
+        for buffer in [
+            hidden, normalized, queryKeyValue, context, gateUp, gated, logits, cosines, sines, localCosines, localSines,
+        ] {
             buffer.deallocate()
         }
     }

@@ -57,6 +57,18 @@ final class TinyModelParityTests: XCTestCase {
     func testLlamaKQuantsNative() throws { try checkFast("tiny-llama-kquants", precision: .native, agreement: 0.96) }
     func testLlamaKQuantsInt8() throws { try checkFast("tiny-llama-kquants", precision: .int8, agreement: 0.91) }
 
+    // The five families of Fixtures/generation/stage_arch.py, each a mix of 7–9 tensor types.
+    func testQwen3Float32() throws { try checkFloat32("tiny-qwen3", architecture: .qwen3) }
+    func testGemma2Float32() throws { try checkFloat32("tiny-gemma2", architecture: .gemma2) }
+    func testGemma3Float32() throws { try checkFloat32("tiny-gemma3", architecture: .gemma3) }
+    func testPhi3Float32() throws { try checkFloat32("tiny-phi3", architecture: .phi3) }
+    func testLlama3RopeScalingFloat32() throws { try checkFloat32("tiny-llama3-rope", architecture: .llama) }
+    func testNewFamiliesNative() throws {
+        for name in ["tiny-qwen3", "tiny-gemma2", "tiny-gemma3", "tiny-phi3", "tiny-llama3-rope"] {
+            try checkFast(name, precision: .native, agreement: 0.9)
+        }
+    }
+
     /// The float32 path: configuration as written, the tokenizer's ids and the template's text as
     /// transformers has them, last-position logits within 1e-4 of the largest, 16-token greedy
     /// continuations identical (the smallest top-2 margin is 0.012), per-token log-likelihoods
@@ -66,7 +78,7 @@ final class TinyModelParityTests: XCTestCase {
         let model = try LlamaModel(contentsOf: url, precision: .float32, threadCount: 2)
         let c = model.configuration
         XCTAssertEqual(c.architecture, architecture)
-        XCTAssertEqual(fixture.architecture, architecture == .qwen2 ? "qwen2" : "llama")
+        XCTAssertEqual(fixture.architecture, architecture.rawValue)
         XCTAssertEqual(
             [
                 c.hiddenSize, c.layerCount, c.headCount, c.keyValueHeadCount, c.feedForwardSize, c.vocabularySize,
@@ -77,9 +89,8 @@ final class TinyModelParityTests: XCTestCase {
                 fixture.config.ffn,
                 fixture.config.vocab, fixture.config.context, fixture.head_dim,
             ])
-        XCTAssertFalse(c.tiesOutputToEmbeddings)
         XCTAssertEqual(c.hasProjectionBiases, architecture == .qwen2)
-        XCTAssertEqual(c.rotaryPairing, architecture == .qwen2 ? .halves : .adjacent)
+        XCTAssertEqual(c.rotaryPairing, architecture == .llama ? .adjacent : .halves)
 
         for check in fixture.tokenizer_checks {
             XCTAssertEqual(
