@@ -189,6 +189,11 @@ def run(model_path, out_dir):
     cases = []
     errors = []
     for t, conv_name, messages, tools, extra in jobs:
+        # The fixture is written with sorted keys, so render exactly what it stores: every object's keys
+        # in sorted order (tojson prints dicts in their order; a reader of the file sees only this one).
+        messages = json.loads(json.dumps(messages, sort_keys=True))
+        tools = json.loads(json.dumps(tools, sort_keys=True))
+        extra = json.loads(json.dumps(extra, sort_keys=True))
         kwargs = {"bos_token": t["bos_token"], "eos_token": t["eos_token"], **t["template_kwargs"], **extra}
         if tools is not None:
             kwargs["tools"] = tools

@@ -62,7 +62,8 @@ final class ChatTemplateTests: XCTestCase {
             }
             // transformers drops None-valued message keys and aliases reasoning fields before rendering;
             // where that changed the messages, the case holds what the template saw.
-            let messages = try testCase["messages_seen_by_template"] != nil
+            let messages =
+                try testCase["messages_seen_by_template"] != nil
                 ? testCase.array("messages_seen_by_template") : testCase.array("messages")
             let addGenerationPrompt = try testCase.bool("add_generation_prompt")
             let outcome = Result { () throws(ChatTemplateError) -> String in
