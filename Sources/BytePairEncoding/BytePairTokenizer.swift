@@ -6,6 +6,12 @@ import Tokenization
 /// written in GPT-2's byte alphabet and merged by rank. Every token keeps its range in the
 /// caller's string.
 ///
+/// The same type also holds SentencePiece's BPE (`tokenizer.ggml.model = llama`: Llama 2, Mistral,
+/// Phi-3, Gemma), made with `init(sentencePieceTokens:…)`: spaces become `▁`, a `▁` goes in front
+/// of the text when the vocabulary says so, and characters merge by score (`SentencePieceModel`),
+/// as llama.cpp tokenizes; user-defined tokens in the text are read as themselves, as llama.cpp
+/// reads them.
+///
 /// ```swift
 /// let tokenizer = try BytePairTokenizer(tokens: tokens, merges: merges, preTokenizer: .smollm)
 /// let text = "Héllo 2024"
@@ -37,8 +43,10 @@ public struct BytePairTokenizer: TextTokenizer {
     public let tokens: [String]
     /// Each token's type.
     public let tokenTypes: [TokenType]
-    /// The pre-tokenizer.
-    public let preTokenizer: BytePairPreTokenizer
+    /// The pre-tokenizer (nil for a SentencePiece vocabulary, which has none).
+    public let preTokenizer: BytePairPreTokenizer?
+    /// Whether a SentencePiece vocabulary puts `▁` in front of the text (`tokenizer.ggml.add_space_prefix`).
+    public let addsSpacePrefix: Bool
     /// The most tokens one text may have (the model's context).
     public let maximumLength: Int
     /// The id of the model's begin-of-sequence token, if it has one.
@@ -54,6 +62,11 @@ public struct BytePairTokenizer: TextTokenizer {
 
     private let ids: [String: Int32]
     private let model: BytePairModel
+    /// The merge step of a SentencePiece vocabulary, nil for byte-level BPE.
+    private let sentencePiece: SentencePieceModel?
+    /// A SentencePiece vocabulary's ids by the exact bytes of their text (a `String` key would
+    /// equate canonically equivalent texts: `e` + U+0301 with `é`, U+212A with `K`).
+    private let idsByBytes: [[UInt8]: Int32]
     /// Whether a piece that is itself a token skips the merges (Llama 3's `ignore_merges`).
     private let ignoresMergesForWholeTokens: Bool
     /// Control and user-defined tokens by first scalar, longest first: what `parsingControlTokens` matches.
@@ -88,6 +101,51 @@ public struct BytePairTokenizer: TextTokenizer {
         addsBeginOfSequence: Bool = false, addsEndOfSequence: Bool = false,
         maximumLength: Int = .max
     ) throws(BytePairEncodingError) {
+        try self.init(
+            tokens: tokens, merges: merges, tokenTypes: tokenTypes, preTokenizer: preTokenizer, scores: nil,
+            addsSpacePrefix: false, unknownID: nil, beginOfSequenceID: beginOfSequenceID,
+            endOfSequenceID: endOfSequenceID, addsBeginOfSequence: addsBeginOfSequence,
+            addsEndOfSequence: addsEndOfSequence, maximumLength: maximumLength)
+    }
+
+    /// A SentencePiece BPE tokenizer from a model file's vocabulary (`tokenizer.ggml.model = llama`).
+    ///
+    /// - Parameters:
+    ///   - tokens: the vocabulary, in id order, spaces written `▁`, bytes as `<0xAB>` tokens.
+    ///   - scores: each token's score (`tokenizer.ggml.scores`): merges prefer the higher.
+    ///   - tokenTypes: each token's type code, or nil (all normal).
+    ///   - addsSpacePrefix: whether `▁` goes in front of the text (`tokenizer.ggml.add_space_prefix`).
+    ///   - unknownID: the unknown token, for a character with neither a token nor byte tokens.
+    ///   - the rest: as for byte-level BPE.
+    /// - Throws: `BytePairEncodingError` for a duplicate token, a count of scores or types that
+    ///   differs from the vocabulary's, a non-finite score, or a special id out of range.
+    /// - Complexity: O(vocabulary · log vocabulary).
+    public init(
+        sentencePieceTokens tokens: [String], scores: [Float], tokenTypes: [Int32]? = nil, addsSpacePrefix: Bool,
+        unknownID: Int? = nil, beginOfSequenceID: Int? = nil, endOfSequenceID: Int? = nil,
+        addsBeginOfSequence: Bool = false, addsEndOfSequence: Bool = false, maximumLength: Int = .max
+    ) throws(BytePairEncodingError) {
+        guard scores.count == tokens.count else {
+            throw BytePairEncodingError("\(scores.count) scores for \(tokens.count) tokens")
+        }
+        if let bad = scores.firstIndex(where: { !$0.isFinite }) {
+            throw BytePairEncodingError("token \(bad) has the score \(scores[bad])")
+        }
+        if let unknownID, !tokens.indices.contains(unknownID) {
+            throw BytePairEncodingError("the unknown id \(unknownID) is outside the vocabulary of \(tokens.count)")
+        }
+        try self.init(
+            tokens: tokens, merges: [], tokenTypes: tokenTypes, preTokenizer: nil, scores: scores,
+            addsSpacePrefix: addsSpacePrefix, unknownID: unknownID, beginOfSequenceID: beginOfSequenceID,
+            endOfSequenceID: endOfSequenceID, addsBeginOfSequence: addsBeginOfSequence,
+            addsEndOfSequence: addsEndOfSequence, maximumLength: maximumLength)
+    }
+
+    private init(
+        tokens: [String], merges: [String], tokenTypes: [Int32]?, preTokenizer: BytePairPreTokenizer?,
+        scores: [Float]?, addsSpacePrefix: Bool, unknownID: Int?, beginOfSequenceID: Int?, endOfSequenceID: Int?,
+        addsBeginOfSequence: Bool, addsEndOfSequence: Bool, maximumLength: Int
+    ) throws(BytePairEncodingError) {
         guard !tokens.isEmpty, tokens.count < Int(Int32.max) else {
             throw BytePairEncodingError("the vocabulary has \(tokens.count) tokens")
         }
@@ -118,7 +176,9 @@ public struct BytePairTokenizer: TextTokenizer {
             // A duplicate normal token would make ids ambiguous; duplicate unused or control entries
             // (padding slots) are kept at their first id.
             if let first = ids[token] {
-                if types[id] == .normal && types[Int(first)] == .normal {
+                // (SentencePiece texts are told apart by their bytes, in `idsByBytes`: only canonically
+                // equivalent texts, which a `String` key merges, can meet here.)
+                if scores == nil && types[id] == .normal && types[Int(first)] == .normal {
                     throw BytePairEncodingError("token \(id) '\(token)' repeats token \(first)")
                 }
                 continue
@@ -126,7 +186,7 @@ public struct BytePairTokenizer: TextTokenizer {
             ids[token] = Int32(id)
         }
         let byteTokens = (0..<256).map { ids[String(Character(ByteLevel.scalars[$0]))] ?? -1 }
-        guard byteTokens.contains(where: { $0 >= 0 }) else {
+        guard scores != nil || byteTokens.contains(where: { $0 >= 0 }) else {
             throw BytePairEncodingError("the vocabulary has no byte-level tokens (is it byte-level BPE?)")
         }
         var table: [UInt64: (rank: Int32, id: Int32)] = [:]
@@ -152,13 +212,15 @@ public struct BytePairTokenizer: TextTokenizer {
         bytes.reserveCapacity(tokens.count * 6)
         for (id, token) in tokens.enumerated() {
             switch types[id] {
-            case .control, .userDefined:
+            case .control, .userDefined, .unknown:
                 let scalars = Array(token.unicodeScalars)
                 if let first = scalars.first, ids[token] == Int32(id) {
                     control[first, default: []].append((scalars, Int32(id)))
                 }
                 // Control tokens print nothing; user-defined ones print as written.
-                if types[id] == .userDefined { bytes.append(contentsOf: token.utf8) }
+                if types[id] == .userDefined || (scores != nil && types[id] == .unknown) {
+                    bytes.append(contentsOf: token.utf8)
+                }
             case .byte:
                 // `<0x0A>`-style byte tokens (SentencePiece vocabularies) stand for that byte.
                 if let value = Self.byteTokenValue(token) {
@@ -167,8 +229,16 @@ public struct BytePairTokenizer: TextTokenizer {
                     bytes.append(contentsOf: token.utf8)
                 }
             default:
-                // A token outside the byte alphabet is printed as written (it cannot come out of the merges).
-                bytes.append(contentsOf: ByteLevel.bytes(of: token) ?? Array(token.utf8))
+                if scores != nil {
+                    // SentencePiece: `▁` stands for a space.
+                    bytes.append(
+                        contentsOf: token.split(separator: "\u{2581}", omittingEmptySubsequences: false).joined(
+                            separator: " "
+                        ).utf8)
+                } else {
+                    // A token outside the byte alphabet is printed as written (it cannot come out of the merges).
+                    bytes.append(contentsOf: ByteLevel.bytes(of: token) ?? Array(token.utf8))
+                }
             }
             starts.append(bytes.count)
         }
@@ -177,6 +247,7 @@ public struct BytePairTokenizer: TextTokenizer {
         self.tokens = tokens
         self.tokenTypes = types
         self.preTokenizer = preTokenizer
+        self.addsSpacePrefix = scores != nil && addsSpacePrefix
         self.maximumLength = maximumLength
         self.beginOfSequenceID = beginOfSequenceID
         self.endOfSequenceID = endOfSequenceID
@@ -184,6 +255,20 @@ public struct BytePairTokenizer: TextTokenizer {
         self.addsEndOfSequence = addsEndOfSequence && endOfSequenceID != nil
         self.ids = ids
         self.model = BytePairModel(merges: table, byteTokens: byteTokens)
+        var byBytes: [[UInt8]: Int32] = [:]
+        if scores != nil {
+            byBytes.reserveCapacity(tokens.count)
+            for (id, token) in tokens.enumerated() where byBytes[Array(token.utf8)] == nil {
+                byBytes[Array(token.utf8)] = Int32(id)
+            }
+        }
+        self.idsByBytes = byBytes
+        self.sentencePiece = scores.map { scores in
+            SentencePieceModel(
+                scores: scores,
+                byteTokens: (0..<256).map { byBytes[Array(Self.byteTokenName(UInt8($0)).utf8)] ?? -1 },
+                unknownID: unknownID.map(Int32.init))
+        }
         self.ignoresMergesForWholeTokens = preTokenizer == .llamaBPE
         self.controlTokens = control
         self.tokenBytes = bytes
@@ -192,7 +277,7 @@ public struct BytePairTokenizer: TextTokenizer {
         var hasher = SHA256()
         hasher.update(
             Array(
-                "bpe \(preTokenizer.rawValue) \(tokens.count) \(merges.count) \(maximumLength) \(self.addsBeginOfSequence) \(self.addsEndOfSequence)\n"
+                "bpe \(preTokenizer?.rawValue ?? "sentencepiece \(self.addsSpacePrefix)") \(tokens.count) \(merges.count) \(maximumLength) \(self.addsBeginOfSequence) \(self.addsEndOfSequence)\n"
                     .utf8))
         for token in tokens {
             hasher.update(Array(token.utf8))
@@ -203,6 +288,7 @@ public struct BytePairTokenizer: TextTokenizer {
             hasher.update([0])
         }
         for type in types { hasher.update([UInt8(truncatingIfNeeded: type.rawValue)]) }
+        for score in scores ?? [] { withUnsafeBytes(of: score.bitPattern.littleEndian) { hasher.update(Array($0)) } }
         self.fingerprint = String(hasher.finalizeHex().prefix(16))
     }
 
@@ -226,9 +312,18 @@ public struct BytePairTokenizer: TextTokenizer {
 
     /// The text of a sequence of ids (control tokens print nothing; a byte sequence that is not
     /// UTF-8 becomes U+FFFD, as `String(decoding:as:)` repairs it).
+    /// A SentencePiece vocabulary that adds `▁` in front of text drops one leading space from the
+    /// first token that prints, as llama.cpp's detokenizer does.
     public func decode(_ ids: some Sequence<Int>) -> String {
         var bytes: [UInt8] = []
-        for id in ids { bytes.append(contentsOf: self.bytes(for: id)) }
+        for id in ids {
+            let piece = self.bytes(for: id)
+            if addsSpacePrefix, bytes.isEmpty, piece.first == 0x20, tokenTypes[id] == .normal {
+                bytes.append(contentsOf: piece.dropFirst())
+            } else {
+                bytes.append(contentsOf: piece)
+            }
+        }
         return String(decoding: bytes, as: UTF8.self)
     }
 
@@ -268,7 +363,12 @@ public struct BytePairTokenizer: TextTokenizer {
     /// should be read this way.
     /// - Complexity: O(n log n) in the text's UTF-8 length.
     public func encode(_ text: String, parsingControlTokens: Bool) -> [Token] {
-        guard parsingControlTokens else { return encode(text, controlTokens: []) }
+        guard parsingControlTokens else {
+            // A SentencePiece vocabulary's user-defined tokens are read in any text, as llama.cpp reads them.
+            guard sentencePiece != nil else { return encode(text, controlTokens: []) }
+            return encode(
+                text, controlTokens: controlTokenMatches(in: text).filter { tokenTypes[$0.id] == .userDefined })
+        }
         return encode(text, controlTokens: controlTokenMatches(in: text))
     }
 
@@ -334,6 +434,10 @@ public struct BytePairTokenizer: TextTokenizer {
         _ byteOffsets: [Int], _ utf8: [UInt8], into output: inout [Token]
     ) {
         guard !range.isEmpty else { return }
+        guard let preTokenizer else {
+            encodeSentencePiece(scalars, range, indices, into: &output)
+            return
+        }
         let pieces = preTokenizer.pieces(of: Array(scalars[range]))
         var merged: [(id: Int32, start: Int)] = []
         for local in pieces {
@@ -361,6 +465,49 @@ public struct BytePairTokenizer: TextTokenizer {
                     Token(id: id, text: tokens[id], range: indices[scalar]..<indices[last + 1], isSpecial: false))
             }
         }
+    }
+
+    /// SentencePiece: `range` of the scalars with `▁` in front (when the vocabulary adds it; every
+    /// plain run starts the text or follows a special token, where llama.cpp adds it) and every
+    /// space written `▁`, merged by score. A token's range covers the scalars its bytes came from;
+    /// the `▁` put in front comes from none, so a token of it alone has an empty range.
+    private func encodeSentencePiece(
+        _ scalars: [Unicode.Scalar], _ range: Range<Int>, _ indices: [String.Index], into output: inout [Token]
+    ) {
+        guard let sentencePiece else { return }
+        var escaped: [UInt8] = []
+        var origin: [Int] = []  // the scalar each escaped byte came from; -1 for the added `▁`
+        let space: [UInt8] = [0xE2, 0x96, 0x81]
+        if addsSpacePrefix {
+            escaped += space
+            origin += [-1, -1, -1]
+        }
+        for k in range {
+            let bytes = scalars[k] == " " ? space : Array(String(scalars[k]).utf8)
+            escaped += bytes
+            origin += Array(repeating: k, count: bytes.count)
+        }
+        var merged: [(id: Int32, start: Int, count: Int)] = []
+        escaped.withUnsafeBufferPointer { all in
+            sentencePiece.encode(all, lookup: { idsByBytes[Array($0)] }, into: &merged)
+        }
+        for token in merged {
+            let from = origin[token.start..<(token.start + token.count)].filter { $0 >= 0 }
+            let id = Int(token.id)
+            let tokenRange: Range<String.Index>
+            if let first = from.first, let last = from.last {
+                tokenRange = indices[first]..<indices[last + 1]
+            } else {
+                tokenRange = indices[range.lowerBound]..<indices[range.lowerBound]
+            }
+            output.append(Token(id: id, text: tokens[id], range: tokenRange, isSpecial: false))
+        }
+    }
+
+    /// The text of byte `value`'s token: `<0xAB>`.
+    private static func byteTokenName(_ value: UInt8) -> String {
+        let digits = Array("0123456789ABCDEF")
+        return "<0x\(digits[Int(value >> 4)])\(digits[Int(value & 0x0F)])>"
     }
 
     /// The byte of a `<0xAB>` token.

@@ -57,9 +57,13 @@ struct LlamaFileLoader {
         where file.tensor(named: factors) != nil {
             throw .unsupported("\(path): LongRoPE (\(factors)) is not supported")
         }
-        guard let embedding = file.tensor(named: "token_embd.weight"), embedding.dimensions.count == 2 else {
-            throw .invalidFile("\(path): no two-dimensional tensor token_embd.weight")
+        // A file without weights (a vocabulary alone) still gives its tokenizer; the weights' loading
+        // refuses it.
+        let embedding = file.tensor(named: "token_embd.weight")
+        if let embedding, embedding.dimensions.count != 2 {
+            throw .invalidFile("\(path): token_embd.weight is \(embedding.dimensions), expected two dimensions")
         }
+        let tokenCount = try read({ () throws(GGUFError) in try metadata.strings("tokenizer.ggml.tokens") })?.count
         let hidden = try integer("\(p).embedding_length")
         let heads = try integer("\(p).attention.head_count")
         let headDimension = try integer("\(p).attention.key_length", default: heads > 0 ? hidden / heads : 0)
@@ -71,7 +75,7 @@ struct LlamaFileLoader {
             keyValueHeadCount: try integer("\(p).attention.head_count_kv", default: heads),
             headDimension: headDimension,
             feedForwardSize: try integer("\(p).feed_forward_length"),
-            vocabularySize: try integer("\(p).vocab_size", default: embedding.rowCount),
+            vocabularySize: try integer("\(p).vocab_size", default: embedding?.rowCount ?? tokenCount),
             contextLength: try integer("\(p).context_length"),
             ropeBase: try float("\(p).rope.freq_base", default: 10_000),
             ropeDimension: try integer("\(p).rope.dimension_count", default: headDimension),
@@ -110,7 +114,7 @@ struct LlamaFileLoader {
             c.slidingWindow = window
         }
         configuration = c
-        guard embedding.dimensions == [hidden, configuration.vocabularySize] else {
+        if let embedding, embedding.dimensions != [hidden, configuration.vocabularySize] {
             throw .invalidFile(
                 "\(path): token_embd.weight is \(embedding.dimensions), expected [\(hidden), \(configuration.vocabularySize)]"
             )
@@ -138,17 +142,21 @@ struct LlamaFileLoader {
             do { return try body() } catch { throw .invalidFile("\(path): \(error.description)") }
         }
         let model = try read({ () throws(GGUFError) in try metadata.string("tokenizer.ggml.model") })
-        guard model == "gpt2" else {
+        guard model == "gpt2" || model == "llama" else {
             throw .unsupported(
-                "\(path): tokenizer.ggml.model '\(model ?? "(none)")' is not supported (supported: gpt2, byte-level BPE)"
-            )
+                "\(path): tokenizer.ggml.model '\(model ?? "(none)")' is not supported (supported: gpt2, byte-level "
+                    + "BPE; llama, SentencePiece BPE)")
         }
-        let preName = try read({ () throws(GGUFError) in try metadata.string("tokenizer.ggml.pre") }) ?? "gpt2"
-        // "default" is what converters write when the model's pre-tokenizer is GPT-2's own.
-        guard let pre = BytePairPreTokenizer(rawValue: preName == "default" ? "gpt2" : preName) else {
-            throw .unsupported(
-                "\(path): tokenizer.ggml.pre '\(preName)' is not supported (supported: "
-                    + BytePairPreTokenizer.allCases.map(\.rawValue).joined(separator: ", ") + ")")
+        var pre = BytePairPreTokenizer.gpt2
+        if model == "gpt2" {
+            let preName = try read({ () throws(GGUFError) in try metadata.string("tokenizer.ggml.pre") }) ?? "gpt2"
+            // "default" is what converters write when the model's pre-tokenizer is GPT-2's own.
+            guard let known = BytePairPreTokenizer(rawValue: preName == "default" ? "gpt2" : preName) else {
+                throw .unsupported(
+                    "\(path): tokenizer.ggml.pre '\(preName)' is not supported (supported: "
+                        + BytePairPreTokenizer.allCases.map(\.rawValue).joined(separator: ", ") + ")")
+            }
+            pre = known
         }
         guard let tokens = try read({ () throws(GGUFError) in try metadata.strings("tokenizer.ggml.tokens") }) else {
             throw .invalidFile("\(path): no tokenizer.ggml.tokens")
@@ -172,7 +180,29 @@ struct LlamaFileLoader {
         let eos = try read({ () throws(GGUFError) in try metadata.integer("tokenizer.ggml.eos_token_id") })
         let addBOS = try read({ () throws(GGUFError) in try metadata.bool("tokenizer.ggml.add_bos_token") }) ?? false
         let addEOS = try read({ () throws(GGUFError) in try metadata.bool("tokenizer.ggml.add_eos_token") }) ?? false
+        var scores: [Double]?
+        var codes = typeCodes ?? Array(repeating: 1, count: tokens.count)
+        var prefix: Bool?
+        var unknown: Int?
+        if model == "llama" {
+            scores = try read({ () throws(GGUFError) in try metadata.floats("tokenizer.ggml.scores") })
+            guard scores != nil else { throw .invalidFile("\(path): no tokenizer.ggml.scores") }
+            // The turn ends read as control tokens, never from text (llama.cpp retypes them so too).
+            for id in endOfTurnIDs where codes.indices.contains(id) { codes[id] = 3 }
+            for (id, token) in tokens.enumerated() where LlamaModel.turnEndMarkers.contains(token) && codes[id] == 4 {
+                codes[id] = 3
+            }
+            prefix = try read({ () throws(GGUFError) in try metadata.bool("tokenizer.ggml.add_space_prefix") })
+            unknown = try read({ () throws(GGUFError) in try metadata.integer("tokenizer.ggml.unknown_token_id") })
+        }
         do {
+            if model == "llama", let scores {
+                return try BytePairTokenizer(
+                    sentencePieceTokens: tokens, scores: scores.map { Float($0) }, tokenTypes: codes,
+                    addsSpacePrefix: prefix ?? true, unknownID: unknown, beginOfSequenceID: bos,
+                    endOfSequenceID: eos, addsBeginOfSequence: addBOS, addsEndOfSequence: addEOS,
+                    maximumLength: configuration.contextLength)
+            }
             return try BytePairTokenizer(
                 tokens: tokens, merges: merges, tokenTypes: typeCodes, preTokenizer: pre,
                 beginOfSequenceID: bos, endOfSequenceID: eos, addsBeginOfSequence: addBOS,
