@@ -19,33 +19,29 @@ enum LlamaKernels {
         }
     }
 
-    /// `h[r][i] = silu(g[r][i]) · u[r][i]` for `gu: [rows, 2F]` (gate then up) into `h: [rows, F]`,
-    /// `silu(g) = g / (1 + e^−g)`.
-    static func siluGate(_ gateUp: UnsafePointer<Float>, rows: Int, width: Int, into h: UnsafeMutablePointer<Float>) {
-        for r in 0..<rows {
-            let gate = gateUp + r * 2 * width
-            let up = gate + width
-            let out = h + r * width
-            for i in 0..<width {
-                let g = gate[i]
-                out[i] = g / (1 + expf(-g)) * up[i]
-            }
-        }
-    }
-
-    /// `h[r][i] = gelu_tanh(g[r][i]) · u[r][i]` for `gu: [rows, 2F]` (gate then up) into `h: [rows, F]`,
-    /// `gelu_tanh(g) = g/2 · (1 + tanh(√(2/π) · (g + 0.044715 g³)))` (PyTorch's `gelu(approximate="tanh")`).
-    static func geluTanhGate(
-        _ gateUp: UnsafePointer<Float>, rows: Int, width: Int, into h: UnsafeMutablePointer<Float>
+    /// `h[r][i] = act(g[r][i]) · u[r][i]` for `gu: [rows, 2F]` (gate then up) into `h: [rows, F]`:
+    /// `silu(g) = g / (1 + e^−g)`, or `gelu_tanh(g) = g/2 · (1 + tanh(√(2/π) · (g + 0.044715 g³)))`
+    /// (PyTorch's `gelu(approximate="tanh")`).
+    static func gate(
+        _ gateUp: UnsafePointer<Float>, rows: Int, width: Int, activation: LlamaConfiguration.Activation,
+        into h: UnsafeMutablePointer<Float>
     ) {
         let root: Float = 0.797_884_560_802_865_4  // √(2/π)
         for r in 0..<rows {
             let gate = gateUp + r * 2 * width
             let up = gate + width
             let out = h + r * width
-            for i in 0..<width {
-                let g = gate[i]
-                out[i] = 0.5 * g * (1 + tanhf(root * (g + 0.044_715 * g * g * g))) * up[i]
+            switch activation {
+            case .silu:
+                for i in 0..<width {
+                    let g = gate[i]
+                    out[i] = g / (1 + expf(-g)) * up[i]
+                }
+            case .geluTanh:
+                for i in 0..<width {
+                    let g = gate[i]
+                    out[i] = 0.5 * g * (1 + tanhf(root * (g + 0.044_715 * g * g * g))) * up[i]
+                }
             }
         }
     }

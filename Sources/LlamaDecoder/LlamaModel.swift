@@ -203,11 +203,8 @@ public final class LlamaModel: Sendable {
             }
             project(
                 layer.gateUp, scratch.normalized, rows: rows, into: scratch.gateUp, accumulate: false, scratch: scratch)
-            switch c.activation {
-            case .silu: LlamaKernels.siluGate(scratch.gateUp, rows: rows, width: c.feedForwardSize, into: scratch.gated)
-            case .geluTanh:
-                LlamaKernels.geluTanhGate(scratch.gateUp, rows: rows, width: c.feedForwardSize, into: scratch.gated)
-            }
+            LlamaKernels.gate(
+                scratch.gateUp, rows: rows, width: c.feedForwardSize, activation: c.activation, into: scratch.gated)
             residual(layer.down, scratch.gated, rows: rows, postNorm: layer.feedForwardPostNorm, scratch: scratch)
         }
 
