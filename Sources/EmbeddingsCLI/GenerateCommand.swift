@@ -95,7 +95,14 @@ struct GenerateCommand: Command {
                 try model.chatPrompt([.init(role: .user, content: prompt)], system: system).ids
             }
         } else {
-            ids = model.tokenizer.encode(prompt, parsingControlTokens: false).map(\.id)
+            // The file's own begin (and end) tokens, as llama.cpp adds them to a plain prompt: Gemma's
+            // and Llama's answers depend on the <bos> their training put first.
+            let tokenized = model.tokenizer.tokenize(prompt)
+            guard !tokenized.isTruncated else {
+                throw CLIError.usage(
+                    "the prompt is longer than the model's \(model.configuration.contextLength)-token context")
+            }
+            ids = tokenized.tokens.map(\.id)
         }
         guard !ids.isEmpty else { throw CLIError.usage("the prompt has no tokens") }
         let json = parsed[Self.json]

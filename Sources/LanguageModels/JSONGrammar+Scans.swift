@@ -64,7 +64,10 @@ struct StringScan: Hashable, Sendable {
             switch byte {
             case UInt8(ascii: "\""): scalar = 0x22
             case UInt8(ascii: "\\"): scalar = 0x5C
-            case UInt8(ascii: "/"): scalar = 0x2F
+            case UInt8(ascii: "/"):
+                // A guided string writes `/` as itself.
+                guard guide == nil else { return .refused }
+                scalar = 0x2F
             case UInt8(ascii: "b"): scalar = 0x08
             case UInt8(ascii: "f"): scalar = 0x0C
             case UInt8(ascii: "n"): scalar = 0x0A
@@ -91,6 +94,8 @@ struct StringScan: Hashable, Sendable {
                 next.phase = .unicode(digits: digits + 1, value: value, high: high)
                 return next.isPossible(guide) ? .open(next) : .refused
             }
+            // A guided string escapes as `\uXXXX` only the control characters JSON requires.
+            if guide != nil, value >= 0x20 { return .refused }
             if high != 0 {
                 guard (0xDC00...0xDFFF).contains(value) else { return .refused }
                 return next.feed(0x10000 + (high - 0xD800) << 10 + (value - 0xDC00), guide)
@@ -118,15 +123,16 @@ struct StringScan: Hashable, Sendable {
 
     /// Whether the character begun in `phase` can still end as a scalar the pattern reads.
     private func isPossible(_ guide: GuidedPattern?) -> Bool {
-        for range in candidates() where range.lowerBound <= range.upperBound {
+        for range in candidates(guided: guide != nil) where range.lowerBound <= range.upperBound {
             guard let guide else { return true }
             if guide.accepts(pattern, anyOf: range.lowerBound, range.upperBound) { return true }
         }
         return false
     }
 
-    /// The scalars the character begun in `phase` may still turn out to be, as ranges.
-    private func candidates() -> [ClosedRange<UInt32>] {
+    /// The scalars the character begun in `phase` may still turn out to be, as ranges. A guided
+    /// string (`guided`) escapes only what JSON requires: `"`, `\\` and control characters.
+    private func candidates(guided: Bool) -> [ClosedRange<UInt32>] {
         func clamp(_ low: UInt32, _ high: UInt32, _ a: UInt32, _ b: UInt32) -> ClosedRange<UInt32>? {
             let l = max(low, a)
             let h = min(high, b)
@@ -149,6 +155,7 @@ struct StringScan: Hashable, Sendable {
             let shift = 4 * (4 - UInt32(digits))  // `digits` read, the rest to come
             let low = value << shift
             let top = low | ((1 << shift) - 1)
+            if guided { return [clamp(low, top, 0, 0x1F)].compactMap { $0 } }
             if high != 0 {
                 guard let low = clamp(low, top, 0xDC00, 0xDFFF) else { return [] }
                 let base = 0x10000 + (high - 0xD800) << 10
@@ -165,6 +172,8 @@ struct StringScan: Hashable, Sendable {
         case .lowBackslash(let high), .lowU(let high):
             let base = 0x10000 + (high - 0xD800) << 10
             return [base...(base + 0x3FF)]
+        case .escape where guided:
+            return [0...0x1F, 0x22...0x22, 0x5C...0x5C]
         case .start, .body, .escape:
             return [0...0x10FFFF]
         }

@@ -12,7 +12,9 @@ import Foundation
 /// the states as many as the texts. Integers are `-?(0|[1-9][0-9]*)` of at
 /// most 15 digits; numbers add an optional fraction of at most 8 digits (no exponents). Strings
 /// are any JSON string: every escape JSON allows (`\uXXXX` with surrogate pairs), never a raw
-/// control character or invalid UTF-8.
+/// control character or invalid UTF-8. A string under a pattern or a choice writes every
+/// character as itself and escapes only what JSON requires (`\"`, `\\`, control characters), so
+/// that a value has one spelling: a small model otherwise spells a tool's name in `\u` escapes.
 package final class JSONGrammar: Sendable {
     enum Node: Sendable {
         case string(GuidedPattern?)

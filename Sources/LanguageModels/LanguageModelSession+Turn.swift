@@ -40,9 +40,8 @@ extension LanguageModelSession {
         grammar: JSONGrammar?, maximumTokens: Int?, sampling: SamplingParameters, onText: @Sendable (String?) -> Bool
     ) throws -> Turn {
         let model = try self.model.model()
-        let rendered = try Self.decoding { () throws(LlamaDecoderError) in
-            try model.chatPrompt(Self.messages(entries, tools: tools), addGenerationPrompt: true)
-        }
+        let format = ToolCalling.Format(templateSource: model.chatTemplateSource)
+        let rendered = try Self.prompt(entries, tools: tools, model: model, addGenerationPrompt: true)
         let offered: [Transcript.ToolDefinition]
         switch choice {
         case .none, .automatic, .required: offered = tools
@@ -59,7 +58,7 @@ extension LanguageModelSession {
             throw GenerationError.unsupportedGuide(
                 .init(debugDescription: "two tools define different argument shapes named \(name)"))
         }
-        let callSchema = offered.isEmpty ? nil : ToolCalling.callSchema(offered)
+        let callSchema = offered.isEmpty ? nil : format.callSchema(offered)
         let callGrammar = try callSchema.map { schema throws(GenerationError) in try JSONGrammar(schema) }
         let mode: ToolCallConstraint.Mode =
             switch choice {
@@ -82,7 +81,7 @@ extension LanguageModelSession {
             var guide: GuidedDecoding?
             if let callGrammar {
                 calling = ToolCallConstraint(
-                    callGrammar: callGrammar, answerGrammar: grammar, mode: mode, model: model)
+                    callGrammar: callGrammar, answerGrammar: grammar, mode: mode, model: model, format: format)
             } else if let grammar {
                 guide = GuidedDecoding(grammar: grammar, model: model)
             }
@@ -90,7 +89,7 @@ extension LanguageModelSession {
             let generation = try current.respond(
                 rendered, maximumTokens: maximumTokens, sampling: sampling, constraint: calling ?? guide
             ) { text in
-                if let calling, calling.isCall || ToolCalling.mayBeCall(text) {
+                if let calling, calling.isCall || format.mayBeCall(text) {
                     withheld = true
                     return onText(nil)
                 }
@@ -107,7 +106,7 @@ extension LanguageModelSession {
         }
         var outcome = Turn.Outcome.text(generation.text)
         if isCall {
-            if isComplete, let calls = try ToolCalling.calls(in: generation.text) {
+            if isComplete, let calls = try format.calls(in: generation.text) {
                 outcome = .toolCalls(calls)
             } else {
                 outcome = .text("")

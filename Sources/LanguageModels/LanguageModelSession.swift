@@ -96,13 +96,11 @@ public final class LanguageModelSession: Sendable {
             defer { end(appending: []) }
             do {
                 let model = try self.model.model()
-                let messages = Self.messages(
-                    transcript, prompt: promptPrefix.map { .prompt(.init(segments: [.text(.init(content: $0))])) },
-                    tools: toolDefinitions)
-                guard !messages.isEmpty else { return }
-                let prompt = try Self.decoding { () throws(LlamaDecoderError) in
-                    try model.chatPrompt(messages, addGenerationPrompt: false)
-                }
+                let entries =
+                    Array(transcript)
+                    + (promptPrefix.map { [.prompt(.init(segments: [.text(.init(content: $0))]))] } ?? [])
+                guard !entries.isEmpty else { return }
+                let prompt = try Self.prompt(entries, tools: toolDefinitions, model: model, addGenerationPrompt: false)
                 try conversation.withOrderedLock { held in
                     let current = try Self.conversation(&held, model: model)
                     try current.prefill(prompt)
@@ -398,34 +396,17 @@ public final class LanguageModelSession: Sendable {
         }
     }
 
-    /// The chat messages for `transcript` followed by `prompt` when given; `tools` are listed in
-    /// the system message (one is added when the transcript has none).
-    static func messages(
-        _ transcript: Transcript, prompt: Transcript.Entry?, tools: [Transcript.ToolDefinition] = []
-    ) -> [ChatMessage] {
-        messages(Array(transcript) + (prompt.map { [$0] } ?? []), tools: tools)
-    }
-
-    static func messages(_ entries: [Transcript.Entry], tools: [Transcript.ToolDefinition]) -> [ChatMessage] {
-        var messages: [ChatMessage] = entries.map { entry in
-            switch entry {
-            case .instructions: return ChatMessage(role: .system, content: entry.promptText)
-            case .prompt: return ChatMessage(role: .user, content: entry.promptText)
-            case .response: return ChatMessage(role: .assistant, content: entry.promptText)
-            case .toolCalls(let calls): return ChatMessage(role: .assistant, content: ToolCalling.text(of: calls))
-            case .toolOutput:
-                return ChatMessage(role: .user, content: ToolCalling.response(entry.promptText))
-            }
+    /// `entries` laid out by the model's chat template and tokenized, `tools` offered in the
+    /// template's own tool format (or the Hermes layout for a template without one: see `ToolCalling`).
+    static func prompt(
+        _ entries: [Transcript.Entry], tools: [Transcript.ToolDefinition], model: LlamaModel,
+        addGenerationPrompt: Bool
+    ) throws(GenerationError) -> ChatPrompt {
+        let format = ToolCalling.Format(templateSource: model.chatTemplateSource)
+        let (messages, listed) = format.conversation(entries, tools: tools)
+        return try decoding { () throws(LlamaDecoderError) in
+            try model.chatPrompt(messageValues: messages, tools: listed, addGenerationPrompt: addGenerationPrompt)
         }
-        guard !tools.isEmpty else { return messages }
-        let section = ToolCalling.instructions(tools)
-        if let system = messages.firstIndex(where: { $0.role == .system }) {
-            let own = messages[system].content
-            messages[system].content = own.isEmpty ? section : own + "\n\n" + section
-        } else {
-            messages.insert(ChatMessage(role: .system, content: section), at: 0)
-        }
-        return messages
     }
 
     /// The session's decoder state, made on first use.

@@ -45,6 +45,8 @@ public final class SystemLanguageModel: Sendable {
     let source: Source
     /// Decoder threads per request.
     let threadCount: Int
+    /// A chat template used instead of the file's, when given.
+    let chatTemplate: String?
     /// The weights, loaded on first use.
     private let loaded = Mutex<LlamaModel?>(nil)
     /// Held while loading, so that two first requests load the file once.
@@ -53,17 +55,26 @@ public final class SystemLanguageModel: Sendable {
     /// The library's default model, SmolLM2-135M-Instruct (Q4_1 GGUF, context 8,192 tokens).
     public static let `default` = SystemLanguageModel(source: .catalog(DecoderCatalog.defaultModel))
 
-    init(source: Source, threadCount: Int = ProcessInfo.processInfo.activeProcessorCount) {
+    init(
+        source: Source, threadCount: Int = ProcessInfo.processInfo.activeProcessorCount, chatTemplate: String? = nil
+    ) {
         self.source = source
         self.threadCount = max(1, threadCount)
+        self.chatTemplate = chatTemplate
     }
 
     /// A model from a GGUF file (an extension: Apple's framework has one system model).
     /// - Parameters:
-    ///   - url: a Llama-family GGUF file (`llama` or `qwen2`).
+    ///   - url: a GGUF file of a family the decoder runs (`llama`, `qwen2`, `qwen3`, `gemma2`,
+    ///     `gemma3`, `phi3`).
     ///   - threadCount: threads each request's matrix products use (default: the active cores).
-    public convenience init(contentsOf url: URL, threadCount: Int = ProcessInfo.processInfo.activeProcessorCount) {
-        self.init(source: .file(url), threadCount: threadCount)
+    ///   - chatTemplate: a Jinja chat template used instead of the file's (nil: the file's). Tool
+    ///     calls follow the template's own format (see `Tool`).
+    public convenience init(
+        contentsOf url: URL, threadCount: Int = ProcessInfo.processInfo.activeProcessorCount,
+        chatTemplate: String? = nil
+    ) {
+        self.init(source: .file(url), threadCount: threadCount, chatTemplate: chatTemplate)
     }
 
     /// The model's file when it is installed (or present at the given path).
@@ -128,8 +139,9 @@ public final class SystemLanguageModel: Sendable {
                         ))
                 }
                 let model: LlamaModel
-                do throws(LlamaDecoderError) { model = try LlamaModel(contentsOf: url, threadCount: threadCount) } catch
-                {
+                do throws(LlamaDecoderError) {
+                    model = try LlamaModel(contentsOf: url, threadCount: threadCount, chatTemplate: chatTemplate)
+                } catch {
                     throw .assetsUnavailable(.init(debugDescription: error.description))
                 }
                 loaded.withOrderedLock { $0 = model }

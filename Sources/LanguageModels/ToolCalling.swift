@@ -1,20 +1,167 @@
 import Foundation
 import LlamaDecoder
 
-/// How tool calls are written in a conversation: the layout tool-calling ChatML models are trained
-/// on (Hermes, Qwen 2.5), for every model. The tools are listed in the system message; a call is
+/// How tool calls are written in a conversation: through the chat template's own tool support
+/// where it has one, else in the layout tool-calling ChatML models are trained on (Hermes).
 ///
-///     <tool_call>
-///     {"name": "getForecast", "arguments": {"city": "Paris"}}
-///     </tool_call>
+/// - A template that lists `tools` and writes `tool_calls` back (Qwen2.5, Qwen3, Llama 3.1/3.2)
+///   gets the tools, the calls and the results as transformers' `apply_chat_template(tools=…)`
+///   passes them, and the model's call is read in the format that template teaches: Qwen's
+///   `<tool_call>` blocks, Llama 3.1's bare `{"name": …, "parameters": …}` object. A result goes
+///   back as a `tool` message, which the template writes in its own role (`<tool_response>` in a
+///   user turn for Qwen, `ipython` for Llama 3.1).
+/// - Any other template (SmolLM2, Gemma, Phi-3, Mistral v0.3, whose `[TOOL_CALLS]` format is not
+///   read yet) gets the Hermes layout written here: the tools listed in the system message, a
+///   call as
 ///
-/// as the whole of an assistant turn; a tool's output comes back as a user turn wrapped in
-/// `<tool_response>`. `package`: the chat endpoint of `embeddings serve` offers its clients' tools
-/// the same way.
+///       <tool_call>
+///       {"name": "getForecast", "arguments": {"city": "Paris"}}
+///       </tool_call>
+///
+///   as the whole of an assistant turn, a tool's output as a user turn wrapped in `<tool_response>`.
+///
+/// `package`: the chat endpoint of `embeddings serve` offers its clients' tools the same way.
 package enum ToolCalling {
-    /// What opens a call, and what closes it.
-    static let opening = "<tool_call>\n"
-    static let closing = "\n</tool_call>"
+    /// How one chat template's conversations carry tools, and how its model writes a call.
+    package struct Format: Sendable, Equatable, CustomStringConvertible {
+        /// The format's name: `hermes` (the fallback), `qwen`, `llama3`.
+        package let name: String
+        /// Whether the template itself lists the tools and writes calls and results back; false
+        /// for the Hermes fallback, written as text by this type.
+        let usesTemplate: Bool
+        /// What opens a call.
+        let opening: String
+        /// Whether the opening is the start of the call's JSON (Llama 3.1's bare object) rather
+        /// than markup before it.
+        let openingIsJSON: Bool
+        /// The call's key for its arguments.
+        let argumentsKey: String
+
+        /// The Hermes layout, for templates without tool support.
+        static let hermes = Format(
+            name: "hermes", usesTemplate: false, opening: "<tool_call>\n", openingIsJSON: false,
+            argumentsKey: "arguments")
+        /// Qwen2.5's and Qwen3's templates: `<tool_call>\n{"name": …, "arguments": …}\n</tool_call>`.
+        static let qwen = Format(
+            name: "qwen", usesTemplate: true, opening: "<tool_call>\n", openingIsJSON: false, argumentsKey: "arguments")
+        /// Llama 3.1's and 3.2's templates: the whole turn is `{"name": …, "parameters": …}`.
+        static let llama3 = Format(
+            name: "llama3", usesTemplate: true, opening: "{\"name\"", openingIsJSON: true, argumentsKey: "parameters")
+
+        /// The format a chat template teaches, read from its source: a template that writes
+        /// `tool_calls` back and lists `tools` in Qwen's or Llama 3.1's format; else Hermes.
+        package init(templateSource: String?) {
+            guard let source = templateSource, source.contains("tool_calls"), source.contains("tools") else {
+                self = .hermes
+                return
+            }
+            if source.contains("<tool_call>") {
+                self = .qwen
+            } else if source.contains("ipython"), source.contains("parameters") {
+                self = .llama3
+            } else {
+                self = .hermes
+            }
+        }
+
+        private init(name: String, usesTemplate: Bool, opening: String, openingIsJSON: Bool, argumentsKey: String) {
+            self.name = name
+            self.usesTemplate = usesTemplate
+            self.opening = opening
+            self.openingIsJSON = openingIsJSON
+            self.argumentsKey = argumentsKey
+        }
+
+        package var description: String { name }
+
+        /// What closes a `<tool_call>` block.
+        static let closingTag = "</tool_call>"
+
+        /// The chat messages (as template values) for `entries`, and the tools the template lists
+        /// (nil when it lists none, or for Hermes, whose tools are in the system message).
+        func conversation(_ entries: [Transcript.Entry], tools: [Transcript.ToolDefinition])
+            -> (messages: [JinjaValue], tools: [JinjaValue]?)
+        {
+            guard usesTemplate else {
+                return (ToolCalling.hermesMessages(entries, tools: tools).map(\.jinjaValue), nil)
+            }
+            let messages: [JinjaValue] = entries.map { entry in
+                switch entry {
+                case .instructions: return ChatMessage(role: .system, content: entry.promptText).jinjaValue
+                case .prompt: return ChatMessage(role: .user, content: entry.promptText).jinjaValue
+                case .response: return ChatMessage(role: .assistant, content: entry.promptText).jinjaValue
+                case .toolCalls(let calls):
+                    let made: [JinjaValue] = calls.map { call in
+                        [
+                            "id": .string(call.id), "type": "function",
+                            "function": [
+                                "name": .string(call.toolName), "arguments": ToolCalling.value(call.arguments),
+                            ],
+                        ]
+                    }
+                    return ["role": "assistant", "content": "", "tool_calls": .array(made)]
+                case .toolOutput(let output):
+                    return [
+                        "role": "tool", "content": .string(entry.promptText), "tool_call_id": .string(output.id),
+                        "name": .string(output.toolName),
+                    ]
+                }
+            }
+            return (messages, tools.isEmpty ? nil : tools.map { ToolCalling.value(ToolCalling.definition($0)) })
+        }
+
+        /// The schema of a call to one of `tools`: an object with the tool's `name` and its
+        /// arguments (under `argumentsKey`).
+        func callSchema(_ tools: [Transcript.ToolDefinition]) -> GenerationSchema {
+            let calls = tools.map { tool in
+                SchemaNode.object(
+                    name: "call_\(tool.name)", description: nil,
+                    properties: [
+                        SchemaProperty(
+                            name: "name", description: nil,
+                            node: .string(description: nil, rules: [.anyOf([tool.name])]),
+                            isOptional: false),
+                        SchemaProperty(
+                            name: argumentsKey, description: nil, node: tool.parameters.root, isOptional: false),
+                    ])
+            }
+            // Named shapes are shared by name; `conflict(in:)` refuses tools whose shapes of one name differ.
+            let definitions = tools.reduce(into: [String: SchemaNode]()) {
+                $0.merge($1.parameters.definitions) { kept, _ in kept }
+            }
+            return GenerationSchema(
+                root: calls.count == 1 ? calls[0] : .anyOf(name: "ToolCall", description: nil, calls),
+                definitions: definitions)
+        }
+
+        /// Whether `text` may still become a call, or is one: its blanks, then a prefix of the
+        /// opening or the opening and more.
+        func mayBeCall(_ text: String) -> Bool {
+            let rest = ToolCalling.droppingLeadingBlanks(text)
+            return rest.hasPrefix(opening) || opening.hasPrefix(rest)
+        }
+
+        /// The calls in a turn's text (blanks, the opening, then the call's JSON), or nil when it
+        /// is not a call.
+        /// - Throws: `.decodingFailure` when the JSON is not a whole call.
+        func calls(in text: String) throws(LanguageModelSession.GenerationError) -> Transcript.ToolCalls? {
+            let rest = ToolCalling.droppingLeadingBlanks(text)
+            guard rest.hasPrefix(opening) else { return nil }
+            var json = openingIsJSON ? Substring(rest) : rest.dropFirst(opening.count)
+            // The closing markup, when the text has it (generation stops at the JSON's end).
+            while json.last == "\n" || json.last == " " { json = json.dropLast() }
+            if !openingIsJSON, json.hasSuffix(Self.closingTag) { json = json.dropLast(Self.closingTag.count) }
+            // A map among the arguments may repeat a key (the grammar does not remember keys): the last value counts.
+            guard let content = try? GeneratedContent(generatedJSON: String(json)), content.isComplete,
+                case .structure(let properties, _) = content.kind, case .string(let name)? = properties["name"]?.kind,
+                let arguments = properties[argumentsKey]
+            else {
+                throw .decodingFailure(.init(debugDescription: "the tool call is not whole: \(json.prefix(200))"))
+            }
+            let id = "call_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(24).lowercased()
+            return Transcript.ToolCalls([Transcript.ToolCall(id: id, toolName: name, arguments: arguments)])
+        }
+    }
 
     /// Which calls a turn may make: OpenAI's `tool_choice`.
     package enum Choice: Sendable, Equatable {
@@ -28,7 +175,42 @@ package enum ToolCalling {
         case named(String)
     }
 
-    /// The system message's section that lists `tools` and says how to call them.
+    /// A tool as chat templates list it: `{"type": "function", "function": {name, description, parameters}}`
+    /// (the parameters' schema left out when the tool asks so).
+    static func definition(_ tool: Transcript.ToolDefinition) -> GeneratedContent {
+        var function: [(String, GeneratedContent)] = [
+            ("name", GeneratedContent(kind: .string(tool.name))),
+            ("description", GeneratedContent(kind: .string(tool.description))),
+        ]
+        if tool.showsSchema { function.append(("parameters", tool.parameters.jsonSchema)) }
+        return GeneratedContent(
+            kind: .structure(
+                properties: [
+                    "type": GeneratedContent(kind: .string("function")),
+                    "function": GeneratedContent(
+                        kind: .structure(
+                            properties: Dictionary(uniqueKeysWithValues: function), orderedKeys: function.map(\.0))),
+                ], orderedKeys: ["type", "function"]))
+    }
+
+    /// `content` as a template value (objects keep their key order).
+    static func value(_ content: GeneratedContent) -> JinjaValue {
+        switch content.kind {
+        case .null: return .none
+        case .bool(let value): return .boolean(value)
+        case .number(let value):
+            if value.rounded() == value, abs(value) < 1e15 { return .integer(Int(value)) }
+            return .number(value)
+        case .string(let value): return .string(value)
+        case .array(let elements): return .array(elements.map(value))
+        case .structure(let properties, let orderedKeys):
+            var object = JinjaObject()
+            for key in orderedKeys { object[key] = properties[key].map(value) ?? JinjaValue.none }
+            return .object(object)
+        }
+    }
+
+    /// The system message's section that lists `tools` and says how to call them (Hermes).
     static func instructions(_ tools: [Transcript.ToolDefinition]) -> String {
         var text = """
             # Tools
@@ -42,58 +224,45 @@ package enum ToolCalling {
 
             Tools:
             """
-        for tool in tools {
-            var function: [(String, GeneratedContent)] = [
-                ("name", GeneratedContent(kind: .string(tool.name))),
-                ("description", GeneratedContent(kind: .string(tool.description))),
-            ]
-            if tool.showsSchema { function.append(("parameters", tool.parameters.jsonSchema)) }
-            let entry = GeneratedContent(
-                kind: .structure(
-                    properties: [
-                        "type": GeneratedContent(kind: .string("function")),
-                        "function": GeneratedContent(
-                            kind: .structure(
-                                properties: Dictionary(uniqueKeysWithValues: function),
-                                orderedKeys: function.map(\.0))),
-                    ], orderedKeys: ["type", "function"]))
-            text += "\n" + entry.jsonString
-        }
+        for tool in tools { text += "\n" + definition(tool).jsonString }
         return text
     }
 
-    /// An assistant turn that makes `calls`, as the model writes it.
+    /// An assistant turn that makes `calls`, as the model writes it (Hermes).
     static func text(of calls: Transcript.ToolCalls) -> String {
         calls.map { call in
             let name = GeneratedContent(kind: .string(call.toolName)).jsonString
-            return opening + "{\"name\": \(name), \"arguments\": \(call.arguments.jsonString)}" + closing
+            return Format.hermes.opening + "{\"name\": \(name), \"arguments\": \(call.arguments.jsonString)}"
+                + "\n" + Format.closingTag
         }.joined(separator: "\n")
     }
 
-    /// A tool's output (its text) as the model reads it (a user turn).
+    /// A tool's output (its text) as the model reads it (a user turn, Hermes).
     static func response(_ content: String) -> String {
         "<tool_response>\n\(content)\n</tool_response>"
     }
 
-    /// The schema of a call to one of `tools`: an object with the tool's `name` and its `arguments`.
-    static func callSchema(_ tools: [Transcript.ToolDefinition]) -> GenerationSchema {
-        let calls = tools.map { tool in
-            SchemaNode.object(
-                name: "call_\(tool.name)", description: nil,
-                properties: [
-                    SchemaProperty(
-                        name: "name", description: nil, node: .string(description: nil, rules: [.anyOf([tool.name])]),
-                        isOptional: false),
-                    SchemaProperty(name: "arguments", description: nil, node: tool.parameters.root, isOptional: false),
-                ])
+    /// The chat messages for `entries` in the Hermes layout: `tools` are listed in the system
+    /// message (one is added when there is none), calls are assistant text, outputs user turns.
+    static func hermesMessages(_ entries: [Transcript.Entry], tools: [Transcript.ToolDefinition]) -> [ChatMessage] {
+        var messages: [ChatMessage] = entries.map { entry in
+            switch entry {
+            case .instructions: return ChatMessage(role: .system, content: entry.promptText)
+            case .prompt: return ChatMessage(role: .user, content: entry.promptText)
+            case .response: return ChatMessage(role: .assistant, content: entry.promptText)
+            case .toolCalls(let calls): return ChatMessage(role: .assistant, content: text(of: calls))
+            case .toolOutput: return ChatMessage(role: .user, content: response(entry.promptText))
+            }
         }
-        // Named shapes are shared by name; `conflict(in:)` refuses tools whose shapes of one name differ.
-        let definitions = tools.reduce(into: [String: SchemaNode]()) {
-            $0.merge($1.parameters.definitions) { kept, _ in kept }
+        guard !tools.isEmpty else { return messages }
+        let section = instructions(tools)
+        if let system = messages.firstIndex(where: { $0.role == .system }) {
+            let own = messages[system].content
+            messages[system].content = own.isEmpty ? section : own + "\n\n" + section
+        } else {
+            messages.insert(ChatMessage(role: .system, content: section), at: 0)
         }
-        return GenerationSchema(
-            root: calls.count == 1 ? calls[0] : .anyOf(name: "ToolCall", description: nil, calls),
-            definitions: definitions)
+        return messages
     }
 
     /// The first name two of `tools` give to different argument shapes (in their definitions),
@@ -113,35 +282,10 @@ package enum ToolCalling {
     static func droppingLeadingBlanks(_ text: String) -> Substring {
         text.drop { $0 == " " || $0 == "\n" }
     }
-
-    /// Whether `text` may still become a call, or is one: its blanks, then a prefix of the
-    /// opening or the opening and more.
-    static func mayBeCall(_ text: String) -> Bool {
-        let rest = droppingLeadingBlanks(text)
-        return rest.hasPrefix(opening) || opening.hasPrefix(rest)
-    }
-
-    /// The calls in a turn's text (blanks, `opening`, then the call's JSON), or nil when it is
-    /// not a call.
-    /// - Throws: `.decodingFailure` when the JSON is not a whole call.
-    static func calls(in text: String) throws(LanguageModelSession.GenerationError) -> Transcript.ToolCalls? {
-        let rest = droppingLeadingBlanks(text)
-        guard rest.hasPrefix(opening) else { return nil }
-        let json = String(rest.dropFirst(opening.count))
-        // A map among the arguments may repeat a key (the grammar does not remember keys): the last value counts.
-        guard let content = try? GeneratedContent(generatedJSON: json), content.isComplete,
-            case .structure(let properties, _) = content.kind, case .string(let name)? = properties["name"]?.kind,
-            let arguments = properties["arguments"]
-        else {
-            throw .decodingFailure(.init(debugDescription: "the tool call is not whole: \(json.prefix(200))"))
-        }
-        let id = "call_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(24).lowercased()
-        return Transcript.ToolCalls([Transcript.ToolCall(id: id, toolName: name, arguments: arguments)])
-    }
 }
 
 /// The `TokenConstraint` of a turn that may call tools: while the response is still a prefix of
-/// `<tool_call>\n`, either way stays open (the call, or the answer: free text or a value of the
+/// the format's opening (`<tool_call>\n`, `{"name"`), either way stays open (the call, or the answer: free text or a value of the
 /// answer's grammar); once the opening is whole, the call's JSON is generated under the tools'
 /// schemas and the turn ends with it; once the response leaves the opening, the answer goes on
 /// (under its grammar, if any). A required call is the only way; a forbidden one is never
@@ -157,7 +301,9 @@ final class ToolCallConstraint: TokenConstraint {
         case answer(GuidedDecoding?)
     }
 
-    private let opening = Array(ToolCalling.opening.utf8)
+    private let opening: [UInt8]
+    /// Whether the opening is the call's own first bytes (fed to its grammar).
+    private let openingIsJSON: Bool
     private let callGrammar: JSONGrammar
     private let answerGrammar: JSONGrammar?
     /// Whether the turn may, must or must not call.
@@ -170,12 +316,18 @@ final class ToolCallConstraint: TokenConstraint {
     /// The most blanks a turn may start with before a call's opening.
     private static let maximumBlanks = 4
 
-    init(callGrammar: JSONGrammar, answerGrammar: JSONGrammar?, mode: Mode, model: LlamaModel) {
+    init(
+        callGrammar: JSONGrammar, answerGrammar: JSONGrammar?, mode: Mode, model: LlamaModel,
+        format: ToolCalling.Format = .hermes
+    ) {
+        self.opening = Array(format.opening.utf8)
+        self.openingIsJSON = format.openingIsJSON
         self.callGrammar = callGrammar
         self.answerGrammar = answerGrammar
         self.mode = mode
         self.model = model
-        // JSON cannot start with `<`: a forbidden call under an answer grammar is just the answer.
+        // A forbidden call under an answer grammar is just the answer (for Hermes and Qwen, JSON
+        // cannot start with `<`; Llama 3.1's call would be a JSON answer too).
         if mode == .forbidden, let answerGrammar {
             phase = .answer(GuidedDecoding(grammar: answerGrammar, model: model))
         }
@@ -232,7 +384,9 @@ final class ToolCallConstraint: TokenConstraint {
         // newline would still read as a call).
         if mode == .forbidden, matched >= opening.count - 1 { return .refused }
         if matched == opening.count {
-            let state = callGrammar.advance(callGrammar.initialState, bytes[index...])
+            var state = callGrammar.initialState
+            if openingIsJSON { state = callGrammar.advance(state, opening[...]) }
+            state = callGrammar.advance(state, bytes[index...])
             return state.isDead ? .refused : .call(state)
         }
         if index == bytes.endIndex { return .opening(matched, blanks: blanks) }

@@ -35,6 +35,27 @@ extension LlamaModel {
         _ messages: [ChatMessage], system: String? = nil, addGenerationPrompt: Bool = true,
         now: Date = Date()
     ) throws(LlamaDecoderError) -> ChatPrompt {
+        var conversation = messages
+        if let system { conversation.insert(.init(role: .system, content: system), at: 0) }
+        return try chatPrompt(
+            messageValues: conversation.map(\.jinjaValue), addGenerationPrompt: addGenerationPrompt, now: now)
+    }
+
+    /// The conversation given as template values, for messages with fields beyond role and content
+    /// (an assistant's `tool_calls`), and the `tools` the template lists, laid out by the model's
+    /// chat template and tokenized: what transformers' `apply_chat_template(messages, tools=…)`
+    /// renders.
+    ///
+    /// Every string inside the values is data: control-token text in a message, an argument or a
+    /// tool's description is read as text, as in `chatPrompt(_:system:addGenerationPrompt:now:)`.
+    /// - Parameters:
+    ///   - messageValues: the messages (`{"role", "content", "tool_calls", …}`), oldest first.
+    ///   - tools: the tool definitions (`{"type": "function", "function": {…}}`), or nil for none.
+    /// - Throws: as `chatPrompt(_:system:addGenerationPrompt:now:)`.
+    public func chatPrompt(
+        messageValues: [JinjaValue], tools: [JinjaValue]? = nil, addGenerationPrompt: Bool = true,
+        now: Date = Date()
+    ) throws(LlamaDecoderError) -> ChatPrompt {
         guard let chatTemplate else { throw .unsupported("\(name) has no chat template (tokenizer.chat_template)") }
         let template: ChatTemplate
         switch chatTemplate {
@@ -42,16 +63,15 @@ extension LlamaModel {
         case .failure(let error): throw .unsupported("\(name)'s chat template: \(error.description)")
         }
         var escaper = ControlTokenEscaper(tokenizer: tokenizer)
-        var conversation = messages
-        if let system { conversation.insert(.init(role: .system, content: system), at: 0) }
-        let escaped = conversation.map { ChatMessage(role: $0.role, content: escaper.escape($0.content)) }
+        let escaped = messageValues.map { escaper.escape($0) }
         var variables: [String: JinjaValue] = [:]
+        if let tools { variables["tools"] = .array(tools.map { escaper.escape($0) }) }
         if let bos = tokenizer.beginOfSequenceID { variables["bos_token"] = .string(tokenizer.tokens[bos]) }
         if let eos = tokenizer.endOfSequenceID { variables["eos_token"] = .string(tokenizer.tokens[eos]) }
         let rendered: String
         do {
             rendered = try template.render(
-                messages: escaped, addGenerationPrompt: addGenerationPrompt, variables: variables, now: now)
+                messageValues: escaped, addGenerationPrompt: addGenerationPrompt, variables: variables, now: now)
         } catch {
             throw .invalidArgument("the chat template: \(error.description)")
         }
@@ -73,6 +93,19 @@ struct ControlTokenEscaper {
     private static let markerRange: ClosedRange<UInt32> = 0x10FFE0...0x10FFF1
 
     init(tokenizer: BytePairTokenizer) { self.tokenizer = tokenizer }
+
+    /// `value` with every string inside it (values, not keys) escaped as `escape(_:)` escapes text.
+    mutating func escape(_ value: JinjaValue) -> JinjaValue {
+        switch value {
+        case .string(let text): return .string(escape(text))
+        case .array(let elements): return .array(elements.map { escape($0) })
+        case .object(let object):
+            var escaped = JinjaObject()
+            for (key, element) in object.pairs { escaped[key] = escape(element) }
+            return .object(escaped)
+        case .none, .boolean, .integer, .number: return value
+        }
+    }
 
     /// `content` with every control token's text and every noncharacter marker scalar replaced by a marker.
     mutating func escape(_ content: String) -> String {

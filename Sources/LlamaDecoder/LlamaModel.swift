@@ -20,7 +20,7 @@ public final class LlamaModel: Sendable {
     public let configuration: LlamaConfiguration
     /// The model's tokenizer, built from the file's vocabulary and merges.
     public let tokenizer: BytePairTokenizer
-    /// The file's chat template source (`tokenizer.chat_template`), if it has one.
+    /// The chat template's source: the one given at load, else the file's (`tokenizer.chat_template`), if any.
     public let chatTemplateSource: String?
     /// The chat template parsed once at load, or why it could not be (used by `chatPrompt`).
     let chatTemplate: Result<ChatTemplate, ChatTemplateError>?
@@ -47,12 +47,14 @@ public final class LlamaModel: Sendable {
     ///     `.int8`: int8 per output channel; `.float32`: every weight dequantized once, the
     ///     reference (see `Precision`).
     ///   - threadCount: threads per forward pass (default: the active processors).
+    ///   - chatTemplate: a Jinja chat template used instead of the file's `tokenizer.chat_template`
+    ///     (as llama.cpp's `--chat-template-file`), for a file whose template is missing or wrong.
     /// - Throws: `LlamaDecoderError`: `.invalidFile` for a file that cannot be read, is corrupt or
     ///   lacks a key or tensor; `.unsupported` for an architecture, tensor type, RoPE scaling or
     ///   tokenizer this decoder does not implement (the message names it).
     public init(
         contentsOf url: URL, precision: Precision = .native,
-        threadCount: Int = ProcessInfo.processInfo.activeProcessorCount
+        threadCount: Int = ProcessInfo.processInfo.activeProcessorCount, chatTemplate: String? = nil
     ) throws(LlamaDecoderError) {
         let file: GGUFFile
         do { file = try GGUFFile(contentsOf: url) } catch {
@@ -61,8 +63,8 @@ public final class LlamaModel: Sendable {
         let loaded = try LlamaFileLoader(file: file, path: url.path)
         self.configuration = loaded.configuration
         self.tokenizer = try loaded.tokenizer()
-        self.chatTemplateSource = loaded.chatTemplateSource
-        self.chatTemplate = loaded.chatTemplateSource.map { source in
+        self.chatTemplateSource = chatTemplate ?? loaded.chatTemplateSource
+        self.chatTemplate = self.chatTemplateSource.map { source in
             Result { () throws(ChatTemplateError) in try ChatTemplate(source: source) }
         }
         self.name = loaded.name ?? url.deletingPathExtension().lastPathComponent

@@ -26,6 +26,36 @@ final class GenerateCommandTests: XCTestCase {
             run.stdout.replacingOccurrences(of: #""timings":\{[^}]*\}"#, with: "", options: .regularExpression))
     }
 
+    /// A plain prompt starts with the file's begin-of-sequence token when the file says to add one
+    /// (`tokenizer.ggml.add_bos_token`, as Gemma's and Llama's files do), as llama.cpp's does;
+    /// without the flag it does not.
+    func testPlainPromptGetsTheFilesBeginToken() throws {
+        let original = TestFixtures.folder.appendingPathComponent("generation/tiny-gemma3.gguf")
+        var bytes = try Data(contentsOf: original)
+        // The flag's value: the key, its type (bool, 4 bytes), then one byte.
+        let key = Data("tokenizer.ggml.add_bos_token".utf8)
+        let found = try XCTUnwrap(bytes.range(of: key))
+        XCTAssertEqual(bytes[found.upperBound], 7, "the value's type is bool")
+        XCTAssertEqual(bytes[found.upperBound + 4], 0)
+        bytes[found.upperBound + 4] = 1
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("generate-bos-\(getpid())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let flagged = folder.appendingPathComponent("tiny-gemma3-bos.gguf")
+        try bytes.write(to: flagged)
+        func promptTokens(_ file: URL) throws -> [Int] {
+            let run = try embeddings([
+                "generate", "--model", file.path, "--greedy", "--max-tokens", "2", "--json", "ab ab",
+            ])
+            XCTAssertEqual(run.status, 0, run.stderr)
+            let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+            return try XCTUnwrap(object["prompt_tokens"] as? [Int])
+        }
+        let plain = try promptTokens(original)
+        XCTAssertNotEqual(plain.first, 509)
+        XCTAssertEqual(try promptTokens(flagged), [509] + plain)
+    }
+
     /// Bad input: a clear message and the documented exit code, nothing on standard output.
     func testBadInputExitCodes() throws {
         let model = try TestLanguageModel.file().path

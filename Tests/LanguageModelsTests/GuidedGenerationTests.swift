@@ -342,6 +342,24 @@ final class GuidedGenerationTests: XCTestCase {
         XCTAssertTrue(grammar.advance(open, 0x80).isDead)
         XCTAssertTrue(grammar.advance(grammar.advance(open, 0xED), 0xA0).isDead, "a surrogate in UTF-8")
         XCTAssertFalse(grammar.advance(grammar.advance(open, 0xE6), 0x97).isDead)
+        // A guided string (a choice, a pattern) has one spelling: characters as themselves, escapes
+        // only where JSON requires them; a free string takes every escape.
+        let choice = try JSONGrammar(
+            GenerationSchema(
+                type: GeneratedContent.self,
+                properties: [.init(name: "s", type: String.self, guides: [.anyOf(["look/up", "a\"b", "tab\t"])])]))
+        func chosen(_ text: String) -> Bool {
+            choice.accepts(choice.advance(choice.initialState, Array(#"{"s": "#.utf8) + Array(text.utf8) + [0x7D]))
+        }
+        XCTAssertTrue(chosen(#""look/up""#))
+        XCTAssertFalse(chosen(#""\u006cook/up""#), "a letter escaped")
+        XCTAssertFalse(chosen(#""look\/up""#), "a solidus escaped")
+        XCTAssertTrue(chosen(#""a\"b""#))
+        XCTAssertFalse(chosen(#""a\u0022b""#), "a quote as \\u0022")
+        XCTAssertTrue(chosen(#""tab\t""#))
+        XCTAssertTrue(chosen(#""tab\u0009""#), "a control character may be \\u-escaped")
+        XCTAssertTrue(choice.advance(choice.initialState, Array(#"{"s": "\u006"#.utf8)).isDead, "dead at once")
+        XCTAssertTrue(accepts(#"{"x": 7, "label": "\u006c\/"}"#))
         let point = try Point(GeneratedContent(json: #"{"x": 3, "label": "p"}"#))
         XCTAssertEqual(point.x, 3)
         XCTAssertEqual(point.label, "p")

@@ -84,8 +84,8 @@ final class ToolTests: XCTestCase {
         XCTAssertFalse(response.content.contains("<tool_call>"), response.content)
         XCTAssertEqual(Array(session.transcript.dropFirst()), entries)
         // The last turn's prompt shows every call and output, in the model's layout.
-        let rendered = LanguageModelSession.messages(
-            Array(session.transcript).dropLast(), tools: session.toolDefinitions)
+        let rendered = ToolCalling.hermesMessages(
+            Array(Array(session.transcript).dropLast()), tools: session.toolDefinitions)
         XCTAssertEqual(rendered.first?.role, .system)
         XCTAssertTrue(rendered[0].content.hasPrefix("You answer questions about the weather.\n\n# Tools"))
         XCTAssertTrue(rendered[0].content.contains(#""name":"getForecast""#), rendered[0].content)
@@ -249,7 +249,7 @@ final class ToolTests: XCTestCase {
                         .init(name: "word", type: String.self), .init(name: "limit", type: Int?.self),
                     ])),
         ]
-        let grammar = try JSONGrammar(ToolCalling.callSchema(tools))
+        let grammar = try JSONGrammar(ToolCalling.Format.hermes.callSchema(tools))
         var generator = SplitMix(seed: 7)
         var finished = 0
         for _ in 0..<60 {
@@ -270,7 +270,7 @@ final class ToolTests: XCTestCase {
             XCTAssertTrue(text.dropFirst(blanks).hasPrefix("<tool_call>\n") || !constraint.isFinished, text)
             guard constraint.isFinished else { continue }
             finished += 1
-            let calls = try XCTUnwrap(ToolCalling.calls(in: text))
+            let calls = try XCTUnwrap(ToolCalling.Format.hermes.calls(in: text))
             if calls[0].toolName == "getForecast" {
                 let arguments = try Forecast.Arguments(calls[0].arguments)
                 XCTAssertTrue((1...7).contains(arguments.days))
@@ -287,7 +287,7 @@ final class ToolTests: XCTestCase {
     func testForbiddenCallUnderAGrammarAndBlanksBeforeACall() throws {
         let model = try LanguageModelSession(model: Self.model.get()).model.model()
         let tools = [Transcript.ToolDefinition(tool: Forecast())]
-        let callGrammar = try JSONGrammar(ToolCalling.callSchema(tools))
+        let callGrammar = try JSONGrammar(ToolCalling.Format.hermes.callSchema(tools))
         let answer = try JSONGrammar(Forecast.Arguments.generationSchema)
         var generator = SplitMix(seed: 11)
         var logits = [Float](repeating: 0, count: model.tokenizer.vocabularySize)
@@ -307,14 +307,14 @@ final class ToolTests: XCTestCase {
         }
         // Blanks, then the call: read as a call.
         let calls = try XCTUnwrap(
-            ToolCalling.calls(
+            ToolCalling.Format.hermes.calls(
                 in: " \n<tool_call>\n{\"name\": \"getForecast\", \"arguments\": {\"city\": \"Oslo\", \"days\": 2}}"))
         XCTAssertEqual(calls[0].toolName, "getForecast")
-        XCTAssertTrue(ToolCalling.mayBeCall("\n<tool"))
-        XCTAssertFalse(ToolCalling.mayBeCall("Hello"))
+        XCTAssertTrue(ToolCalling.Format.hermes.mayBeCall("\n<tool"))
+        XCTAssertFalse(ToolCalling.Format.hermes.mayBeCall("Hello"))
         // Repeated keys in arguments (a map may write them): the last value counts.
         let repeated = try XCTUnwrap(
-            ToolCalling.calls(in: "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1, \"a\": 2}}"))
+            ToolCalling.Format.hermes.calls(in: "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1, \"a\": 2}}"))
         XCTAssertEqual(repeated[0].arguments.jsonString, #"{"a":2}"#)
         // Two tools giving one definition name different shapes cannot share a grammar.
         let a = DynamicGenerationSchema(name: "A", properties: [.init(name: "x", schema: .init(referenceTo: "S"))])
