@@ -124,7 +124,8 @@ typedef struct {
     size_t nb;                 // blocks per row: k / 32
     size_t code_stride;        // bytes per activation row
     size_t block_stride;       // scales and sums per activation row
-    size_t row_bytes;          // bytes of codes per weight row: k/2 or k
+    size_t row_bytes;          // bytes of codes per weight row: k/2 (4 and 5 bits) or k (8 bits)
+    size_t high_bytes;         // bytes of fifth bits per weight row: k/8 (5 bits) or 0
     int32_t zero;              // the zero point the kernel corrects with (z, or z − 128: see AVX2)
     int32_t *acc;              // integer parts only: acc[t][j − j0][b]; else the floats below
     const float *bias;
@@ -199,13 +200,25 @@ static inline void finish_parts(const problem *p, size_t t, size_t j, const floa
     }
 }
 
-// Σ_i u·a over block b of one weight row and one activation row.
-static inline int32_t block_dot(int bits, const uint8_t *wrow, const int8_t *arow, size_t b) {
+// The 32 fifth bits of block b of a 5-bit weight row (bit i: element i), little-endian as GGML's Q5_0.
+static inline uint32_t high_bits(const uint8_t *whigh, size_t b) {
+    const uint8_t *h = whigh + 4 * b;
+    return (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 | (uint32_t)h[3] << 24;
+}
+
+// Σ_i u·a over block b of one weight row (its fifth bits `whigh` for 5-bit codes) and one activation row.
+static inline int32_t block_dot(int bits, const uint8_t *wrow, const uint8_t *whigh, const int8_t *arow, size_t b) {
     const int8_t *lo = arow + code_offset(b, 0), *hi = arow + code_offset(b, 16);
     int32_t s = 0;
     if (bits == 4) {
         const uint8_t *q = wrow + 16 * b;
         for (int i = 0; i < 16; i++) s += (q[i] & 15) * lo[i] + (q[i] >> 4) * hi[i];
+    } else if (bits == 5) {
+        const uint8_t *q = wrow + 16 * b;
+        const uint32_t h = high_bits(whigh, b);
+        for (int i = 0; i < 16; i++)
+            s += (int32_t)((q[i] & 15u) | ((h >> i) & 1u) << 4) * lo[i] +
+                 (int32_t)((unsigned)(q[i] >> 4) | ((h >> (i + 16)) & 1u) << 4) * hi[i];
     } else {
         const uint8_t *q = wrow + 32 * b;
         for (int i = 0; i < 16; i++) s += q[i] * lo[i] + q[16 + i] * hi[i];
@@ -221,6 +234,7 @@ static void gemm_generic(const problem *p) {
     for (size_t t = 0; t < p->a->rows; t++) {
         for (size_t j = p->j0; j < p->j1; j++) {
             const uint8_t *wrow = w->codes + j * p->row_bytes;
+            const uint8_t *whigh = w->high ? w->high + j * p->high_bytes : NULL;
             const uint16_t *d = w->scales + j * p->nb, *m = w->mins ? w->mins + j * p->nb : NULL;
             float sums[2] = {0.0f, 0.0f};
             for (size_t part = 0; part < parts; part++) {
@@ -230,7 +244,7 @@ static void gemm_generic(const problem *p) {
                 const int32_t *sa = kernel_sums(p, v);
                 float sum = 0.0f;
                 for (size_t b = 0; b < p->nb; b++) {
-                    int32_t integer = block_dot(w->bits, wrow, arow, b) - p->zero * sa[b];
+                    int32_t integer = block_dot(w->bits, wrow, whigh, arow, b) - p->zero * sa[b];
                     if (p->acc) {
                         acc_at(p, t, j)[b] = integer;
                         continue;
@@ -301,6 +315,10 @@ static inline int32_t load_i32(const void *p) {
             if ((p)->acc) STREAM(p, t, rows, 1, 1, 4);                                   \
             else if (parts_ == 1) STREAM(p, t, rows, 1, 0, 4);                           \
             else STREAM(p, t, rows, 2, 0, 4);                                            \
+        } else if ((bits) == 5) {                                                        \
+            if ((p)->acc) STREAM(p, t, rows, 1, 1, 5);                                   \
+            else if (parts_ == 1) STREAM(p, t, rows, 1, 0, 5);                           \
+            else STREAM(p, t, rows, 2, 0, 5);                                            \
         } else {                                                                         \
             if ((p)->acc) STREAM(p, t, rows, 1, 1, 8);                                   \
             else if (parts_ == 1) STREAM(p, t, rows, 1, 0, 8);                           \
@@ -419,7 +437,7 @@ INLINE void finish4(const problem *p, size_t t, size_t j, size_t valid, const __
 // goes through the same float operations whichever group it falls in (splitting a product
 // between threads by columns then changes no bit).
 typedef struct {
-    const uint8_t *codes[4];
+    const uint8_t *codes[4], *high[4];  // high: the fifth bits of 5-bit codes, else NULL
     const uint16_t *scales[4], *mins[4];
     int32_t *acc[4];                // NULL: floats, or a row standing in
     size_t first, valid;            // j, and the rows that are real
@@ -430,6 +448,7 @@ static inline row_slots slots_of(const problem *p, size_t t, size_t j, size_t va
     for (size_t r = 0; r < 4; r++) {
         const size_t row = j + (r < valid ? r : 0);
         rows.codes[r] = p->w->codes + row * p->row_bytes;
+        rows.high[r] = p->w->high ? p->w->high + row * p->high_bytes : NULL;
         rows.scales[r] = p->w->scales + row * p->nb;
         rows.mins[r] = p->w->mins ? p->w->mins + row * p->nb : NULL;
         rows.acc[r] = p->acc && r < valid ? acc_at(p, t, row) : NULL;
@@ -443,18 +462,27 @@ static inline row_slots slots_of(const problem *p, size_t t, size_t j, size_t va
 // faster from memory, up to ~15% from L3; ~10% slower when the weights already sit in L2, which
 // decoding a model does not meet).
 #define PREFETCH_ROWS 16
+// Into L2, not L1 (PREFETCH_HINT): on a Zen 4 (AMD family 25, model 17), decoding a 0.5B model's
+// 478 MiB of blocks from memory on 2 threads ran at ~25 tokens/s with prefetcht0, ~29 without any
+// software prefetch and ~40 with prefetcht1/t2 (three runs each): a burst of L1 prefetches fills
+// the miss queue the kernel's own loads wait on, and the L1 prefetchers bring lines from L2 anyway.
+#define PREFETCH_HINT _MM_HINT_T1
 
 // Asks for the codes, scales and minimums of weight rows j + PREFETCH_ROWS … + 3.
 static inline void prefetch_rows(const problem *p, size_t j) {
     const size_t first = j + PREFETCH_ROWS;
     if (first + 4 > p->w->rows) return;
     const char *codes = (const char *)(p->w->codes + first * p->row_bytes);
-    for (size_t offset = 0; offset < 4 * p->row_bytes; offset += 64) _mm_prefetch(codes + offset, _MM_HINT_T0);
+    for (size_t offset = 0; offset < 4 * p->row_bytes; offset += 64) _mm_prefetch(codes + offset, PREFETCH_HINT);
+    if (p->w->high) {
+        const char *high = (const char *)(p->w->high + first * p->high_bytes);
+        for (size_t offset = 0; offset < 4 * p->high_bytes; offset += 64) _mm_prefetch(high + offset, PREFETCH_HINT);
+    }
     const char *scales = (const char *)(p->w->scales + first * p->nb);
-    for (size_t offset = 0; offset < 8 * p->nb; offset += 64) _mm_prefetch(scales + offset, _MM_HINT_T0);
+    for (size_t offset = 0; offset < 8 * p->nb; offset += 64) _mm_prefetch(scales + offset, PREFETCH_HINT);
     if (!p->w->mins) return;
     const char *mins = (const char *)(p->w->mins + first * p->nb);
-    for (size_t offset = 0; offset < 8 * p->nb; offset += 64) _mm_prefetch(mins + offset, _MM_HINT_T0);
+    for (size_t offset = 0; offset < 8 * p->nb; offset += 64) _mm_prefetch(mins + offset, PREFETCH_HINT);
 }
 
 // Row t, columns j0 … j0 + count − 1 (count ≤ 8) finished from eight floats of each part
@@ -521,7 +549,7 @@ static void build_tile(const problem *p, size_t j, size_t count, tile *tl) {
         for (size_t h = 0; h < 2; h++) {
             // Register lane 0 takes column 8h + q, lane 1 column 8h + 4 + q: after the transpose,
             // group g's vector holds columns 8h … 8h + 7 in order.
-            if (w->bits == 4) {
+            if (w->bits != 8) {
                 __m256i z[4];
                 for (size_t q = 0; q < 4; q++) {
                     const uint8_t *a = rows[8 * h + q], *c = rows[8 * h + 4 + q];
@@ -545,6 +573,25 @@ static void build_tile(const problem *p, size_t j, size_t count, tile *tl) {
                     transpose4(z);
                     for (size_t g = 0; g < 4; g++)
                         _mm256_store_si256((__m256i *)(dst + (4 * e + g) * TILE_GROUP_BYTES + 32 * h), z[g]);
+                }
+            }
+        }
+        // 5-bit codes: the fifth bits into the codes. Elements 4g … 4g + 3 of a half are group g
+        // of that half, one byte each of the column's four: four bits at a time through a table
+        // of the 16 patterns of 0x10 bytes.
+        if (w->bits == 5) {
+            static const uint32_t spread[16] = {
+                0x00000000u, 0x00000010u, 0x00001000u, 0x00001010u, 0x00100000u, 0x00100010u, 0x00101000u, 0x00101010u,
+                0x10000000u, 0x10000010u, 0x10001000u, 0x10001010u, 0x10100000u, 0x10100010u, 0x10101000u, 0x10101010u,
+            };
+            for (size_t c = 0; c < count; c++) {
+                const uint32_t bits5 = high_bits(w->high + (j + c) * p->high_bytes, b);
+                for (size_t g = 0; g < 8; g++) {
+                    uint32_t word;
+                    uint8_t *at = dst + g * TILE_GROUP_BYTES + 4 * c;
+                    memcpy(&word, at, 4);
+                    word |= spread[(bits5 >> (4 * g)) & 15u];
+                    memcpy(at, &word, 4);
                 }
             }
         }
@@ -689,19 +736,19 @@ INLINE __m256i avx2_half(__m256i q0, __m256i q1, const int bits) {
 
 __attribute__((target(T_AVX2)))
 INLINE __m256i avx2_whole(__m256i l01, __m256i l23, __m256i adjust, const int bits) {
-    if (bits == 8) return _mm256_add_epi32(_mm256_hadd_epi32(l01, l23), adjust);
+    if (bits != 4) return _mm256_add_epi32(_mm256_hadd_epi32(l01, l23), adjust);
     return _mm256_add_epi32(adjust, _mm256_madd_epi16(_mm256_hadd_epi16(l01, l23), _mm256_set1_epi16(1)));
 }
 
 #define DEFINE_VNNI256_TREE(NAME, TARGET, DPWSSD)                                                    \
     __attribute__((target(TARGET)))                                                                  \
     INLINE __m256i NAME##_half(__m256i q0, __m256i q1, const int bits) {                             \
-        if (bits == 8) return _mm256_hadd_epi32(q0, q1);                                             \
+        if (bits != 4) return _mm256_hadd_epi32(q0, q1);                                             \
         return _mm256_madd_epi16(_mm256_packs_epi32(q0, q1), _mm256_set1_epi16(1));                  \
     }                                                                                                \
     __attribute__((target(TARGET)))                                                                  \
     INLINE __m256i NAME##_whole(__m256i l01, __m256i l23, __m256i adjust, const int bits) {          \
-        if (bits == 8) return _mm256_add_epi32(_mm256_hadd_epi32(l01, l23), adjust);                 \
+        if (bits != 4) return _mm256_add_epi32(_mm256_hadd_epi32(l01, l23), adjust);                 \
         return DPWSSD(adjust, _mm256_packs_epi32(l01, l23), _mm256_set1_epi16(1));                   \
     }
 
@@ -735,7 +782,7 @@ INLINE __m256i avx2_step(const int bits, __m256i acc, group256 w, __m256i x) {
 
 __attribute__((target(T_AVX2)))
 INLINE __m256i avx2_end(const int bits, __m256i acc, int32_t negative_correction) {
-    if (bits == 8) return acc;
+    if (bits != 4) return acc;
     return _mm256_add_epi32(_mm256_madd_epi16(acc, _mm256_set1_epi16(1)), _mm256_set1_epi32(negative_correction));
 }
 
@@ -778,18 +825,43 @@ DEFINE_VNNI256_STEPS(evex256, T_EVEX256, _mm256_dpbusd_epi32)
 // NAME##_run: the whole product (−1: out of memory for a tile).
 // `parts` (1 or 2) is a constant in every instance of the streaming kernels, so that the
 // one-part kernel is the same code as before two parts existed.
+// The fifth bits of blocks b and b + 1 (b alone when !complete) of a 5-bit weight row as 0x10 in
+// the bytes of their codes: half 0 for elements 0 … 15 (NAME##_pair's lo), 1 for 16 … 31 (hi);
+// block b in the low 128 bits, b + 1 in the high ones. Each byte picks its bit out of a broadcast
+// copy of the 64 bits (the one shuffle works within 128-bit lanes), then compares.
+__attribute__((target(T_AVX2)))
+INLINE __m256i fifth_bits256(const uint8_t *whigh, size_t b, int complete, int half) {
+    uint64_t h = high_bits(whigh, b);
+    if (complete) h |= (uint64_t)high_bits(whigh, b + 1) << 32;
+    const __m256i v = _mm256_set1_epi64x((long long)h);
+    const char o = (char)(2 * half);
+    const __m256i pick = _mm256_setr_epi8(o, o, o, o, o, o, o, o, (char)(o + 1), (char)(o + 1), (char)(o + 1),
+                                          (char)(o + 1), (char)(o + 1), (char)(o + 1), (char)(o + 1), (char)(o + 1),
+                                          (char)(o + 4), (char)(o + 4), (char)(o + 4), (char)(o + 4), (char)(o + 4),
+                                          (char)(o + 4), (char)(o + 4), (char)(o + 4), (char)(o + 5), (char)(o + 5),
+                                          (char)(o + 5), (char)(o + 5), (char)(o + 5), (char)(o + 5), (char)(o + 5),
+                                          (char)(o + 5));
+    const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ull);
+    const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(v, pick), bit), bit);
+    return _mm256_and_si256(set, _mm256_set1_epi8(0x10));
+}
+
 #define DEFINE_256(NAME, TARGET)                                                                     \
 __attribute__((target(TARGET)))                                                                      \
-INLINE void NAME##_pair(const uint8_t *wrow, const int8_t *const arows[2], size_t b, int complete, const size_t parts, \
-                        const int bits, __m256i q[2]) {                                              \
+INLINE void NAME##_pair(const uint8_t *wrow, const uint8_t *whigh, const int8_t *const arows[2], size_t b,       \
+                        int complete, const size_t parts, const int bits, __m256i q[2]) {            \
     __m256i lo, hi;                                                                                  \
-    if (bits == 4) {                                                                                 \
+    if (bits != 8) {                                                                                 \
         const __m256i low = _mm256_set1_epi8(0x0F);                                                  \
         const uint8_t *src = wrow + 16 * b;                                                          \
         __m256i v = complete ? _mm256_loadu_si256((const __m256i *)src)                              \
                              : _mm256_zextsi128_si256(_mm_loadu_si128((const __m128i *)src));        \
         lo = _mm256_and_si256(v, low);                                                               \
         hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);                                         \
+        if (bits == 5) {                                                                             \
+            lo = _mm256_or_si256(lo, fifth_bits256(whigh, b, complete, 0));                          \
+            hi = _mm256_or_si256(hi, fifth_bits256(whigh, b, complete, 1));                          \
+        }                                                                                            \
     } else {                                                                                         \
         const uint8_t *src = wrow + 32 * b;                                                          \
         __m256i v0 = _mm256_loadu_si256((const __m256i *)src);                                       \
@@ -823,8 +895,8 @@ INLINE void NAME##_tail4(const problem *p, size_t t, const row_slots *rows, size
         UNROLL                                                                                       \
         for (size_t r = 0; r < 4; r += 2) {                                                          \
             __m256i q0[2], q1[2];                                                                    \
-            NAME##_pair(rows->codes[r], arows, b, complete, parts, bits, q0);                        \
-            NAME##_pair(rows->codes[r + 1], arows, b, complete, parts, bits, q1);                    \
+            NAME##_pair(rows->codes[r], rows->high[r], arows, b, complete, parts, bits, q0);         \
+            NAME##_pair(rows->codes[r + 1], rows->high[r + 1], arows, b, complete, parts, bits, q1); \
             UNROLL                                                                                   \
             for (size_t k = 0; k < parts; k++) l[k][r / 2] = NAME##_half(q0[k], q1[k], bits);        \
         }                                                                                            \
@@ -885,8 +957,8 @@ INLINE void NAME##_stream(const problem *p, size_t t, const row_slots *rows, con
             UNROLL                                                                                   \
             for (size_t h = 0; h < 4; h += 2) {                                                      \
                 __m256i q0[2], q1[2];                                                                \
-                NAME##_pair(rows->codes[r], arows, b0 + 2 * h, 1, parts, bits, q0);                  \
-                NAME##_pair(rows->codes[r], arows, b0 + 2 * h + 2, 1, parts, bits, q1);              \
+                NAME##_pair(rows->codes[r], rows->high[r], arows, b0 + 2 * h, 1, parts, bits, q0);   \
+                NAME##_pair(rows->codes[r], rows->high[r], arows, b0 + 2 * h + 2, 1, parts, bits, q1); \
                 UNROLL                                                                               \
                 for (size_t k = 0; k < parts; k++) l[k][h / 2] = NAME##_half(q0[k], q1[k], bits);    \
             }                                                                                        \
@@ -1023,16 +1095,32 @@ INLINE __mmask16 mask16(size_t count) { return count >= 16 ? (__mmask16)0xFFFF :
 // activations (the weights loaded once for the parts): q[k], int32 lanes, block b + L's four
 // partial sums for part k in 128-bit lane L (0 past `blocks`).
 __attribute__((target(T_512)))
-INLINE void vnni512_quad(const uint8_t *wrow, const int8_t *const arows[2], size_t b, size_t blocks,
-                         const size_t parts, const int bits, __m512i q[2]) {
+INLINE void vnni512_quad(const uint8_t *wrow, const uint8_t *whigh, const int8_t *const arows[2], size_t b,
+                         size_t blocks, const size_t parts, const int bits, __m512i q[2]) {
     __m512i lo, hi;
-    if (bits == 4) {
+    if (bits != 8) {
         const uint8_t *src = wrow + 16 * b;
         __m512i v = blocks == 4 ? _mm512_loadu_si512((const void *)src)
                                 : _mm512_maskz_loadu_epi8((1ull << (16 * blocks)) - 1, src);
         const __m512i low = _mm512_set1_epi8(0x0F);
         lo = _mm512_and_si512(v, low);
         hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), low);
+        if (bits == 5) {
+            // The four blocks' fifth bits as two byte masks: bits 0–15 of each block for lo (its
+            // 128-bit lane), bits 16–31 for hi.
+            __m128i h;
+            if (blocks == 4) {
+                h = _mm_loadu_si128((const __m128i *)(whigh + 4 * b));
+            } else {
+                uint8_t part[16] = {0};
+                memcpy(part, whigh + 4 * b, 4 * blocks);
+                h = _mm_loadu_si128((const __m128i *)part);
+            }
+            const __m128i split = _mm_shuffle_epi8(h, _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15));
+            const __m512i sixteen = _mm512_set1_epi8(0x10);
+            lo = _mm512_mask_add_epi8(lo, (__mmask64)(uint64_t)_mm_cvtsi128_si64(split), lo, sixteen);
+            hi = _mm512_mask_add_epi8(hi, (__mmask64)(uint64_t)_mm_extract_epi64(split, 1), hi, sixteen);
+        }
     } else {
         // v0: blocks b, b + 1 (elements 0–15, 16–31 of each); v1: blocks b + 2, b + 3.
         const uint8_t *src = wrow + 32 * b;
@@ -1072,13 +1160,13 @@ INLINE __m512i tree16(__m512i q0, __m512i q1, __m512i q2, __m512i q3, __m512i ad
 // Blocks b0 … b0 + 15 of one weight row against each part: s[k], the sixteen exact sums
 // Σ u·a + adjust[k] (adjust in tree order) in block order.
 __attribute__((target(T_512)))
-INLINE void vnni512_sums16(const uint8_t *wrow, const int8_t *const arows[2], size_t b0, const __m512i adjust[2],
-                           const size_t parts, const int bits, __m512i s[2]) {
+INLINE void vnni512_sums16(const uint8_t *wrow, const uint8_t *whigh, const int8_t *const arows[2], size_t b0,
+                           const __m512i adjust[2], const size_t parts, const int bits, __m512i s[2]) {
     __m512i q[2][4];
     UNROLL
     for (size_t i = 0; i < 4; i++) {
         __m512i pq[2];
-        vnni512_quad(wrow, arows, b0 + 4 * i, 4, parts, bits, pq);
+        vnni512_quad(wrow, whigh, arows, b0 + 4 * i, 4, parts, bits, pq);
         UNROLL
         for (size_t k = 0; k < parts; k++) q[k][i] = pq[k];
     }
@@ -1120,7 +1208,7 @@ INLINE void vnni512_tail4(const problem *p, size_t t, const row_slots *rows, siz
         UNROLL
         for (size_t r = 0; r < 4; r++) {
             __m512i pq[2];
-            vnni512_quad(rows->codes[r], arows, b, blocks, parts, bits, pq);
+            vnni512_quad(rows->codes[r], rows->high[r], arows, b, blocks, parts, bits, pq);
             UNROLL
             for (size_t k = 0; k < parts; k++) q[k][r] = pq[k];
         }
@@ -1184,7 +1272,7 @@ INLINE void vnni512_stream(const problem *p, size_t t, const row_slots *rows, co
         UNROLL
         for (size_t r = 0; r < 4; r++) {
             __m512i s[2];
-            vnni512_sums16(rows->codes[r], arows, b0, adjust, parts, bits, s);
+            vnni512_sums16(rows->codes[r], rows->high[r], arows, b0, adjust, parts, bits, s);
             UNROLL
             for (size_t k = 0; k < parts; k++) {
                 if (integers) {
@@ -1367,7 +1455,7 @@ static int run(problem *p, int path) {
         case CE_GEMM_AVX2:
             if (has_fma_f16c()) {
                 problem shifted = *p;
-                if (p->w->bits == 8) shifted.zero = p->zero - 128;  // its sums are Σ (u − 128)·a
+                if (p->w->bits != 4) shifted.zero = p->zero - 128;  // its sums are Σ (u − 128)·a
                 status = avx2_run(&shifted);
             }
             break;
@@ -1386,7 +1474,8 @@ static problem make_problem(const ce_block_matrix *w, const ce_block_rows *a, si
     problem p = {
         .w = w, .a = a, .j0 = j0, .j1 = j1, .nb = w->columns / BLOCK,
         .code_stride = ce_block_code_stride(w->columns), .block_stride = ce_block_block_stride(w->columns),
-        .row_bytes = w->bits == 4 ? w->columns / 2 : w->columns, .zero = w->zero_point,
+        .row_bytes = w->bits == 8 ? w->columns : w->columns / 2, .high_bytes = w->bits == 5 ? w->columns / 8 : 0,
+        .zero = w->zero_point,
     };
     return p;
 }

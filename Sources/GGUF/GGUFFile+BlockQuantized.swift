@@ -11,15 +11,15 @@ extension GGUFFile {
     /// | Q4_0 | 4 | q | 8 | d |
     /// | Q4_1 | 4 | q | 0 | d, m |
     /// | Q4_K | 4 (repacked per 32) | q | 0 | d·sc, −dmin·m (rounded to float16) |
-    /// | Q5_0 | 8 | q + 112 | 128 | d |
-    /// | Q5_1 | 8 | q + 128 | 128 | d, m |
-    /// | Q5_K | 8 | q + 128 | 128 | d·sc, −dmin·m (rounded to float16) |
+    /// | Q5_0 | 5 | q | 16 | d |
+    /// | Q5_1 | 5 | q | 0 | d, m |
+    /// | Q5_K | 5 (repacked per 32) | q | 0 | d·sc, −dmin·m (rounded to float16) |
     /// | Q8_0 | 8 | q + 128 | 128 | d |
     /// | IQ4_NL | 8 | grid[q] + 128 | 128 | d |
     /// | IQ4_XS | 8 | grid[q] + 128 | 128 | d·(sc − 32) (rounded to float16) |
     ///
     /// Every 8-bit form has zero point 128, so that fused projections can stack parts of different
-    /// types (`BlockQuantizedMatrix(stacking:)`).
+    /// types (`BlockQuantizedMatrix(stacking:)`, which widens 4- and 5-bit parts beside 8-bit ones).
     ///
     /// Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and IQ4_NL give exactly the file's values; Q4_K's, Q5_K's and
     /// IQ4_XS's per-32 scale (and minimum) products are rounded to float16 (a relative error up
@@ -47,7 +47,8 @@ extension GGUFFile {
                 subject: GGUFError.tensor(tensor.name), detail: "block \(bad.block): \(bad.field) is not finite")
         }
         let count32 = rows * columns / 32
-        var codes = [UInt8](repeating: 0, count: rows * columns * layout.bits / 8)
+        var codes = [UInt8](repeating: 0, count: rows * columns * (layout.bits == 8 ? 8 : 4) / 8)
+        var high = layout.bits == 5 ? [UInt8](repeating: 0, count: rows * columns / 8) : nil
         var scales = [UInt16](repeating: 0, count: count32)
         var mins = layout.hasMinimums ? [UInt16](repeating: 0, count: count32) : nil
         withTensorBytes(tensor) { bytes in
@@ -57,8 +58,11 @@ extension GGUFFile {
                     for b in 0..<blocks {
                         let block = base + b * type.blockByteCount
                         let first = b * type.blockSize / 32
-                        let blockCodes = out.baseAddress! + b * type.blockSize * layout.bits / 8
-                        layout.convert(block, codes: blockCodes, scales: d.baseAddress! + first) { s, m in
+                        let blockCodes = out.baseAddress! + b * type.blockSize * (layout.bits == 8 ? 8 : 4) / 8
+                        layout.convert(
+                            block, codes: blockCodes, scales: d.baseAddress! + first,
+                            high: { i, byte in high?[b * type.blockSize / 8 + i] = byte }
+                        ) { s, m in
                             mins?[first + s] = m
                         }
                     }
@@ -67,7 +71,7 @@ extension GGUFFile {
         }
         return BlockQuantizedMatrix(
             outputSize: rows, inputSize: columns, bits: layout.bits, zeroPoint: layout.zeroPoint, codes: codes,
-            scales: scales, mins: mins)
+            highBits: high, scales: scales, mins: mins)
     }
 }
 
@@ -82,18 +86,20 @@ private struct NativeLayout {
         switch type {
         case .q4_0: (bits, zeroPoint, hasMinimums) = (4, 8, false)
         case .q4_1, .q4_K: (bits, zeroPoint, hasMinimums) = (4, 0, true)
-        case .q5_0, .q8_0, .iq4_nl, .iq4_xs: (bits, zeroPoint, hasMinimums) = (8, 128, false)
-        case .q5_1, .q5_K: (bits, zeroPoint, hasMinimums) = (8, 128, true)
+        case .q5_0: (bits, zeroPoint, hasMinimums) = (5, 16, false)
+        case .q5_1, .q5_K: (bits, zeroPoint, hasMinimums) = (5, 0, true)
+        case .q8_0, .iq4_nl, .iq4_xs: (bits, zeroPoint, hasMinimums) = (8, 128, false)
         default: return nil
         }
         self.type = type
     }
 
-    /// Writes one GGUF block's codes (`type.blockSize` elements, in our layout), its per-32 scales
-    /// and, through `minimum(subBlock, bits)`, its per-32 minimums.
+    /// Writes one GGUF block's codes (`type.blockSize` elements, in our layout), through
+    /// `high(index, byte)` the bytes of its fifth bits (5-bit types: 4 per 32 elements), its
+    /// per-32 scales and, through `minimum(subBlock, bits)`, its per-32 minimums.
     func convert(
         _ block: UnsafeRawPointer, codes out: UnsafeMutablePointer<UInt8>, scales: UnsafeMutablePointer<UInt16>,
-        minimum: (Int, UInt16) -> Void
+        high: (Int, UInt8) -> Void, minimum: (Int, UInt16) -> Void
     ) {
         let halfBits = { (offset: Int) in
             UInt16(littleEndian: block.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
@@ -118,17 +124,12 @@ private struct NativeLayout {
                 out[j + 16] = UInt8(Int(iq4Grid[Int(byte >> 4)]) + 128)
             }
         case .q5_0, .q5_1:
+            // d, (m,) qh, then nibbles in Q4_0's order: d·(q − 16) for Q5_0, d·q + m for Q5_1.
             let start = type == .q5_0 ? 2 : 4
             scales[0] = halfBits(0)
             if type == .q5_1 { minimum(0, halfBits(2)) }
-            let qh = block.word(at: start)
-            // q − 16 + 128 for Q5_0 (d·(q − 16)), q + 128 for Q5_1 (d·q + m).
-            let offset: UInt8 = type == .q5_0 ? 112 : 128
-            for j in 0..<16 {
-                let byte = block.byte(at: start + 4 + j)
-                out[j] = ((byte & 0x0F) | UInt8((qh >> j) & 1) << 4) + offset
-                out[j + 16] = ((byte >> 4) | UInt8((qh >> (j + 16)) & 1) << 4) + offset
-            }
+            for i in 0..<4 { high(i, block.byte(at: start + i)) }
+            for j in 0..<16 { out[j] = block.byte(at: start + 4 + j) }
         case .q4_K:
             // 8 sub-blocks of 32; sub-block 2c + h holds nibble h of bytes 32c…32c+31.
             let d = block.half(at: 0)
@@ -155,9 +156,12 @@ private struct NativeLayout {
                 scales[s] = BlockQuantizedMatrix.half(d * sc)
                 minimum(s, BlockQuantizedMatrix.half(-(dmin * m)))
                 let shift = UInt8(4 * (s % 2))
-                for l in 0..<32 {
-                    let low = (block.byte(at: 48 + 32 * (s / 2) + l) >> shift) & 0x0F
-                    out[32 * s + l] = (low | ((block.byte(at: 16 + l) >> UInt8(s)) & 1) << 4) + 128
+                let low = { (l: Int) in (block.byte(at: 48 + 32 * (s / 2) + l) >> shift) & 0x0F }
+                for i in 0..<16 { out[16 * s + i] = low(i) | low(i + 16) << 4 }
+                for i in 0..<4 {
+                    var byte: UInt8 = 0
+                    for bit in 0..<8 { byte |= ((block.byte(at: 16 + 8 * i + bit) >> UInt8(s)) & 1) << UInt8(bit) }
+                    high(4 * s + i, byte)
                 }
             }
         default:

@@ -1,9 +1,10 @@
 extension BlockQuantizedMatrix {
     /// The matrices' rows one after another (`[Σ out, in]`), for fusing projections that read the
     /// same input (query, key and value; gate and up), exactly: when all are 4-bit with one zero
-    /// point they stay so; otherwise every part becomes 8-bit with zero point 128 (a 4-bit code
-    /// `u` with zero point `z` is the 8-bit code `u − z + 128`, same scale and minimum). Parts
-    /// without minimums get zero minimums when another part has them.
+    /// point they stay so; when all are 4- or 5-bit with one zero point they become 5-bit (a 4-bit
+    /// part's fifth bits 0); otherwise every part becomes 8-bit with zero point 128 (a code `u`
+    /// with zero point `z` is the 8-bit code `u − z + 128`, same scale and minimum). Parts without
+    /// minimums get zero minimums when another part has them.
     /// - Precondition: at least one matrix; all of the same depth; every zero point of an 8-bit
     ///   part is 128 (as GGUF's conversions make them).
     /// - Complexity: O(Σ out·in) (the codes are copied).
@@ -16,35 +17,36 @@ extension BlockQuantizedMatrix {
             self = parts[0]
             return
         }
-        let narrow = parts.allSatisfy { $0.bits == 4 && $0.zeroPoint == parts[0].zeroPoint }
+        let sameZero = parts.allSatisfy { $0.zeroPoint == parts[0].zeroPoint }
+        let bits =
+            sameZero && parts.allSatisfy({ $0.bits == 4 }) ? 4 : sameZero && parts.allSatisfy({ $0.bits != 8 }) ? 5 : 8
         let hasMins = parts.contains { $0.mins != nil }
         var codes: [UInt8] = []
+        var highBits: [UInt8] = []
         var scales: [UInt16] = []
         var mins: [UInt16] = []
         for part in parts {
             scales += part.scales
             if hasMins { mins += part.mins ?? [UInt16](repeating: 0, count: part.scales.count) }
-            if narrow || part.bits == 8 {
+            if bits != 8 || part.bits == 8 {
                 precondition(
-                    narrow || part.zeroPoint == 128,
+                    bits != 8 || part.zeroPoint == 128,
                     "BlockQuantizedMatrix(stacking:): 8-bit part with zero point \(part.zeroPoint)")
                 codes += part.codes
+                if bits == 5 { highBits += part.highBits ?? [UInt8](repeating: 0, count: part.codes.count / 4) }
                 continue
             }
-            // Widen 4-bit codes: block bytes hold elements i (low nibble) and i + 16 (high nibble).
+            // Widen 4- and 5-bit codes (in element order, as `code(row:column:)` reads them).
             let shift = 128 - part.zeroPoint
             var wide = [UInt8](repeating: 0, count: part.outputSize * depth)
-            for block in 0..<(part.codes.count / 16) {
-                for i in 0..<16 {
-                    let byte = part.codes[16 * block + i]
-                    wide[32 * block + i] = UInt8(Int(byte & 0x0F) + shift)
-                    wide[32 * block + 16 + i] = UInt8(Int(byte >> 4) + shift)
-                }
+            for j in 0..<part.outputSize {
+                for k in 0..<depth { wide[j * depth + k] = UInt8(part.code(row: j, column: k) + shift) }
             }
             codes += wide
         }
         self.init(
-            outputSize: parts.reduce(0) { $0 + $1.outputSize }, inputSize: depth, bits: narrow ? 4 : 8,
-            zeroPoint: narrow ? parts[0].zeroPoint : 128, codes: codes, scales: scales, mins: hasMins ? mins : nil)
+            outputSize: parts.reduce(0) { $0 + $1.outputSize }, inputSize: depth, bits: bits,
+            zeroPoint: bits == 8 ? 128 : parts[0].zeroPoint, codes: codes, highBits: bits == 5 ? highBits : nil,
+            scales: scales, mins: hasMins ? mins : nil)
     }
 }

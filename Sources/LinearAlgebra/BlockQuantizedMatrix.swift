@@ -1,19 +1,23 @@
 import CKernels
 
 /// A linear layer's weight matrix `W: [out, in]` in blocks of 32 along `in`, as GGUF stores its
-/// quantized tensors, for `BlockGEMM`: unsigned codes `u` of 4 or 8 bits, one integer zero point
+/// quantized tensors, for `BlockGEMM`: unsigned codes `u` of 4, 5 or 8 bits, one integer zero point
 /// `z` per matrix, and per block a float16 scale `d` and an optional float16 minimum `m`:
 ///
 ///     W[j][32b + i] = d[j][b] · (u[j][32b + i] − z) + m[j][b]        (no minimums: m = 0)
 ///
 /// - 4 bits: each row holds `in / 2` bytes; a block is 16 bytes, byte `i` holding element `i` in
 ///   its low nibble and element `i + 16` in its high nibble (GGML's Q4_0 and Q4_1 order).
+/// - 5 bits: `codes` as for 4 bits (each code's low four bits), and `highBits` `[out, in / 8]`
+///   bytes: a block's fifth bits as a little-endian 32-bit word whose bit `i` is bit 4 of
+///   element `i`'s code (GGML's Q5_0 and Q5_1 `qh`).
 /// - 8 bits: each row holds `in` bytes, a block being its 32 codes in element order.
 /// - `scales` and `mins`: `[out, in / 32]` IEEE binary16 bit patterns.
 ///
 /// GGUF's Q4_0 is 4-bit with `z = 8` and no minimums, Q4_1 and Q4_K 4-bit with `z = 0` and
-/// minimums (Q4_K's per-32 scale and minimum products rounded to float16); Q8_0, Q5_0, Q5_1,
-/// Q5_K, IQ4_NL and IQ4_XS 8-bit with `z = 128` (`GGUFFile.blockQuantized` lists each). Any other
+/// minimums (Q4_K's per-32 scale and minimum products rounded to float16); Q5_0 5-bit with
+/// `z = 16`, Q5_1 and Q5_K 5-bit with `z = 0` and minimums; Q8_0, IQ4_NL and IQ4_XS 8-bit with
+/// `z = 128` (`GGUFFile.blockQuantized` lists each). Any other
 /// tensor (F32, F16, BF16, Q2_K, Q3_K, Q6_K) becomes 8-bit blocks with `init(weights:outputSize:inputSize:)`.
 ///
 /// ```swift
@@ -22,7 +26,7 @@ import CKernels
 /// BlockGEMM.matmul(activations: x, rows: t, weights: w, bias: nil, into: y, buffer: &rows)
 /// ```
 /// - Complexity: O(1) to wrap raw parts (their arrays are shared, not copied); O(out·in) to
-///   quantize floats. `byteCount` is `out·in/2` or `out·in` plus 2 or 4 bytes per block.
+///   quantize floats. `byteCount` is `out·in/2`, `5·out·in/8` or `out·in` plus 2 or 4 bytes per block.
 package struct BlockQuantizedMatrix: Sendable {
     /// Elements per block (32), along `in`.
     package static let blockSize = Int(CE_BLOCK_SIZE)
@@ -31,12 +35,14 @@ package struct BlockQuantizedMatrix: Sendable {
     package let outputSize: Int
     /// `in`: columns of `W`, the depth of the product, a multiple of `blockSize`.
     package let inputSize: Int
-    /// Bits per code: 4 or 8.
+    /// Bits per code: 4, 5 or 8.
     package let bits: Int
     /// `z`, 0 … 255.
     package let zeroPoint: Int
-    /// `[out, in / 2]` (4 bits) or `[out, in]` (8 bits) codes in the layout above.
+    /// `[out, in / 2]` (4 and 5 bits) or `[out, in]` (8 bits) codes in the layout above.
     package let codes: [UInt8]
+    /// `[out, in / 8]` fifth bits (5 bits), else nil.
+    package let highBits: [UInt8]?
     /// `[out, in / 32]` float16 bit patterns of `d`.
     package let scales: [UInt16]
     /// `[out, in / 32]` float16 bit patterns of `m`, or nil when the format has none.
@@ -50,17 +56,22 @@ package struct BlockQuantizedMatrix: Sendable {
     /// are infinite or NaN make the outputs that use them infinite or NaN.
     /// - Complexity: O(1).
     package init(
-        outputSize: Int, inputSize: Int, bits: Int, zeroPoint: Int, codes: [UInt8], scales: [UInt16], mins: [UInt16]?
+        outputSize: Int, inputSize: Int, bits: Int, zeroPoint: Int, codes: [UInt8], highBits: [UInt8]? = nil,
+        scales: [UInt16], mins: [UInt16]?
     ) {
         precondition(
             outputSize >= 0 && inputSize >= 0 && inputSize % Self.blockSize == 0,
             "BlockQuantizedMatrix: depth \(inputSize) is not a multiple of \(Self.blockSize)")
-        precondition(bits == 4 || bits == 8, "BlockQuantizedMatrix: \(bits) bits (4 or 8)")
+        precondition(bits == 4 || bits == 5 || bits == 8, "BlockQuantizedMatrix: \(bits) bits (4, 5 or 8)")
         precondition((0...255).contains(zeroPoint), "BlockQuantizedMatrix: zero point \(zeroPoint) outside 0 … 255")
         let blocks = outputSize * (inputSize / Self.blockSize)
         precondition(
-            codes.count == outputSize * inputSize * bits / 8,
+            codes.count == outputSize * inputSize * (bits == 8 ? 8 : 4) / 8,
             "BlockQuantizedMatrix: \(codes.count) code bytes for \(outputSize)×\(inputSize) at \(bits) bits")
+        precondition(
+            (bits == 5) == (highBits != nil)
+                && (highBits?.count ?? outputSize * inputSize / 8) == outputSize * inputSize / 8,
+            "BlockQuantizedMatrix: \(highBits?.count ?? 0) bytes of fifth bits at \(bits) bits")
         precondition(
             scales.count == blocks && (mins?.count ?? blocks) == blocks,
             "BlockQuantizedMatrix: \(scales.count) scales, \(mins?.count ?? 0) minimums for \(blocks) blocks")
@@ -69,6 +80,7 @@ package struct BlockQuantizedMatrix: Sendable {
         self.bits = bits
         self.zeroPoint = zeroPoint
         self.codes = codes
+        self.highBits = highBits
         self.scales = scales
         self.mins = mins
     }
@@ -119,7 +131,7 @@ package struct BlockQuantizedMatrix: Sendable {
     }
 
     /// Bytes held: codes, scales and minimums (the float32 matrix takes `4·out·in`).
-    package var byteCount: Int { codes.count + 2 * scales.count + 2 * (mins?.count ?? 0) }
+    package var byteCount: Int { codes.count + (highBits?.count ?? 0) + 2 * scales.count + 2 * (mins?.count ?? 0) }
 
     /// Weight `W[row][column]` as the formula above gives it, in `Double` (for tests and references).
     /// - Complexity: O(1).
@@ -131,7 +143,7 @@ package struct BlockQuantizedMatrix: Sendable {
         return Double(Self.float(fromHalf: scales[b])) * Double(code(row: j, column: k) - zeroPoint) + m
     }
 
-    /// The unsigned code of `W[row][column]`, unpacked from its nibble or byte.
+    /// The unsigned code of `W[row][column]`, unpacked from its nibble (and fifth bit) or byte.
     /// - Complexity: O(1).
     package func code(row j: Int, column k: Int) -> Int {
         precondition(
@@ -139,7 +151,10 @@ package struct BlockQuantizedMatrix: Sendable {
         if bits == 8 { return Int(codes[j * inputSize + k]) }
         let i = k % Self.blockSize
         let byte = codes[j * inputSize / 2 + (k / Self.blockSize) * 16 + i % 16]
-        return Int(i < 16 ? byte & 0x0F : byte >> 4)
+        let low = Int(i < 16 ? byte & 0x0F : byte >> 4)
+        guard let highBits else { return low }
+        let word = j * inputSize / 8 + (k / Self.blockSize) * 4
+        return low | Int((highBits[word + i / 8] >> UInt8(i % 8)) & 1) << 4
     }
 
     /// Calls `body` with the C description of the matrix. The pointers in it must not escape `body`.
@@ -147,14 +162,21 @@ package struct BlockQuantizedMatrix: Sendable {
         try codes.withUnsafeBufferPointer { c in
             try scales.withUnsafeBufferPointer { d in
                 try withMins { m in
-                    // An empty array may have no address: the kernels then read nothing from it.
-                    var matrix = ce_block_matrix(
-                        rows: outputSize, columns: inputSize, bits: Int32(bits), zero_point: Int32(zeroPoint),
-                        codes: c.baseAddress, scales: d.baseAddress, mins: m)
-                    return try body(&matrix)
+                    try withHighBits { h in
+                        // An empty array may have no address: the kernels then read nothing from it.
+                        var matrix = ce_block_matrix(
+                            rows: outputSize, columns: inputSize, bits: Int32(bits), zero_point: Int32(zeroPoint),
+                            codes: c.baseAddress, high: h, scales: d.baseAddress, mins: m)
+                        return try body(&matrix)
+                    }
                 }
             }
         }
+    }
+
+    private func withHighBits<R>(_ body: (UnsafePointer<UInt8>?) throws -> R) rethrows -> R {
+        guard let highBits else { return try body(nil) }
+        return try highBits.withUnsafeBufferPointer { try body($0.baseAddress) }
     }
 
     private func withMins<R>(_ body: (UnsafePointer<UInt16>?) throws -> R) rethrows -> R {

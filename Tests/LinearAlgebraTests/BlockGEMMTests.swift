@@ -67,17 +67,19 @@ final class BlockGEMMTests: XCTestCase {
             (Bool.random(using: &rng) ? 1 : -1) * Float(pow(10, Double.random(in: -4 ... -1, using: &rng))))
     }
 
-    /// Codes uniform over every byte (both nibbles), float16 scales and (optionally) minimums.
+    /// Codes uniform over every byte (both nibbles, and every fifth bit), float16 scales and
+    /// (optionally) minimums.
     func randomMatrix(out: Int, in k: Int, bits: Int, zeroPoint: Int, mins: Bool, using rng: inout SeededGenerator)
         -> BlockQuantizedMatrix
     {
-        let codes = (0..<(out * k * bits / 8)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        let codes = (0..<(out * k * (bits == 8 ? 8 : 4) / 8)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        let high = bits == 5 ? (0..<(out * k / 8)).map { _ in UInt8.random(in: 0...255, using: &rng) } : nil
         let blocks = out * k / BlockQuantizedMatrix.blockSize
         let scales = (0..<blocks).map { _ in randomHalf(using: &rng) }
         let minimums = mins ? (0..<blocks).map { _ in randomHalf(using: &rng) } : nil
         return BlockQuantizedMatrix(
-            outputSize: out, inputSize: k, bits: bits, zeroPoint: zeroPoint, codes: codes, scales: scales,
-            mins: minimums)
+            outputSize: out, inputSize: k, bits: bits, zeroPoint: zeroPoint, codes: codes, highBits: high,
+            scales: scales, mins: minimums)
     }
 
     /// Activation codes uniform in −127 … 127 with scales of realistic size: `[rows, k]`, `[rows, k / 32]`.
@@ -96,8 +98,8 @@ final class BlockGEMMTests: XCTestCase {
         let blockCounts = [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 18, 31, 33, 48, 64]
         let outputs = [1, 2, 3, 4, 5, 7, 15, 16, 17, 31, 33, 63, 65, 100, 129, 255, 300]
         let rowCounts = [1, 1, 1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 40]
-        for index in 0..<40 {
-            let bits = index % 2 == 0 ? 4 : 8
+        for index in 0..<48 {
+            let bits = [4, 8, 5][index % 3]
             let zeroPoint = [0, 8, 32, 128][(index / 2) % 4]
             let mins = (index / 8) % 2 == 1
             let k = 32 * blockCounts.randomElement(using: &rng)!
@@ -115,10 +117,10 @@ final class BlockGEMMTests: XCTestCase {
             )
         }
         // SmolLM2-135M's shapes, fewer rows.
-        for (k, out, t) in [(576, 67, 1), (576, 40, 2), (1536, 35, 1), (1536, 19, 9)] {
-            for bits in [4, 8] {
+        for (k, out, t) in [(576, 67, 1), (576, 40, 2), (1536, 35, 1), (1536, 19, 9), (896, 21, 1), (896, 18, 3)] {
+            for bits in [4, 5, 8] {
                 let w = randomMatrix(
-                    out: out, in: k, bits: bits, zeroPoint: bits == 4 ? 8 : 128, mins: bits == 4, using: &rng)
+                    out: out, in: k, bits: bits, zeroPoint: [4: 8, 5: 16, 8: 128][bits]!, mins: bits == 4, using: &rng)
                 let (codes, scales) = randomActivations(rows: t, in: k, using: &rng)
                 try checkProduct(
                     codes, scales, rows: t, w, columns: 0..<out, path: path, using: &rng,
@@ -129,7 +131,7 @@ final class BlockGEMMTests: XCTestCase {
         // kernels' partial steps and cross-row tails, the tiled ones' edges; 9 and 6 outputs
         // leave groups of 1 and 2 rows beside whole groups of 4.
         for blocks in Array(1...20) + [33, 47] {
-            for (t, bits) in [(1, 4), (1, 8), (2, 4), (2, 8)] {
+            for (t, bits) in [(1, 4), (1, 8), (2, 4), (2, 8), (1, 5), (2, 5)] {
                 let out = blocks % 2 == 0 ? 9 : 6
                 let zeroPoint = [0, 8, 32, 128][blocks % 4]
                 let w = randomMatrix(
@@ -227,18 +229,18 @@ final class BlockGEMMTests: XCTestCase {
     func checkExtremes(_ path: BlockGEMM.Path) throws {
         var rng = SeededGenerator(seed: 77)
         let size = BlockQuantizedMatrix.blockSize
-        for bits in [4, 8] {
-            let top: UInt8 = bits == 4 ? 0xFF : 255
+        for bits in [4, 5, 8] {
+            let top: UInt8 = 255
             for (t, k, out) in [(1, 32, 5), (1, 2048, 9), (3, 96, 17), (9, 2048, 3), (2, 160, 33)] {
-                let byteCount = out * k * bits / 8
-                for zeroPoint in [0, bits == 4 ? 15 : 255, 128] {
+                let byteCount = out * k * (bits == 8 ? 8 : 4) / 8
+                for zeroPoint in [0, [4: 15, 5: 31, 8: 255][bits]!, 128] {
                     let codeSets: [(String, [UInt8])] = [
                         ("largest codes", [UInt8](repeating: top, count: byteCount)),
                         ("zero codes", [UInt8](repeating: 0, count: byteCount)),
                         (
                             "codes 0 or largest",
                             (0..<byteCount).map { _ in
-                                [0, top, bits == 4 ? 0x0F : 128, bits == 4 ? 0xF0 : 127].randomElement(using: &rng)!
+                                [0, top, bits == 8 ? 128 : 0x0F, bits == 8 ? 127 : 0xF0].randomElement(using: &rng)!
                             }
                         ),
                     ]
@@ -260,9 +262,12 @@ final class BlockGEMMTests: XCTestCase {
                                     ? [0x7BFF, 0xFBFF, 0x0001, 0x8001].randomElement(using: &rng)!
                                     : randomHalf(using: &rng)
                             }
+                            // 5-bit: the fifth bits as the codes' own bytes (all set with the largest codes).
+                            let high = bits == 5 ? Array(codes.prefix(out * k / 8)) : nil
                             let w = BlockQuantizedMatrix(
                                 outputSize: out, inputSize: k, bits: bits, zeroPoint: zeroPoint, codes: codes,
-                                scales: scaleBits, mins: zeroPoint == 0 ? Array(scaleBits.reversed()) : nil)
+                                highBits: high, scales: scaleBits,
+                                mins: zeroPoint == 0 ? Array(scaleBits.reversed()) : nil)
                             let scales: [Float] = (0..<(t * k / size)).map { b in
                                 activationName == "zero blocks" && b % 2 == 0
                                     ? 0 : [1e-8, 1, 1e3].randomElement(using: &rng)!
@@ -363,7 +368,7 @@ final class BlockGEMMTests: XCTestCase {
     func checkStridesAndColumnRanges(_ path: BlockGEMM.Path) throws {
         var rng = SeededGenerator(seed: 5)
         for (t, k, out, lda, ldc) in [(1, 96, 45, 100, 50), (19, 160, 45, 170, 48), (3, 64, 70, 64, 71)] {
-            for bits in [4, 8] {
+            for bits in [4, 5, 8] {
                 let w = randomMatrix(out: out, in: k, bits: bits, zeroPoint: 8, mins: true, using: &rng)
                 let x = (0..<(t * lda)).map { _ in rng.gaussian() }
                 let bias = (0..<out).map { _ in rng.gaussian() }
@@ -400,6 +405,7 @@ final class BlockGEMMTests: XCTestCase {
         var rng = SeededGenerator(seed: 12)
         for (t, k, out, bits, zeroPoint) in [
             (1, 576, 70, 4, 8), (5, 576, 33, 8, 128), (17, 1536, 20, 4, 0), (2, 2048, 9, 8, 32),
+            (1, 896, 21, 5, 16), (3, 4864, 7, 5, 0), (9, 160, 18, 5, 31),
         ] {
             let w = randomMatrix(out: out, in: k, bits: bits, zeroPoint: zeroPoint, mins: false, using: &rng)
             let (codes, scales) = randomActivations(rows: t, in: k, using: &rng)
@@ -483,7 +489,9 @@ final class BlockGEMMTests: XCTestCase {
     /// are the same number by two routes.
     func testReferencesAgree() {
         var rng = SeededGenerator(seed: 21)
-        for (bits, zeroPoint, mins) in [(4, 8, false), (4, 0, true), (8, 128, false), (8, 32, true)] {
+        for (bits, zeroPoint, mins) in [
+            (4, 8, false), (4, 0, true), (5, 16, false), (5, 0, true), (8, 128, false), (8, 32, true),
+        ] {
             let (t, k, out) = (3, 96, 7)
             let w = randomMatrix(out: out, in: k, bits: bits, zeroPoint: zeroPoint, mins: mins, using: &rng)
             let (codes, scales) = randomActivations(rows: t, in: k, using: &rng)
@@ -510,6 +518,49 @@ final class BlockGEMMTests: XCTestCase {
         XCTAssertEqual(w.value(row: 0, column: 32), 2 * (0 - 8))
         XCTAssertEqual(w.value(row: 0, column: 5), 1 * (0 - 8))
         XCTAssertEqual(w.byteCount, 32 + 4)
+    }
+
+    /// GGML's Q5_0 order: the nibbles as for 4 bits, bit i of a block's little-endian 32-bit word
+    /// the fifth bit of element i.
+    func testFiveBitCodeOrder() {
+        var codes = [UInt8](repeating: 0, count: 16)
+        for i in 0..<16 { codes[i] = UInt8(i) | UInt8(15 - i) << 4 }
+        // Fifth bits on elements 0, 9, 16 and 31.
+        let word: UInt32 = 1 | 1 << 9 | 1 << 16 | 1 << 31
+        let high = (0..<4).map { UInt8(truncatingIfNeeded: word >> (8 * UInt32($0))) }
+        let w = BlockQuantizedMatrix(
+            outputSize: 1, inputSize: 32, bits: 5, zeroPoint: 16, codes: codes, highBits: high, scales: [0x3C00],
+            mins: nil)
+        var expected = Array(0..<16) + (0..<16).map { 15 - $0 }
+        for e in [0, 9, 16, 31] { expected[e] += 16 }
+        XCTAssertEqual((0..<32).map { w.code(row: 0, column: $0) }, expected)
+        XCTAssertEqual(w.value(row: 0, column: 16), Double(15 + 16 - 16))
+        XCTAssertEqual(w.byteCount, 16 + 4 + 2)
+    }
+
+    /// Fused projections: 4- and 5-bit parts of one zero point stack as 5-bit; with an 8-bit part,
+    /// everything widens to 8-bit; either way every weight keeps its value.
+    func testStackingKeepsEveryWeight() {
+        var rng = SeededGenerator(seed: 31)
+        let four = randomMatrix(out: 3, in: 64, bits: 4, zeroPoint: 0, mins: true, using: &rng)
+        let five = randomMatrix(out: 5, in: 64, bits: 5, zeroPoint: 0, mins: false, using: &rng)
+        let five16 = randomMatrix(out: 2, in: 64, bits: 5, zeroPoint: 16, mins: false, using: &rng)
+        let eight = randomMatrix(out: 4, in: 64, bits: 8, zeroPoint: 128, mins: false, using: &rng)
+        for (parts, bits) in [([four, five], 5), ([five, five], 5), ([five16, eight, five], 8), ([four, four], 4)] {
+            let stacked = BlockQuantizedMatrix(stacking: parts)
+            XCTAssertEqual(stacked.bits, bits)
+            var row = 0
+            for part in parts {
+                for j in 0..<part.outputSize {
+                    for k in 0..<64 {
+                        XCTAssertEqual(
+                            stacked.value(row: row, column: k), part.value(row: j, column: k), "\(bits): [\(row), \(k)]"
+                        )
+                    }
+                    row += 1
+                }
+            }
+        }
     }
 
     func testHalfConversions() {

@@ -27,15 +27,19 @@ size_t ce_block_block_stride(size_t k);
 /// w[j][32b+i] = d[j][b] · (u[j][32b+i] − zero_point) + m[j][b]:
 ///  - bits 4: `codes` holds n rows of k/2 bytes; a block is 16 bytes, byte i holding element i in
 ///    its low nibble and element i+16 in its high nibble (GGML's Q4_0/Q4_1 order);
+///  - bits 5: `codes` as for 4 bits (the low four bits of each code), and `high` n rows of k/8
+///    bytes: a block's fifth bits as 4 bytes, a little-endian 32-bit word whose bit i is bit 4 of
+///    element i's code (GGML's Q5_0/Q5_1 `qh`);
 ///  - bits 8: `codes` holds n rows of k bytes, a block being its 32 codes in element order;
 ///  - `scales` (d) and `mins` (m, NULL when absent: 0) hold n rows of k/32 IEEE binary16 bit
 ///    patterns; `zero_point` is 0 … 255.
 typedef struct {
     size_t rows;              ///< n = out
     size_t columns;           ///< k = in, a multiple of CE_BLOCK_SIZE
-    int bits;                 ///< 4 or 8
+    int bits;                 ///< 4, 5 or 8
     int zero_point;           ///< z, 0 … 255
     const uint8_t *codes;
+    const uint8_t *high;      ///< the fifth bits (bits 5), else NULL
     const uint16_t *scales;
     const uint16_t *mins;
 } ce_block_matrix;
