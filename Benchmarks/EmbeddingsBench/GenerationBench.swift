@@ -185,13 +185,22 @@ func runGenerateBench(_ parsed: ParsedArguments) throws {
                 ],
             ]))
     print("peak RSS: \(peak >> 20) MiB")
+    // The bound of decoding from memory: every weight byte read once per token. Measured after the
+    // peak above, since its buffer is as large as the weights.
+    let bandwidth = TopKBench.readBandwidth(bytes: model.weightByteCount, threads: threads, repeats: 3)
+    let limit = bandwidth / Double(model.weightByteCount)
+    let decodeRate = Double(generated) / decodeSeconds
+    print(
+        "read bandwidth \(String(format: "%.1f", bandwidth / 1e9)) GB/s (\(threads) threads, a pass over \(model.weightByteCount >> 20) MiB): weight bytes per token ÷ bandwidth = \(String(format: "%.1f", limit)) tokens/s; generation at \(String(format: "%.0f", 100 * decodeRate / limit))% of it"
+    )
     if let path = parsed[BenchOptions.json] {
         try writeFigures(
             [
                 "prompt_tokens_per_second": Double(promptLength) / promptSeconds,
-                "generation_tokens_per_second": Double(generated) / decodeSeconds,
+                "generation_tokens_per_second": decodeRate,
                 "peak_rss_bytes": Double(peak), "load_seconds": loadSeconds, "threads": Double(threads),
-                "weight_bytes": Double(model.weightByteCount),
+                "weight_bytes": Double(model.weightByteCount), "read_bandwidth_bytes_per_second": bandwidth,
+                "bandwidth_limit_tokens_per_second": limit,
             ], to: path)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import LinearAlgebra
+import Synchronization
 import VectorIndex
 
 /// Table 3: top-10 over n random 384-d unit vectors, against the floor of a scan: the matrix's
@@ -56,6 +57,28 @@ struct TopKBench {
         }
         consume(checksum)
         return Double(n * d * 4) / seconds
+    }
+
+    /// Bytes read per second by a read-only pass over a buffer of `bytes` bytes (filled first, so
+    /// that its pages are real), cut into `threads` equal parts read at once on as many threads;
+    /// best of `repeats`. The decoder's bound: a token reads every weight byte once.
+    static func readBandwidth(bytes: Int, threads: Int, repeats: Int) -> Double {
+        let size = max(64, bytes / 64 * 64)
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 64)
+        defer { buffer.deallocate() }
+        memset(buffer, 1, size)
+        let part = (size / 64 + threads - 1) / threads * 64
+        let shared = WorkerShared(UnsafeRawPointer(buffer))
+        let sums = Mutex<UInt64>(0)
+        let seconds = best(repeats) {
+            DispatchQueue.concurrentPerform(iterations: threads) { i in
+                let start = min(size, i * part)
+                let sum = readOnlyPass(shared.value + start, bytes: min(size, start + part) - start)
+                sums.withLock { $0 &+= sum }
+            }
+        }
+        consume(sums.withLock { $0 })
+        return Double(size) / seconds
     }
 
     /// Loads every byte of `bytes` at `base` once, 64 bytes per load (the tail 8 at a time), and

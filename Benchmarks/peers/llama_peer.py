@@ -13,7 +13,12 @@ What it measures, with llama.cpp's own performance counters (llama_perf_context)
 The project's side runs first (`embeddings-bench generate --json` and `perplexity --json`, in
 child processes) so that neither side's memory or caches are warmed by the other.
 
-Usage: llama_peer.py [--model FILE] [--threads N] [--bench PATH] [--perplexity-characters N] [--skip-swift] [--json OUT]
+Any GGUF file runs (--model): the default SmolLM2-135M, a file downloaded by hand, or a mix
+written by Fixtures/generation/mix_model.py (random weights: --skip-perplexity, whose figure means
+nothing there). The project's side also prints the read-bandwidth bound of decoding (weight bytes
+per token ÷ the read bandwidth of a pass over as many bytes), and this script the ratios.
+
+Usage: llama_peer.py [--model FILE] [--threads N] [--bench PATH] [--perplexity-characters N] [--skip-perplexity] [--skip-swift] [--json OUT]
 """
 import argparse
 import json
@@ -53,13 +58,16 @@ def perplexity_text(characters):
     return text[:characters] if characters > 0 else text
 
 
-def swift_side(bench, model, threads, characters):
+def swift_side(bench, model, threads, characters, perplexity=True):
     figures = {}
     with tempfile.TemporaryDirectory() as folder:
         text_file = os.path.join(folder, "perplexity.txt")
         with open(text_file, "w", encoding="utf-8") as f:
             f.write(perplexity_text(characters))
-        for name, args in (("generate", ["generate", "--threads", str(threads)]), ("perplexity", ["perplexity", text_file])):
+        runs = [("generate", ["generate", "--threads", str(threads)])]
+        if perplexity:
+            runs.append(("perplexity", ["perplexity", text_file]))
+        for name, args in runs:
             out = os.path.join(folder, name + ".json")
             command = [bench, *args, "--model", str(model), "--json", out]
             print("$", " ".join(command), flush=True)
@@ -68,7 +76,7 @@ def swift_side(bench, model, threads, characters):
     return figures
 
 
-def llama_side(model, threads, characters):
+def llama_side(model, threads, characters, perplexity=True):
     import numpy as np
     import llama_cpp
 
@@ -106,7 +114,7 @@ def llama_side(model, threads, characters):
 
     # Perplexity: windows of 512 from an empty cache, every token but each window's first scored.
     nll, scored = 0.0, 0
-    for start in range(0, len(scored_ids), 512):
+    for start in range(0, len(scored_ids) if perplexity else 0, 512):
         window = scored_ids[start:start + 512]
         llm.reset()
         llm.eval(window)
@@ -126,7 +134,7 @@ def llama_side(model, threads, characters):
         "generation_wall_tokens_per_second": 128 / wall,
         "peak_rss_bytes": peak,
         "load_seconds": load_seconds,
-        "perplexity": math.exp(nll / scored),
+        "perplexity": math.exp(nll / scored) if scored else float("nan"),
         "tokens": len(scored_ids),
         "llama_cpp_python": llama_cpp.__version__,
     }
@@ -139,19 +147,22 @@ def main():
     parser.add_argument("--bench", default=str(ROOT / ".build/release/embeddings-bench"))
     parser.add_argument("--perplexity-characters", type=int, default=40000)
     parser.add_argument("--skip-swift", action="store_true")
+    parser.add_argument("--skip-perplexity", action="store_true")
     parser.add_argument("--json")
     args = parser.parse_args()
     if not pathlib.Path(args.model).exists():
         sys.exit(f"error: {args.model} not found (embeddings assets install --model HuggingFaceTB/SmolLM2-135M-Instruct)")
     print(f"CPU: {cpu_model()}, {os.cpu_count()} cores; model {args.model}; {args.threads} threads", flush=True)
-    swift = None if args.skip_swift else swift_side(args.bench, args.model, args.threads, args.perplexity_characters)
-    llama = llama_side(args.model, args.threads, args.perplexity_characters)
+    perplexity = not args.skip_perplexity
+    swift = None if args.skip_swift else swift_side(args.bench, args.model, args.threads, args.perplexity_characters,
+                                                    perplexity)
+    llama = llama_side(args.model, args.threads, args.perplexity_characters, perplexity)
     rows = [("llama.cpp " + llama["llama_cpp_python"], llama["prompt_tokens_per_second"], llama["generation_tokens_per_second"],
              llama["peak_rss_bytes"], llama["perplexity"])]
     if swift:
         rows.insert(0, ("ContextualEmbeddings (native)", swift["generate"]["prompt_tokens_per_second"],
                         swift["generate"]["generation_tokens_per_second"], swift["generate"]["peak_rss_bytes"],
-                        swift["perplexity"]["perplexity"]))
+                        swift["perplexity"]["perplexity"] if perplexity else float("nan")))
     print("\n| Engine | pp512 tokens/s | tg128 tokens/s | peak RSS | perplexity |\n|---|---|---|---|---|")
     for name, pp, tg, rss, ppl in rows:
         print(f"| {name} | {pp:.1f} | {tg:.1f} | {rss / 2**20:.0f} MiB | {ppl:.4f} |")
@@ -160,6 +171,11 @@ def main():
         print(f"\nratios (ours / llama.cpp): prefill {s['prompt_tokens_per_second'] / l['prompt_tokens_per_second']:.2f}x, "
               f"decode {s['generation_tokens_per_second'] / l['generation_tokens_per_second']:.2f}x, "
               f"peak RSS {s['peak_rss_bytes'] / l['peak_rss_bytes']:.2f}x")
+        if "bandwidth_limit_tokens_per_second" in s:
+            bound = s["bandwidth_limit_tokens_per_second"]
+            print(f"read-bandwidth bound {bound:.1f} tokens/s ({s['read_bandwidth_bytes_per_second'] / 1e9:.1f} GB/s over "
+                  f"{s['weight_bytes'] / 2**20:.0f} MiB): ours at {100 * s['generation_tokens_per_second'] / bound:.0f}%, "
+                  f"llama.cpp at {100 * l['generation_tokens_per_second'] / bound:.0f}%")
     if args.json:
         json.dump({"cpu": cpu_model(), "threads": args.threads, "swift": swift, "llama_cpp": llama}, open(args.json, "w"), indent=2)
 

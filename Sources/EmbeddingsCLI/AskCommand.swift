@@ -107,7 +107,7 @@ struct Asking: Sendable {
     static var options: [any OptionDeclaration] {
         [
             OneOf(SharedOptions.index, SharedOptions.store), model, SharedOptions.k, SharedOptions.mode,
-            SearchCommand.budget, maxTokens, greedy,
+            LanguageModelOption.chatTemplate, SearchCommand.budget, maxTokens, greedy,
             SharedOptions.precision, SharedOptions.rescore, SharedOptions.efSearch, SharedOptions.tablePrefix,
         ]
     }
@@ -136,7 +136,8 @@ struct Asking: Sendable {
     /// (which must exist; a file that exists but does not load gives search results, as a
     /// missing default model does).
     static func languageModel(_ parsed: ParsedArguments) throws -> SystemLanguageModel {
-        try LanguageModelOption.system(parsed[model], option: model.name)
+        try LanguageModelOption.system(
+            parsed[model], option: model.name, chatTemplate: LanguageModelOption.template(parsed))
     }
 
     /// The store (with its encoder, as `search` opens it; `--model` is the language model here)

@@ -53,7 +53,7 @@ struct GenerateCommand: Command {
     static var options: [any OptionDeclaration] {
         [
             LanguageModelOption.model, chat, system, maxTokens, temperature, topK, topP, seed, greedy,
-            LanguageModelOption.quantize, json,
+            LanguageModelOption.quantize, LanguageModelOption.chatTemplate, json,
         ]
     }
 

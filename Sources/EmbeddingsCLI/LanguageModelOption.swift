@@ -16,8 +16,23 @@ enum LanguageModelOption {
     static let quantize = Option<LlamaModel.Precision>(
         "--quantize", valueName: "q",
         help:
-            "How the language model holds its weights: native (the file's own 4- and 8-bit blocks, fast), int8 (int8 per output channel) or float32 (dequantized once: the reference, about 4x the memory).",
+            "How the language model holds its weights: native (the file's own 4-, 5- and 8-bit blocks, fast), int8 (int8 per output channel) or float32 (dequantized once: the reference, about 4x the memory).",
         default: .native)
+
+    static let chatTemplate = Option<String>(
+        "--chat-template", valueName: "file",
+        help:
+            "A Jinja chat template file used instead of the model file's own (for a GGUF file without one, or with a wrong one; tool calls follow its format).")
+
+    /// The text of the chat template file `--chat-template` names, or nil.
+    static func template(_ parsed: ParsedArguments) throws -> String? {
+        guard let path = parsed[chatTemplate] else { return nil }
+        let url = URL(fileURLWithPath: path)
+        try InputFile.check(url, what: "\(chatTemplate.name) file")
+        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8)
+        else { throw CLIError.data("\(chatTemplate.name) file '\(path)' cannot be read as UTF-8 text") }
+        return text
+    }
 
     /// Whether `value` names a language model rather than an encoder: a known language model, or a file ending in `.gguf`.
     static func names(_ value: String) -> Bool {
@@ -44,26 +59,31 @@ enum LanguageModelOption {
     /// The language model `value` names, not loaded: the default model (also when `value` is nil),
     /// another known one (which must be installed), or a GGUF file (which must exist; one that
     /// does not load fails when it is first used). `option` names the option in errors.
-    static func system(_ value: String?, option: String) throws -> SystemLanguageModel {
-        guard let value else { return .default }
-        if let descriptor = DecoderCatalog.descriptor(for: value) {
-            if descriptor == DecoderCatalog.defaultModel { return .default }
+    /// `chatTemplate` replaces the file's chat template (the default model is then installed first).
+    static func system(_ value: String?, option: String, chatTemplate: String? = nil) throws -> SystemLanguageModel {
+        let descriptor = DecoderCatalog.descriptor(for: value ?? DecoderCatalog.defaultModel.identifier)
+        if let descriptor {
+            if descriptor == DecoderCatalog.defaultModel, chatTemplate == nil { return .default }
             guard let file = descriptor.installedFile else {
                 throw CLIError.noInput(
                     "\(descriptor.identifier) is not installed: embeddings assets install --model \(descriptor.identifier)"
                 )
             }
-            return SystemLanguageModel(contentsOf: file)
+            return SystemLanguageModel(contentsOf: file, chatTemplate: chatTemplate)
         }
-        try InputFile.check(URL(fileURLWithPath: value), what: "\(option) file")
-        return SystemLanguageModel(contentsOf: URL(fileURLWithPath: value))
+        let path = value ?? ""
+        try InputFile.check(URL(fileURLWithPath: path), what: "\(option) file")
+        return SystemLanguageModel(contentsOf: URL(fileURLWithPath: path), chatTemplate: chatTemplate)
     }
 
     /// The model `--model` and `--quantize` name, loaded.
     static func load(_ parsed: ParsedArguments) throws -> LlamaModel {
         let url = try file(parsed)
         let precision = try parsed.value(quantize)
-        return try decoding { () throws(LlamaDecoderError) in try LlamaModel(contentsOf: url, precision: precision) }
+        let template = try template(parsed)
+        return try decoding { () throws(LlamaDecoderError) in
+            try LlamaModel(contentsOf: url, precision: precision, chatTemplate: template)
+        }
     }
 }
 

@@ -75,7 +75,7 @@ struct ServeCommand: Command {
             SharedOptions.index, SharedOptions.store, SharedOptions.tablePrefix, SharedOptions.precision,
             SharedOptions.rescore,
             SharedOptions.efSearch, host, port, apiKeyFile, maxBatchTokens, maxQueue, maxBody, timeout, maxConnections,
-            chatModel, chatConcurrency, chatCaches,
+            chatModel, LanguageModelOption.chatTemplate, chatConcurrency, chatCaches,
             SharedOptions.inputType.with(
                 help:
                     "The input type of requests that send no \"input_type\". e5 reads \"query: \" or \"passage: \" in front of the text; MiniLM nothing."
@@ -125,7 +125,8 @@ struct ServeCommand: Command {
 
     /// The chat model `--chat-model` names, not loaded (`LanguageModelOption.system`).
     static func languageModel(_ parsed: ParsedArguments) throws -> SystemLanguageModel {
-        try LanguageModelOption.system(parsed[chatModel], option: chatModel.name)
+        try LanguageModelOption.system(
+            parsed[chatModel], option: chatModel.name, chatTemplate: LanguageModelOption.template(parsed))
     }
 
     func run() throws {

@@ -41,6 +41,19 @@ final class FileBytes: @unchecked Sendable {
         bytes = UnsafeRawBufferPointer(start: address, count: size)
     }
 
+    /// Lets the kernel drop the resident pages wholly inside `range` (a mapping only; a copy keeps
+    /// its bytes). Reading them again faults them back in from the file, unchanged: for bytes read
+    /// once and kept elsewhere (weights converted at load), so that they do not stay resident twice.
+    func releasePages(_ range: Range<Int>) {
+        guard mapped, let base = bytes.baseAddress else { return }
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        guard page > 0 else { return }
+        let start = (max(0, range.lowerBound) + page - 1) / page * page
+        let end = min(bytes.count, range.upperBound) / page * page
+        guard end > start else { return }
+        _ = madvise(UnsafeMutableRawPointer(mutating: base + start), end - start, MADV_DONTNEED)
+    }
+
     /// A private copy of `source`, 16-byte aligned like a mapping's page.
     init(copying source: [UInt8]) {
         mapped = false

@@ -91,6 +91,13 @@ public struct GGUFFile: Sendable {
     /// The buffer is valid only during the call: do not let it or pointers into it escape.
     /// - Precondition: `tensor` is one of this file's ``tensors``.
     /// - Throws: whatever `body` throws.
+    /// Lets the resident pages of `tensor`'s bytes go (a mapped file; nothing for bytes in memory):
+    /// for a caller that has converted the tensor and keeps its own copy. The bytes stay readable.
+    package func releasePages(of tensor: GGUFTensorInfo) {
+        let start = dataOffset + tensor.offset
+        storage.releasePages(start..<(start + tensor.byteCount))
+    }
+
     package func withTensorBytes<R, E: Error>(
         _ tensor: GGUFTensorInfo, _ body: (UnsafeRawBufferPointer) throws(E) -> R
     ) throws(E) -> R {

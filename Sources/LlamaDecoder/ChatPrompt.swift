@@ -56,7 +56,11 @@ extension LlamaModel {
         messageValues: [JinjaValue], tools: [JinjaValue]? = nil, addGenerationPrompt: Bool = true,
         now: Date = Date()
     ) throws(LlamaDecoderError) -> ChatPrompt {
-        guard let chatTemplate else { throw .unsupported("\(name) has no chat template (tokenizer.chat_template)") }
+        guard let chatTemplate else {
+            throw .unsupported(
+                "\(name) has no chat template (tokenizer.chat_template; a base model, not an instruct one?): give one at load (LlamaModel(contentsOf:chatTemplate:), --chat-template FILE)"
+            )
+        }
         let template: ChatTemplate
         switch chatTemplate {
         case .success(let parsed): template = parsed

@@ -276,6 +276,8 @@ struct LlamaFileLoader {
             throw .unsupported(
                 "\(path): \(name) has rows of \(input), not a multiple of \(BlockQuantizedMatrix.blockSize)")
         }
+        // The blocks are copied into the matrix: the file's pages need not stay resident beside them.
+        defer { file.releasePages(of: tensor) }
         do {
             if let exact = try file.blockQuantized(tensor) { return exact }
         } catch {

@@ -43,7 +43,7 @@ public final class LlamaModel: Sendable {
     ///
     /// - Parameters:
     ///   - url: the `.gguf` file.
-    ///   - precision: `.native` (default): the file's own 4- and 8-bit blocks read as they are;
+    ///   - precision: `.native` (default): the file's own 4-, 5- and 8-bit blocks read as they are;
     ///     `.int8`: int8 per output channel; `.float32`: every weight dequantized once, the
     ///     reference (see `Precision`).
     ///   - threadCount: threads per forward pass (default: the active processors).
