@@ -22,7 +22,8 @@ enum LanguageModelOption {
     static let chatTemplate = Option<String>(
         "--chat-template", valueName: "file",
         help:
-            "A Jinja chat template file used instead of the model file's own (for a GGUF file without one, or with a wrong one; tool calls follow its format).")
+            "A Jinja chat template file used instead of the model file's own (for a GGUF file without one, or with a wrong one; tool calls follow its format)."
+    )
 
     /// The text of the chat template file `--chat-template` names, or nil.
     static func template(_ parsed: ParsedArguments) throws -> String? {
