@@ -80,24 +80,25 @@ final class HelpTests: XCTestCase {
             #"""
             OVERVIEW: Continue a prompt with a local language model (GGUF), streaming the text.
 
-            USAGE: embeddings generate [--model <id|file>] [--chat] [--system <text>] [--max-tokens <n>] [--temperature <t>] [--top-k <k>] [--top-p <p>] [--seed <n>] [--greedy] [--quantize native|int8|float32] [--json] <prompt> ...
+            USAGE: embeddings generate [--model <id|file>] [--chat] [--system <text>] [--max-tokens <n>] [--temperature <t>] [--top-k <k>] [--top-p <p>] [--seed <n>] [--greedy] [--quantize native|int8|float32] [--chat-template <file>] [--json] <prompt> ...
 
             ARGUMENTS:
               <prompt>  The prompt (words are joined with spaces).
 
             OPTIONS:
-              --model <id|file>  A GGUF model file, or a known language model's identifier: HuggingFaceTB/SmolLM2-135M-Instruct (default: SmolLM2-135M-Instruct). Known models install on first use.
-              --chat             Wrap the prompt in the model's chat template as a user message, and answer as the assistant.
-              --system <text>    With --chat: the system message (default: the template's own, if any).
-              --max-tokens <n>   The most tokens to generate (default: 256).
-              --temperature <t>  Sampling temperature; 0 picks the most likely token (default: 0.8).
-              --top-k <k>        Sample among the k most likely tokens (default: 40).
-              --top-p <p>        Sample among the most likely tokens whose probabilities add up to p (default: 0.95).
-              --seed <n>         The random seed: the same seed gives the same text (default: random).
-              --greedy           Always take the most likely token (the same as --temperature 0).
-              --quantize <q>     How the language model holds its weights: native (the file's own 4- and 8-bit blocks, fast), int8 (int8 per output channel) or float32 (dequantized once: the reference, about 4x the memory) (native, int8 or float32; default: native).
-              --json             Print one JSON object (prompt and answer token ids, text, stop reason, timings) instead of streaming text.
-              -h, --help         Show help information.
+              --model <id|file>       A GGUF model file, or a known language model's identifier: HuggingFaceTB/SmolLM2-135M-Instruct (default: SmolLM2-135M-Instruct). Known models install on first use.
+              --chat                  Wrap the prompt in the model's chat template as a user message, and answer as the assistant.
+              --system <text>         With --chat: the system message (default: the template's own, if any).
+              --max-tokens <n>        The most tokens to generate (default: 256).
+              --temperature <t>       Sampling temperature; 0 picks the most likely token (default: 0.8).
+              --top-k <k>             Sample among the k most likely tokens (default: 40).
+              --top-p <p>             Sample among the most likely tokens whose probabilities add up to p (default: 0.95).
+              --seed <n>              The random seed: the same seed gives the same text (default: random).
+              --greedy                Always take the most likely token (the same as --temperature 0).
+              --quantize <q>          How the language model holds its weights: native (the file's own 4-, 5- and 8-bit blocks, fast), int8 (int8 per output channel) or float32 (dequantized once: the reference, about 4x the memory) (native, int8 or float32; default: native).
+              --chat-template <file>  A Jinja chat template file used instead of the model file's own (for a GGUF file without one, or with a wrong one; tool calls follow its format).
+              --json                  Print one JSON object (prompt and answer token ids, text, stop reason, timings) instead of streaming text.
+              -h, --help              Show help information.
 
             """#)
     }
@@ -108,26 +109,27 @@ final class HelpTests: XCTestCase {
             #"""
             OVERVIEW: Answer a question from an index with a local language model, then list the chunks it read.
 
-            USAGE: embeddings ask (--index <file> | --store <url>) [--model <id|file>] [--k <n>] [--mode hybrid|lexical|semantic] [--budget <chars>] [--max-tokens <n>] [--greedy] [--precision exact|int8|binary|hnsw] [--rescore <n>] [--ef-search <n>] [--table-prefix <name>] [--json] <question> ...
+            USAGE: embeddings ask (--index <file> | --store <url>) [--model <id|file>] [--k <n>] [--mode hybrid|lexical|semantic] [--chat-template <file>] [--budget <chars>] [--max-tokens <n>] [--greedy] [--precision exact|int8|binary|hnsw] [--rescore <n>] [--ef-search <n>] [--table-prefix <name>] [--json] <question> ...
 
             ARGUMENTS:
               <question>  The question (words are joined with spaces).
 
             OPTIONS:
-              --index <file>         An index file written by 'embeddings index --out'.
-              --store <url>          A PostgreSQL database with pgvector instead of an index file: a libpq URI (postgresql://user@host/db) or key=value string; 'postgresql://' alone connects from PGHOST, PGDATABASE, PGUSER, ...
-              --model <id|file>      The language model: a GGUF file, or a known language model's identifier: HuggingFaceTB/SmolLM2-135M-Instruct (default: SmolLM2-135M-Instruct). When it is not installed ('embeddings assets install --model ...'), the answer is the search results alone.
-              --k <n>                How many chunks to retrieve (default: 4).
-              --mode <mode>          How chunks are matched to the question (hybrid, lexical or semantic; default: hybrid). Hybrid returns nothing for a question no chunk resembles.
-              --budget <chars>       Characters of chunk text allowed in the context (default: 1400).
-              --max-tokens <n>       The most tokens an answer may have (default: 256).
-              --greedy               Always take the most likely token (the same answer every time).
-              --precision <p>        How the semantic side scans the vectors (exact, int8, binary or hnsw; default: exact). int8 and binary (with --index) scan quantized codes (stored by 'index --codes', else built at load), then rescore exactly; hnsw (with --store) searches pgvector's HNSW index (built by 'index --hnsw').
-              --rescore <n>          With --index and --precision int8 or binary: candidates rescored per hit wanted (default: int8 4, binary 10).
-              --ef-search <n>        With --store --precision hnsw: HNSW candidates per query (default: 40).
-              --table-prefix <name>  With --store: the tables' name prefix, as in <prefix>_chunks, <prefix>_terms and <prefix>_meta (default: embeddings).
-              --json                 Print one JSON object (answer, grounding, sources with ids, titles and scores, token counts, timings) instead of streaming text.
-              -h, --help             Show help information.
+              --index <file>          An index file written by 'embeddings index --out'.
+              --store <url>           A PostgreSQL database with pgvector instead of an index file: a libpq URI (postgresql://user@host/db) or key=value string; 'postgresql://' alone connects from PGHOST, PGDATABASE, PGUSER, ...
+              --model <id|file>       The language model: a GGUF file, or a known language model's identifier: HuggingFaceTB/SmolLM2-135M-Instruct (default: SmolLM2-135M-Instruct). When it is not installed ('embeddings assets install --model ...'), the answer is the search results alone.
+              --k <n>                 How many chunks to retrieve (default: 4).
+              --mode <mode>           How chunks are matched to the question (hybrid, lexical or semantic; default: hybrid). Hybrid returns nothing for a question no chunk resembles.
+              --chat-template <file>  A Jinja chat template file used instead of the model file's own (for a GGUF file without one, or with a wrong one; tool calls follow its format).
+              --budget <chars>        Characters of chunk text allowed in the context (default: 1400).
+              --max-tokens <n>        The most tokens an answer may have (default: 256).
+              --greedy                Always take the most likely token (the same answer every time).
+              --precision <p>         How the semantic side scans the vectors (exact, int8, binary or hnsw; default: exact). int8 and binary (with --index) scan quantized codes (stored by 'index --codes', else built at load), then rescore exactly; hnsw (with --store) searches pgvector's HNSW index (built by 'index --hnsw').
+              --rescore <n>           With --index and --precision int8 or binary: candidates rescored per hit wanted (default: int8 4, binary 10).
+              --ef-search <n>         With --store --precision hnsw: HNSW candidates per query (default: 40).
+              --table-prefix <name>   With --store: the tables' name prefix, as in <prefix>_chunks, <prefix>_terms and <prefix>_meta (default: embeddings).
+              --json                  Print one JSON object (answer, grounding, sources with ids, titles and scores, token counts, timings) instead of streaming text.
+              -h, --help              Show help information.
 
             """#)
         try assertHelp(
@@ -135,22 +137,23 @@ final class HelpTests: XCTestCase {
             #"""
             OVERVIEW: Talk with a local language model about an index: one question per line of standard input.
 
-            USAGE: embeddings chat (--index <file> | --store <url>) [--model <id|file>] [--k <n>] [--mode hybrid|lexical|semantic] [--budget <chars>] [--max-tokens <n>] [--greedy] [--precision exact|int8|binary|hnsw] [--rescore <n>] [--ef-search <n>] [--table-prefix <name>]
+            USAGE: embeddings chat (--index <file> | --store <url>) [--model <id|file>] [--k <n>] [--mode hybrid|lexical|semantic] [--chat-template <file>] [--budget <chars>] [--max-tokens <n>] [--greedy] [--precision exact|int8|binary|hnsw] [--rescore <n>] [--ef-search <n>] [--table-prefix <name>]
 
             OPTIONS:
-              --index <file>         An index file written by 'embeddings index --out'.
-              --store <url>          A PostgreSQL database with pgvector instead of an index file: a libpq URI (postgresql://user@host/db) or key=value string; 'postgresql://' alone connects from PGHOST, PGDATABASE, PGUSER, ...
-              --model <id|file>      The language model: a GGUF file, or a known language model's identifier: HuggingFaceTB/SmolLM2-135M-Instruct (default: SmolLM2-135M-Instruct). When it is not installed ('embeddings assets install --model ...'), the answer is the search results alone.
-              --k <n>                How many chunks to retrieve (default: 4).
-              --mode <mode>          How chunks are matched to the question (hybrid, lexical or semantic; default: hybrid). Hybrid returns nothing for a question no chunk resembles.
-              --budget <chars>       Characters of chunk text allowed in the context (default: 1400).
-              --max-tokens <n>       The most tokens an answer may have (default: 256).
-              --greedy               Always take the most likely token (the same answer every time).
-              --precision <p>        How the semantic side scans the vectors (exact, int8, binary or hnsw; default: exact). int8 and binary (with --index) scan quantized codes (stored by 'index --codes', else built at load), then rescore exactly; hnsw (with --store) searches pgvector's HNSW index (built by 'index --hnsw').
-              --rescore <n>          With --index and --precision int8 or binary: candidates rescored per hit wanted (default: int8 4, binary 10).
-              --ef-search <n>        With --store --precision hnsw: HNSW candidates per query (default: 40).
-              --table-prefix <name>  With --store: the tables' name prefix, as in <prefix>_chunks, <prefix>_terms and <prefix>_meta (default: embeddings).
-              -h, --help             Show help information.
+              --index <file>          An index file written by 'embeddings index --out'.
+              --store <url>           A PostgreSQL database with pgvector instead of an index file: a libpq URI (postgresql://user@host/db) or key=value string; 'postgresql://' alone connects from PGHOST, PGDATABASE, PGUSER, ...
+              --model <id|file>       The language model: a GGUF file, or a known language model's identifier: HuggingFaceTB/SmolLM2-135M-Instruct (default: SmolLM2-135M-Instruct). When it is not installed ('embeddings assets install --model ...'), the answer is the search results alone.
+              --k <n>                 How many chunks to retrieve (default: 4).
+              --mode <mode>           How chunks are matched to the question (hybrid, lexical or semantic; default: hybrid). Hybrid returns nothing for a question no chunk resembles.
+              --chat-template <file>  A Jinja chat template file used instead of the model file's own (for a GGUF file without one, or with a wrong one; tool calls follow its format).
+              --budget <chars>        Characters of chunk text allowed in the context (default: 1400).
+              --max-tokens <n>        The most tokens an answer may have (default: 256).
+              --greedy                Always take the most likely token (the same answer every time).
+              --precision <p>         How the semantic side scans the vectors (exact, int8, binary or hnsw; default: exact). int8 and binary (with --index) scan quantized codes (stored by 'index --codes', else built at load), then rescore exactly; hnsw (with --store) searches pgvector's HNSW index (built by 'index --hnsw').
+              --rescore <n>           With --index and --precision int8 or binary: candidates rescored per hit wanted (default: int8 4, binary 10).
+              --ef-search <n>         With --store --precision hnsw: HNSW candidates per query (default: 40).
+              --table-prefix <name>   With --store: the tables' name prefix, as in <prefix>_chunks, <prefix>_terms and <prefix>_meta (default: embeddings).
+              -h, --help              Show help information.
 
             """#)
     }
@@ -319,7 +322,7 @@ final class HelpTests: XCTestCase {
             #"""
             OVERVIEW: Serve the model over HTTP: OpenAI's /v1/embeddings and /v1/chat/completions, TEI's /embed, token vectors with their ranges, /search.
 
-            USAGE: embeddings serve [--model <dir|id>] [--quantize float32|int8] [--index <file>] [--store <url>] [--table-prefix <name>] [--precision exact|int8|binary|hnsw] [--rescore <n>] [--ef-search <n>] [--host <address>] [--port <n>] [--api-key-file <file>] [--max-batch-tokens <n>] [--max-queue <n>] [--max-body <n>] [--timeout <n>] [--max-connections <n>] [--chat-model <id|file>] [--chat-concurrency <n>] [--chat-caches <n>] [--input-type query|passage] [--quiet]
+            USAGE: embeddings serve [--model <dir|id>] [--quantize float32|int8] [--index <file>] [--store <url>] [--table-prefix <name>] [--precision exact|int8|binary|hnsw] [--rescore <n>] [--ef-search <n>] [--host <address>] [--port <n>] [--api-key-file <file>] [--max-batch-tokens <n>] [--max-queue <n>] [--max-body <n>] [--timeout <n>] [--max-connections <n>] [--chat-model <id|file>] [--chat-template <file>] [--chat-concurrency <n>] [--chat-caches <n>] [--input-type query|passage] [--quiet]
 
             OPTIONS:
               --model <dir|id>        A sentence-transformers model folder, or a known model's identifier: sentence-transformers/all-MiniLM-L6-v2, intfloat/multilingual-e5-small (default: all-MiniLM-L6-v2). Known models install on first use.
@@ -339,6 +342,7 @@ final class HelpTests: XCTestCase {
               --timeout <n>           Seconds a connection may stay silent (mid-request or idle), and a new connection may take to send its first request's headers, before it is closed (default: 30).
               --max-connections <n>   Connections open at once; further ones are closed as they arrive (default: 256).
               --chat-model <id|file>  The language model /v1/chat/completions answers with: a GGUF file, or a known language model's identifier: HuggingFaceTB/SmolLM2-135M-Instruct (default: SmolLM2-135M-Instruct). It loads on the first chat request; a known model must be installed first ('embeddings assets install --model ID').
+              --chat-template <file>  A Jinja chat template file used instead of the model file's own (for a GGUF file without one, or with a wrong one; tool calls follow its format).
               --chat-concurrency <n>  Chat completions generated at once (each uses every core); others wait, up to --max-queue (default: 1).
               --chat-caches <n>       Conversations whose decoder caches are kept between chat requests, so that a request continuing one runs only its new tokens; each holds memory for its tokens; 0 keeps none (default: 4).
               --input-type <type>     The input type of requests that send no "input_type" (query or passage; default: query). e5 reads "query: " or "passage: " in front of the text; MiniLM nothing.
