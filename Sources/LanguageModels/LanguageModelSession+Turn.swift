@@ -41,7 +41,7 @@ extension LanguageModelSession {
     ) throws -> Turn {
         let model = try self.model.model()
         let format = ToolCalling.Format(templateSource: model.chatTemplateSource)
-        let rendered = try Self.prompt(entries, tools: tools, model: model, addGenerationPrompt: true)
+        let rendered = try Self.prompt(entries, tools: tools, model: model, addGenerationPrompt: true, format: format)
         let offered: [Transcript.ToolDefinition]
         switch choice {
         case .none, .automatic, .required: offered = tools

@@ -397,12 +397,13 @@ public final class LanguageModelSession: Sendable {
     }
 
     /// `entries` laid out by the model's chat template and tokenized, `tools` offered in the
-    /// template's own tool format (or the Hermes layout for a template without one: see `ToolCalling`).
+    /// template's own tool format (or the Hermes layout for a template without one: see `ToolCalling`);
+    /// `format`, when the caller has read it from the template already.
     static func prompt(
         _ entries: [Transcript.Entry], tools: [Transcript.ToolDefinition], model: LlamaModel,
-        addGenerationPrompt: Bool
+        addGenerationPrompt: Bool, format: ToolCalling.Format? = nil
     ) throws(GenerationError) -> ChatPrompt {
-        let format = ToolCalling.Format(templateSource: model.chatTemplateSource)
+        let format = format ?? ToolCalling.Format(templateSource: model.chatTemplateSource)
         let (messages, listed) = format.conversation(entries, tools: tools)
         return try decoding { () throws(LlamaDecoderError) in
             try model.chatPrompt(messageValues: messages, tools: listed, addGenerationPrompt: addGenerationPrompt)

@@ -195,17 +195,12 @@ public final class LlamaModel: Sendable {
             // spinning between calls, would take the cores this model's projections are split over
             // (0.5B Q4_K_M mix on a Zen 4, 2 threads: pp512 ~200 → ~240 tokens/s, and the decode
             // after it ~36 → ~38).
-            if rows > 1 {
-                BLAS.singleThreaded {
-                    attention(
-                        layer: l, rows: rows, start: start, window: windowed ? c.slidingWindow : nil, cache: cache,
-                        scratch: scratch)
-                }
-            } else {
-                attention(
+            let attend = {
+                self.attention(
                     layer: l, rows: rows, start: start, window: windowed ? c.slidingWindow : nil, cache: cache,
                     scratch: scratch)
             }
+            if rows > 1 { BLAS.singleThreaded(attend) } else { attend() }
             residual(
                 layer.attentionOutput, scratch.context, rows: rows, postNorm: layer.attentionPostNorm, scratch: scratch)
 
