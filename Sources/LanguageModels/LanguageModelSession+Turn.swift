@@ -67,7 +67,7 @@ extension LanguageModelSession {
             case .required, .named: .required
             }
         // The constraints are made inside the lock, with the cache they are used with.
-        let (generation, isCall, isComplete, cached) = try conversation.withOrderedLock { held in
+        let (generation, isCall, opened, isComplete, cached) = try conversation.withOrderedLock { held in
             if held == nil, let sharedCaches { held = sharedCaches.take(for: rendered, of: model) }
             // A shared cache goes back when the turn ends, whatever it held by then.
             defer {
@@ -101,12 +101,13 @@ extension LanguageModelSession {
             // A free answer that never left the opening's prefix ("<tool") is text after all.
             if withheld, !isCall, !generation.text.isEmpty { _ = onText(generation.text) }
             return (
-                generation, isCall, calling?.isComplete ?? guide?.isComplete ?? true, current.lastPrompt.reused
+                generation, isCall, calling?.isCall ?? false, calling?.isComplete ?? guide?.isComplete ?? true,
+                current.lastPrompt.reused
             )
         }
         var outcome = Turn.Outcome.text(generation.text)
         if isCall {
-            if isComplete, let calls = try format.calls(in: generation.text) {
+            if isComplete, let calls = try format.calls(in: generation.text, opened: opened) {
                 outcome = .toolCalls(calls)
             } else {
                 outcome = .text("")

@@ -9,10 +9,12 @@ import LlamaDecoder
 ///   passes them, and the model's call is read in the format that template teaches: Qwen's
 ///   `<tool_call>` blocks, Llama 3.1's bare `{"name": …, "parameters": …}` object. A result goes
 ///   back as a `tool` message, which the template writes in its own role (`<tool_response>` in a
-///   user turn for Qwen, `ipython` for Llama 3.1).
-/// - Any other template (SmolLM2, Gemma, Phi-3, Mistral v0.3, whose `[TOOL_CALLS]` format is not
-///   read yet) gets the Hermes layout written here: the tools listed in the system message, a
-///   call as
+///   user turn for Qwen, `ipython` for Llama 3.1, `[TOOL_RESULTS]` for Mistral).
+/// - Mistral v0.3's template (`[AVAILABLE_TOOLS]`, `[TOOL_CALLS]`, `[TOOL_RESULTS]`): the model
+///   writes its `[TOOL_CALLS]` control token, then ` [{"name": …, "arguments": …}]`; call ids are
+///   the nine alphanumerics the template insists on.
+/// - Any other template (SmolLM2, Gemma, Phi-3) gets the Hermes layout written here: the tools
+///   listed in the system message, a call as
 ///
 ///       <tool_call>
 ///       {"name": "getForecast", "arguments": {"city": "Paris"}}
@@ -24,29 +26,38 @@ import LlamaDecoder
 package enum ToolCalling {
     /// How one chat template's conversations carry tools, and how its model writes a call.
     package struct Format: Sendable, Equatable, CustomStringConvertible {
-        /// The format's name: `hermes` (the fallback), `qwen`, `llama3`.
+        /// The format's name: `hermes` (the fallback), `qwen`, `llama3`, `mistral`.
         package let name: String
         /// Whether the template itself lists the tools and writes calls and results back; false
         /// for the Hermes fallback, written as text by this type.
         let usesTemplate: Bool
         /// What opens a call.
         let opening: String
+        /// The control token the opening starts with (Mistral's `[TOOL_CALLS]`), or nil. A
+        /// vocabulary that has it as a control token writes it as that one token, which prints
+        /// nothing in the response's text; one without it spells it out.
+        let marker: String?
         /// Whether the opening is the start of the call's JSON (Llama 3.1's bare object) rather
         /// than markup before it.
         let openingIsJSON: Bool
+        /// What may follow the call's JSON (`</tool_call>`, Mistral's `]`), or nil.
+        let closing: String?
         /// The call's key for its arguments.
         let argumentsKey: String
+        /// The length of the call ids the template accepts (Mistral: 9 alphanumerics), or nil for any.
+        let callIDLength: Int?
 
         /// The Hermes layout, for templates without tool support.
-        static let hermes = Format(
-            name: "hermes", usesTemplate: false, opening: "<tool_call>\n", openingIsJSON: false,
-            argumentsKey: "arguments")
+        static let hermes = Format(name: "hermes", usesTemplate: false, opening: "<tool_call>\n", closing: closingTag)
         /// Qwen2.5's and Qwen3's templates: `<tool_call>\n{"name": …, "arguments": …}\n</tool_call>`.
-        static let qwen = Format(
-            name: "qwen", usesTemplate: true, opening: "<tool_call>\n", openingIsJSON: false, argumentsKey: "arguments")
+        static let qwen = Format(name: "qwen", usesTemplate: true, opening: "<tool_call>\n", closing: closingTag)
         /// Llama 3.1's and 3.2's templates: the whole turn is `{"name": …, "parameters": …}`.
         static let llama3 = Format(
             name: "llama3", usesTemplate: true, opening: "{\"name\"", openingIsJSON: true, argumentsKey: "parameters")
+        /// Mistral v0.3's template: `[TOOL_CALLS] [{"name": …, "arguments": …}]`, ids of 9 alphanumerics.
+        static let mistral = Format(
+            name: "mistral", usesTemplate: true, opening: "[TOOL_CALLS] [", marker: "[TOOL_CALLS]", closing: "]",
+            callIDLength: 9)
 
         /// The format a chat template teaches, read from its source: a template that writes
         /// `tool_calls` back and lists `tools` in Qwen's or Llama 3.1's format; else Hermes.
@@ -57,6 +68,8 @@ package enum ToolCalling {
             }
             if source.contains("<tool_call>") {
                 self = .qwen
+            } else if source.contains("[TOOL_CALLS]") {
+                self = .mistral
             } else if source.contains("ipython"), source.contains("parameters") {
                 self = .llama3
             } else {
@@ -64,12 +77,18 @@ package enum ToolCalling {
             }
         }
 
-        private init(name: String, usesTemplate: Bool, opening: String, openingIsJSON: Bool, argumentsKey: String) {
+        init(
+            name: String, usesTemplate: Bool, opening: String, marker: String? = nil, openingIsJSON: Bool = false,
+            closing: String? = nil, argumentsKey: String = "arguments", callIDLength: Int? = nil
+        ) {
             self.name = name
             self.usesTemplate = usesTemplate
             self.opening = opening
+            self.marker = marker
             self.openingIsJSON = openingIsJSON
+            self.closing = closing
             self.argumentsKey = argumentsKey
+            self.callIDLength = callIDLength
         }
 
         package var description: String { name }
@@ -93,7 +112,7 @@ package enum ToolCalling {
                 case .toolCalls(let calls):
                     let made: [JinjaValue] = calls.map { call in
                         [
-                            "id": .string(call.id), "type": "function",
+                            "id": .string(templateID(call.id)), "type": "function",
                             "function": [
                                 "name": .string(call.toolName), "arguments": ToolCalling.value(call.arguments),
                             ],
@@ -102,7 +121,8 @@ package enum ToolCalling {
                     return ["role": "assistant", "content": "", "tool_calls": .array(made)]
                 case .toolOutput(let output):
                     return [
-                        "role": "tool", "content": .string(entry.promptText), "tool_call_id": .string(output.id),
+                        "role": "tool", "content": .string(entry.promptText),
+                        "tool_call_id": .string(templateID(output.id)),
                         "name": .string(output.toolName),
                     ]
                 }
@@ -134,23 +154,36 @@ package enum ToolCalling {
                 definitions: definitions)
         }
 
+        /// The openings a response's text may show: the opening, and for a format whose opening
+        /// starts with a control token, the rest of it (the token prints nothing), from its first
+        /// non-blank character.
+        private var printedOpenings: [Substring] {
+            guard let marker, opening.hasPrefix(marker) else { return [Substring(opening)] }
+            return [Substring(opening), ToolCalling.droppingLeadingBlanks(String(opening.dropFirst(marker.count)))]
+        }
+
         /// Whether `text` may still become a call, or is one: its blanks, then a prefix of the
         /// opening or the opening and more.
         func mayBeCall(_ text: String) -> Bool {
             let rest = ToolCalling.droppingLeadingBlanks(text)
-            return rest.hasPrefix(opening) || opening.hasPrefix(rest)
+            return printedOpenings.contains { rest.hasPrefix($0) || $0.hasPrefix(rest) }
         }
 
-        /// The calls in a turn's text (blanks, the opening, then the call's JSON), or nil when it
-        /// is not a call.
+        /// The calls in a turn's text (blanks, the opening, then the call's JSON and what may
+        /// close it), or nil when it is not a call. `opened`: the turn's constraint saw the whole
+        /// opening, so a text without the opening's control token (which prints nothing) is read
+        /// as a call too; without it, such a text (Mistral's `[{…}]`) is an answer.
         /// - Throws: `.decodingFailure` when the JSON is not a whole call.
-        func calls(in text: String) throws(LanguageModelSession.GenerationError) -> Transcript.ToolCalls? {
+        func calls(in text: String, opened: Bool = false) throws(LanguageModelSession.GenerationError)
+            -> Transcript.ToolCalls?
+        {
             let rest = ToolCalling.droppingLeadingBlanks(text)
-            guard rest.hasPrefix(opening) else { return nil }
-            var json = openingIsJSON ? Substring(rest) : rest.dropFirst(opening.count)
+            let openings = opened ? printedOpenings : [Substring(opening)]
+            guard let printed = openings.first(where: { rest.hasPrefix($0) }) else { return nil }
+            var json = openingIsJSON ? Substring(rest) : rest.dropFirst(printed.count)
             // The closing markup, when the text has it (generation stops at the JSON's end).
             while json.last == "\n" || json.last == " " { json = json.dropLast() }
-            if !openingIsJSON, json.hasSuffix(Self.closingTag) { json = json.dropLast(Self.closingTag.count) }
+            if !openingIsJSON, let closing, json.hasSuffix(closing) { json = json.dropLast(closing.count) }
             // A map among the arguments may repeat a key (the grammar does not remember keys): the last value counts.
             guard let content = try? GeneratedContent(generatedJSON: String(json)), content.isComplete,
                 case .structure(let properties, _) = content.kind, case .string(let name)? = properties["name"]?.kind,
@@ -158,8 +191,33 @@ package enum ToolCalling {
             else {
                 throw .decodingFailure(.init(debugDescription: "the tool call is not whole: \(json.prefix(200))"))
             }
-            let id = "call_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(24).lowercased()
-            return Transcript.ToolCalls([Transcript.ToolCall(id: id, toolName: name, arguments: arguments)])
+            return Transcript.ToolCalls([Transcript.ToolCall(id: newCallID(), toolName: name, arguments: arguments)])
+        }
+
+        /// A new call's id: `call_` and 24 hex digits (OpenAI's shape), or as many alphanumerics
+        /// as the template accepts.
+        func newCallID() -> String {
+            let digits = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+            guard let callIDLength else { return "call_" + digits.prefix(24) }
+            return String(digits.prefix(callIDLength))
+        }
+
+        /// `id` as the template accepts it: itself, or for a template that wants ids of one
+        /// length (a client's `call_…` id under Mistral's), that many alphanumerics derived from
+        /// it, the same for a call and its output.
+        func templateID(_ id: String) -> String {
+            guard let callIDLength,
+                id.count != callIDLength || !id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) })
+            else { return id }
+            // FNV-1a over the id's bytes, written in base 36.
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in id.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            let digits = Array("0123456789abcdefghijklmnopqrstuvwxyz")
+            return String(
+                (0..<callIDLength).map { _ in
+                    defer { hash /= 36 }
+                    return digits[Int(hash % 36)]
+                })
         }
     }
 
@@ -302,6 +360,9 @@ final class ToolCallConstraint: TokenConstraint {
     }
 
     private let opening: [UInt8]
+    /// The control token that stands for the opening's first bytes (Mistral's `[TOOL_CALLS]`)
+    /// when the vocabulary has it, and those bytes.
+    private let marker: (id: Int, bytes: ArraySlice<UInt8>)?
     /// Whether the opening is the call's own first bytes (fed to its grammar).
     private let openingIsJSON: Bool
     private let callGrammar: JSONGrammar
@@ -321,6 +382,11 @@ final class ToolCallConstraint: TokenConstraint {
         format: ToolCalling.Format = .hermes
     ) {
         self.opening = Array(format.opening.utf8)
+        if let text = format.marker, let id = model.tokenizer.id(for: text), model.tokenizer.isControl(id) {
+            self.marker = (id, ArraySlice(text.utf8))
+        } else {
+            self.marker = nil
+        }
         self.openingIsJSON = format.openingIsJSON
         self.callGrammar = callGrammar
         self.answerGrammar = answerGrammar
@@ -412,6 +478,15 @@ final class ToolCallConstraint: TokenConstraint {
                 } else if model.stopTokenIDs.contains(id) {
                     // Ending here leaves a free answer (possibly "<tool", which is text).
                     allowed = mode != .required && answerGrammar == nil
+                } else if let marker, id == marker.id {
+                    // The call's control token: refused outright for a forbidden call (it prints nothing).
+                    if mode == .forbidden {
+                        allowed = false
+                    } else if case .refused = step(from: matched, blanks: blanks, marker.bytes) {
+                        allowed = false
+                    } else {
+                        allowed = true
+                    }
                 } else if tokenizer.isControl(id) {
                     allowed = false
                 } else {
@@ -434,7 +509,8 @@ final class ToolCallConstraint: TokenConstraint {
         case .answer(let decoding): decoding?.accept(token)
         case .opening(let matched, let blanks):
             guard !model.stopTokenIDs.contains(token) else { return }
-            switch step(from: matched, blanks: blanks, model.tokenizer.bytes(for: token)) {
+            let bytes = marker.flatMap { $0.id == token ? $0.bytes : nil } ?? model.tokenizer.bytes(for: token)
+            switch step(from: matched, blanks: blanks, bytes) {
             case .opening(let now, let blanks): phase = .opening(matched: now, blanks: blanks)
             case .call(let state):
                 let decoding = GuidedDecoding(grammar: callGrammar, model: model)
