@@ -43,7 +43,7 @@ lint:
 format:
 	./scripts/format-lint.sh --fix
 
-# The DocC catalog (Sources/Embeddings/Embeddings.docc) with --warnings-as-errors, as CI builds it.
+# The DocC catalog (Sources/Embedding/Embeddings/Embeddings.docc) with --warnings-as-errors, as CI builds it.
 docs: release
 	./scripts/docs.sh
 

@@ -22,156 +22,207 @@ let package = Package(
         .executable(name: "embeddings-bench", targets: ["EmbeddingsBench"]),
     ],
     targets: [
+        // The layers, bottom up; each module's folder is Sources/<layer>/<module> (Tests/ likewise):
+        //   System       the C libraries from Debian (OpenBLAS, zlib, libpq, libmicrohttpd)
+        //   Core         kernels, BLAS, hashing, JSON text, tokens, the asset channel, the vector index
+        //   Embedding    the tokenizers and the encoder: text → vectors
+        //   Generation   GGUF, BPE, chat templates, the decoder, the FoundationModels API: text → text
+        //   Application  the retrieval app: chunks, hybrid search, stores, the answer step
+        //   Interface    the command line and its server
+        // A module depends only on modules of its own layer or below; Package.swift lists every
+        // project module a target imports (scripts/check-imports.py checks both ways).
+
+        // MARK: System
         // OpenBLAS on Linux; Apple platforms use Accelerate's CBLAS instead (see LinearAlgebra/BLAS.swift).
         .systemLibrary(
-            name: "CBLAS",
-            path: "Sources/CBLAS",
-            pkgConfig: "openblas",
-            providers: [.apt(["libopenblas-dev"])]
-        ),
+            name: "CBLAS", path: "Sources/System/CBLAS", pkgConfig: "openblas", providers: [.apt(["libopenblas-dev"])]),
         // zlib, for the DEFLATE streams and CRC-32s of the wheels the asset channel unpacks.
         .systemLibrary(
-            name: "CZlib",
-            path: "Sources/CZlib",
-            pkgConfig: "zlib",
-            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
-        ),
+            name: "CZlib", path: "Sources/System/CZlib", pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
         // libpq, PostgreSQL's C client, for the PostgreSQL + pgvector store.
         .systemLibrary(
-            name: "CPostgres",
-            path: "Sources/CPostgres",
-            pkgConfig: "libpq",
-            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
-        ),
+            name: "CPostgres", path: "Sources/System/CPostgres", pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
         // GNU libmicrohttpd, the HTTP server under `embeddings serve`.
         .systemLibrary(
-            name: "CMicroHTTPD",
-            path: "Sources/CMicroHTTPD",
-            pkgConfig: "libmicrohttpd",
-            providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]
-        ),
-        // Element-wise kernels in C, with an AVX2/FMA copy chosen at run time.
-        .target(name: "CKernels"),
+            name: "CMicroHTTPD", path: "Sources/System/CMicroHTTPD", pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]),
+
+        // MARK: Core
+        // Kernels in C (element-wise, int8 and block-quantized products), each with vector copies
+        // chosen at run time.
+        .target(name: "CKernels", path: "Sources/Core/CKernels"),
         .target(
             name: "LinearAlgebra",
-            dependencies: ["CKernels", .target(name: "CBLAS", condition: .when(platforms: [.linux]))]
-        ),
-        .target(name: "Hashing"),
-        .target(name: "Tokenization"),
-        .target(name: "WordPiece", dependencies: ["Tokenization", "Hashing"]),
-        .target(name: "SentencePiece", dependencies: ["Tokenization", "Hashing"]),
-        .target(name: "BertEncoder", dependencies: ["LinearAlgebra"]),
-        .target(name: "ModelAssets", dependencies: ["CZlib", "Hashing"]),
-        .target(name: "VectorIndex", dependencies: ["LinearAlgebra"]),
+            dependencies: ["CKernels", .target(name: "CBLAS", condition: .when(platforms: [.linux]))],
+            path: "Sources/Core/LinearAlgebra"),
+        .target(name: "Hashing", path: "Sources/Core/Hashing"),
+        .target(name: "JSONText", path: "Sources/Core/JSONText"),
+        .target(name: "Tokenization", path: "Sources/Core/Tokenization"),
+        .target(name: "ModelAssets", dependencies: ["CZlib", "Hashing"], path: "Sources/Core/ModelAssets"),
+        .target(name: "VectorIndex", dependencies: ["LinearAlgebra"], path: "Sources/Core/VectorIndex"),
+
+        // MARK: Embedding
+        .target(name: "WordPiece", dependencies: ["Tokenization", "Hashing"], path: "Sources/Embedding/WordPiece"),
+        .target(
+            name: "SentencePiece", dependencies: ["Tokenization", "Hashing"], path: "Sources/Embedding/SentencePiece"),
+        .target(name: "BertEncoder", dependencies: ["LinearAlgebra"], path: "Sources/Embedding/BertEncoder"),
         .target(
             name: "Embeddings",
             dependencies: [
                 "LinearAlgebra", "Tokenization", "WordPiece", "SentencePiece", "BertEncoder", "ModelAssets",
                 "VectorIndex",
-            ]
-        ),
-        // Generation: the GGUF reader, byte-level BPE with chat templates, the causal decoder.
-        .target(name: "GGUF", dependencies: ["LinearAlgebra"]),
-        .target(name: "JSONText"),
-        .target(name: "BytePairEncoding", dependencies: ["Tokenization", "Hashing", "JSONText"]),
+            ],
+            path: "Sources/Embedding/Embeddings"),
+
+        // MARK: Generation
+        // The GGUF reader, byte-level and SentencePiece BPE, Jinja chat templates, the causal
+        // decoder, and Apple's FoundationModels API over it.
+        .target(name: "GGUF", dependencies: ["LinearAlgebra"], path: "Sources/Generation/GGUF"),
+        .target(
+            name: "BytePairEncoding", dependencies: ["Tokenization", "Hashing"],
+            path: "Sources/Generation/BytePairEncoding"),
+        .target(name: "ChatTemplates", dependencies: ["JSONText"], path: "Sources/Generation/ChatTemplates"),
         .target(
             name: "LlamaDecoder",
-            dependencies: ["GGUF", "BytePairEncoding", "Tokenization", "LinearAlgebra", "ModelAssets"]),
-        .target(name: "LanguageModels", dependencies: ["LlamaDecoder", "LinearAlgebra", "ModelAssets", "JSONText"]),
-        .target(name: "Retrieval", dependencies: ["Embeddings", "VectorIndex", "LinearAlgebra", "Hashing"]),
-        .target(name: "Answering", dependencies: ["Retrieval", "LanguageModels", "LinearAlgebra"]),
+            dependencies: [
+                "GGUF", "BytePairEncoding", "ChatTemplates", "Tokenization", "LinearAlgebra", "ModelAssets",
+            ],
+            path: "Sources/Generation/LlamaDecoder"),
+        .target(
+            name: "LanguageModels",
+            dependencies: [
+                "LlamaDecoder", "BytePairEncoding", "ChatTemplates", "LinearAlgebra", "ModelAssets", "JSONText",
+            ],
+            path: "Sources/Generation/LanguageModels"),
+
+        // MARK: Application
+        .target(
+            name: "Retrieval", dependencies: ["Embeddings", "VectorIndex", "LinearAlgebra", "Hashing"],
+            path: "Sources/Application/Retrieval"),
         .target(
             name: "PostgresStorage",
-            dependencies: ["CPostgres", "Retrieval", "Embeddings", "VectorIndex", "LinearAlgebra"]),
+            dependencies: ["CPostgres", "Retrieval", "Embeddings", "VectorIndex", "LinearAlgebra"],
+            path: "Sources/Application/PostgresStorage"),
+        .target(
+            name: "Answering", dependencies: ["Retrieval", "LanguageModels", "LinearAlgebra"],
+            path: "Sources/Application/Answering"),
+
+        // MARK: Interface
         // The option declarations, parser and help layout both executables share.
-        .target(name: "CommandLineOptions"),
+        .target(name: "CommandLineOptions", path: "Sources/Interface/CommandLineOptions"),
         .executableTarget(
             name: "EmbeddingsCLI",
             dependencies: [
                 "CommandLineOptions", "Embeddings", "ModelAssets", "VectorIndex", "Retrieval", "PostgresStorage",
                 "LinearAlgebra", "Tokenization", "CMicroHTTPD", "LlamaDecoder", "Answering", "LanguageModels",
-            ]
-        ),
+            ],
+            path: "Sources/Interface/EmbeddingsCLI"),
         .executableTarget(
             name: "EmbeddingsBench",
             dependencies: [
                 "CommandLineOptions", "Embeddings", "ModelAssets", "VectorIndex", "LinearAlgebra", "Retrieval",
-                "PostgresStorage",
-                "LlamaDecoder", "LanguageModels", "Answering", "LoopbackHTTP",
+                "PostgresStorage", "LlamaDecoder", "ChatTemplates", "LanguageModels", "Answering", "LoopbackHTTP",
             ],
-            path: "Benchmarks/EmbeddingsBench"
-        ),
+            path: "Benchmarks/EmbeddingsBench"),
+
+        // MARK: Test support
         // A plain HTTP/1.1 client over a loopback socket, for the server's tests and the bench's
         // serve clients (no XCTest, so the benchmark executable can link it).
-        .target(name: "LoopbackHTTP", path: "Tests/LoopbackHTTP"),
+        .target(name: "LoopbackHTTP", path: "Tests/Support/LoopbackHTTP"),
         // Helpers every test target may use; no model, no encoder.
-        .target(name: "TestSupport", dependencies: ["LinearAlgebra", "LoopbackHTTP"], path: "Tests/TestSupport"),
-        // The installed default model, for tests that run the real encoder.
+        .target(
+            name: "TestSupport", dependencies: ["LinearAlgebra", "LoopbackHTTP"], path: "Tests/Support/TestSupport"),
+        // The installed default models, for tests that run the real encoder and decoder.
         .target(
             name: "ModelTestSupport",
             dependencies: [
                 "Embeddings", "ModelAssets", "LinearAlgebra", "TestSupport", "LlamaDecoder", "BytePairEncoding",
-            ], path: "Tests/ModelTestSupport"),
-        .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
-        .testTarget(name: "JSONTextTests", dependencies: ["JSONText"]),
-        .testTarget(name: "LinearAlgebraTests", dependencies: ["LinearAlgebra", "TestSupport"]),
+            ],
+            path: "Tests/Support/ModelTestSupport"),
+        // CrashSafetyTests' child process: an index save with AtomicFile's test settings (a stop
+        // inside the save, the stale age) from its arguments, so that no shipping code reads test
+        // hooks from the environment.
+        .executableTarget(
+            name: "CrashSafetyChild", dependencies: ["Retrieval", "VectorIndex"], path: "Tests/Support/CrashSafetyChild"
+        ),
+        // InfoCommandTests' child process: the kernel check at load with BLAS's test settings (a
+        // stand-in core at load, a failing self-check) from its arguments, printing what `info` does.
+        .executableTarget(
+            name: "KernelCheckChild", dependencies: ["LinearAlgebra"], path: "Tests/Support/KernelCheckChild"),
+
+        // MARK: Tests, by layer
+        .testTarget(name: "HashingTests", dependencies: ["Hashing"], path: "Tests/Core/HashingTests"),
+        .testTarget(name: "JSONTextTests", dependencies: ["JSONText"], path: "Tests/Core/JSONTextTests"),
+        .testTarget(
+            name: "LinearAlgebraTests", dependencies: ["LinearAlgebra", "TestSupport"],
+            path: "Tests/Core/LinearAlgebraTests"),
+        .testTarget(
+            name: "ModelAssetsTests", dependencies: ["ModelAssets", "Hashing", "LinearAlgebra", "TestSupport"],
+            path: "Tests/Core/ModelAssetsTests"),
+        .testTarget(
+            name: "VectorIndexTests", dependencies: ["VectorIndex", "LinearAlgebra", "TestSupport"],
+            path: "Tests/Core/VectorIndexTests"),
+        .testTarget(
+            name: "WordPieceTests", dependencies: ["WordPiece", "Hashing", "TestSupport"],
+            path: "Tests/Embedding/WordPieceTests"),
         .testTarget(
             name: "SentencePieceTests",
-            dependencies: ["SentencePiece", "Tokenization", "Embeddings", "TestSupport", "ModelTestSupport"]),
-        .testTarget(name: "WordPieceTests", dependencies: ["WordPiece", "Hashing", "TestSupport"]),
+            dependencies: ["SentencePiece", "Tokenization", "Embeddings", "TestSupport", "ModelTestSupport"],
+            path: "Tests/Embedding/SentencePieceTests"),
         .testTarget(
-            name: "BertEncoderTests", dependencies: ["BertEncoder", "LinearAlgebra", "TestSupport", "ModelTestSupport"]),
-        .testTarget(
-            name: "ModelAssetsTests", dependencies: ["ModelAssets", "Hashing", "LinearAlgebra", "TestSupport"]),
+            name: "BertEncoderTests",
+            dependencies: ["BertEncoder", "LinearAlgebra", "TestSupport", "ModelTestSupport"],
+            path: "Tests/Embedding/BertEncoderTests"),
         .testTarget(
             name: "EmbeddingsTests",
             dependencies: [
                 "Embeddings", "Tokenization", "Retrieval", "VectorIndex", "LinearAlgebra", "ModelAssets", "TestSupport",
                 "ModelTestSupport",
-            ]
+            ], path: "Tests/Embedding/EmbeddingsTests"
+        ),
+        .testTarget(
+            name: "GGUFTests", dependencies: ["GGUF", "LinearAlgebra", "TestSupport", "ModelTestSupport"],
+            path: "Tests/Generation/GGUFTests"),
+        .testTarget(
+            name: "BytePairEncodingTests",
+            dependencies: [
+                "BytePairEncoding", "Tokenization", "GGUF", "LlamaDecoder", "TestSupport", "ModelTestSupport",
+            ], path: "Tests/Generation/BytePairEncodingTests"),
+        .testTarget(
+            name: "ChatTemplatesTests", dependencies: ["ChatTemplates", "TestSupport"],
+            path: "Tests/Generation/ChatTemplatesTests"),
+        .testTarget(
+            name: "LlamaDecoderTests",
+            dependencies: ["LlamaDecoder", "LinearAlgebra", "TestSupport", "ModelTestSupport", "ChatTemplates"],
+            path: "Tests/Generation/LlamaDecoderTests"),
+        .testTarget(
+            name: "LanguageModelsTests",
+            dependencies: ["LanguageModels", "LlamaDecoder", "TestSupport", "ModelTestSupport", "ChatTemplates"],
+            path: "Tests/Generation/LanguageModelsTests"),
+        .testTarget(
+            name: "RetrievalTests",
+            dependencies: [
+                "Retrieval", "Embeddings", "VectorIndex", "LinearAlgebra", "TestSupport", "ModelTestSupport",
+            ], path: "Tests/Application/RetrievalTests"
         ),
         .testTarget(
             name: "PostgresStorageTests",
             dependencies: [
                 "PostgresStorage", "Retrieval", "Embeddings", "VectorIndex", "LinearAlgebra", "TestSupport",
                 "ModelTestSupport",
-            ]
+            ], path: "Tests/Application/PostgresStorageTests"
         ),
-        .testTarget(name: "GGUFTests", dependencies: ["GGUF", "LinearAlgebra", "TestSupport", "ModelTestSupport"]),
-        .testTarget(
-            name: "BytePairEncodingTests",
-            dependencies: [
-                "BytePairEncoding", "Tokenization", "GGUF", "LlamaDecoder", "TestSupport", "ModelTestSupport",
-            ]),
-        .testTarget(
-            name: "LanguageModelsTests",
-            dependencies: ["LanguageModels", "LlamaDecoder", "TestSupport", "ModelTestSupport"]),
         .testTarget(
             name: "AnsweringTests",
-            dependencies: ["Answering", "Retrieval", "LanguageModels", "TestSupport", "ModelTestSupport"]
-        ),
-        .testTarget(
-            name: "LlamaDecoderTests",
-            dependencies: [
-                "LlamaDecoder", "GGUF", "BytePairEncoding", "LinearAlgebra", "TestSupport", "ModelTestSupport",
-            ]),
-        .testTarget(name: "VectorIndexTests", dependencies: ["VectorIndex", "LinearAlgebra", "TestSupport"]),
-        .testTarget(
-            name: "RetrievalTests",
-            dependencies: [
-                "Retrieval", "Embeddings", "VectorIndex", "LinearAlgebra", "TestSupport", "ModelTestSupport",
-            ]
+            dependencies: ["Answering", "Retrieval", "LanguageModels", "TestSupport", "ModelTestSupport"],
+            path: "Tests/Application/AnsweringTests"
         ),
         // The argument parser, its help layout and exit codes, without either executable.
-        .testTarget(name: "CommandLineOptionsTests", dependencies: ["CommandLineOptions"]),
-        // CrashSafetyTests' child process: an index save with AtomicFile's test settings (a stop
-        // inside the save, the stale age) from its arguments, so that no shipping code reads test
-        // hooks from the environment.
-        .executableTarget(
-            name: "CrashSafetyChild", dependencies: ["Retrieval", "VectorIndex"], path: "Tests/CrashSafetyChild"),
-        // InfoCommandTests' child process: the kernel check at load with BLAS's test settings (a
-        // stand-in core at load, a failing self-check) from its arguments, printing what `info` does.
-        .executableTarget(name: "KernelCheckChild", dependencies: ["LinearAlgebra"], path: "Tests/KernelCheckChild"),
+        .testTarget(
+            name: "CommandLineOptionsTests", dependencies: ["CommandLineOptions"],
+            path: "Tests/Interface/CommandLineOptionsTests"),
         // EmbeddingsCLI: the tests run the built `embeddings` executable in child processes
         // (CrashSafetyChild and KernelCheckChild are listed so that they are built, not imported).
         .testTarget(
@@ -179,8 +230,8 @@ let package = Package(
             dependencies: [
                 "EmbeddingsCLI", "CrashSafetyChild", "KernelCheckChild", "CommandLineOptions", "Embeddings",
                 "Retrieval", "PostgresStorage", "VectorIndex", "LinearAlgebra", "TestSupport", "ModelTestSupport",
-                "LlamaDecoder", "BytePairEncoding",
-            ]
+                "LlamaDecoder", "ChatTemplates",
+            ], path: "Tests/Interface/CLITests"
         ),
     ]
 )

@@ -21,13 +21,13 @@ vocab="${XDG_CACHE_HOME:-$HOME/.cache}/contextual-embeddings/models/sentence-tra
 
 sources_for() {
   case "$1" in
-    tokenizer) echo Sources/Hashing/*.swift Sources/Tokenization/*.swift $(ls Sources/WordPiece/*.swift | grep -v Exports.swift) ;;
-    sentencepiece) echo Sources/Hashing/*.swift Sources/Tokenization/*.swift Sources/SentencePiece/*.swift ;;
-    safetensors) echo Sources/BertEncoder/Safetensors.swift Sources/BertEncoder/EncoderError.swift ;;
-    indexfile) echo Sources/LinearAlgebra/*.swift Sources/LinearAlgebra/Reference/*.swift Sources/VectorIndex/*.swift ;;
-    chunker) echo Sources/Retrieval/MarkdownChunker.swift Sources/Retrieval/CountedText.swift Sources/Retrieval/Chunk.swift Sources/Retrieval/Page.swift Sources/Retrieval/RetrievalError.swift ;;
-    gguf) echo Sources/LinearAlgebra/*.swift Sources/LinearAlgebra/Reference/*.swift Sources/GGUF/*.swift Sources/GGUF/Blocks/*.swift ;;
-    jsonlines) echo Sources/EmbeddingsCLI/JSONLinesReader.swift Sources/EmbeddingsCLI/CommandLineSupport.swift Sources/CommandLineOptions/*.swift Sources/LinearAlgebra/LockOrdering.swift ;;
+    tokenizer) echo Sources/Core/Hashing/*.swift Sources/Core/Tokenization/*.swift $(ls Sources/Embedding/WordPiece/*.swift | grep -v Exports.swift) ;;
+    sentencepiece) echo Sources/Core/Hashing/*.swift Sources/Core/Tokenization/*.swift Sources/Embedding/SentencePiece/*.swift ;;
+    safetensors) echo Sources/Embedding/BertEncoder/Safetensors.swift Sources/Embedding/BertEncoder/EncoderError.swift ;;
+    indexfile) echo Sources/Core/LinearAlgebra/*.swift Sources/Core/LinearAlgebra/Reference/*.swift Sources/Core/VectorIndex/*.swift ;;
+    chunker) echo Sources/Application/Retrieval/MarkdownChunker.swift Sources/Application/Retrieval/CountedText.swift Sources/Application/Retrieval/Chunk.swift Sources/Application/Retrieval/Page.swift Sources/Application/Retrieval/RetrievalError.swift ;;
+    gguf) echo Sources/Core/LinearAlgebra/*.swift Sources/Core/LinearAlgebra/Reference/*.swift Sources/Generation/GGUF/*.swift Sources/Generation/GGUF/Blocks/*.swift ;;
+    jsonlines) echo Sources/Interface/EmbeddingsCLI/JSONLinesReader.swift Sources/Interface/EmbeddingsCLI/CommandLineSupport.swift Sources/Interface/CommandLineOptions/*.swift Sources/Core/LinearAlgebra/LockOrdering.swift ;;
   esac
 }
 
@@ -46,14 +46,14 @@ build() {
   local extra=()
   if [ "$target" = indexfile ] || [ "$target" = jsonlines ] || [ "$target" = gguf ]; then
     mkdir -p "$dir/ckernels"
-    cp Sources/CKernels/include/*.h "$dir/ckernels/"
+    cp Sources/Core/CKernels/include/*.h "$dir/ckernels/"
     printf 'module CKernels {\n    header "ckernels.h"\n    export *\n}\n' > "$dir/ckernels/module.modulemap"
     local objects=()
-    for c in Sources/CKernels/*.c; do
-      clang -O2 -fsanitize=address -c "$c" -I Sources/CKernels/include -o "$dir/$(basename "$c" .c).o"
+    for c in Sources/Core/CKernels/*.c; do
+      clang -O2 -fsanitize=address -c "$c" -I Sources/Core/CKernels/include -o "$dir/$(basename "$c" .c).o"
       objects+=("$dir/$(basename "$c" .c).o")
     done
-    extra=(-I "$dir/ckernels" -I Sources/CBLAS $(pkg-config --cflags openblas | sed 's/-I/-Xcc -I/g') "${objects[@]}" $(pkg-config --libs openblas))
+    extra=(-I "$dir/ckernels" -I Sources/System/CBLAS $(pkg-config --cflags openblas | sed 's/-I/-Xcc -I/g') "${objects[@]}" $(pkg-config --libs openblas))
   fi
   swiftc -O -sanitize=fuzzer,address -parse-as-library -package-name ContextualEmbeddings -module-name Fuzz$name "$dir"/*.swift "${extra[@]}" -o "$out/fuzz-$target" 2>&1 | { grep -v "Cannot export local symbol" || true; }
 }

@@ -1,3 +1,4 @@
+import ChatTemplates
 import CommandLineOptions
 import Foundation
 import LanguageModels

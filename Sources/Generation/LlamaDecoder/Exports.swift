@@ -1,6 +1,7 @@
 // The types of other modules that LlamaDecoder's public API shows, so that `import LlamaDecoder`
 // is all a user needs: the tokenizer, chat messages and templates, tokens, and the precision enum.
 @_exported import BytePairEncoding
+@_exported import ChatTemplates
 @_exported import Tokenization
 
 @_exported import enum LinearAlgebra.Quantization

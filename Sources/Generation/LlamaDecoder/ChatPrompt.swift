@@ -1,4 +1,5 @@
 import BytePairEncoding
+import ChatTemplates
 import Foundation
 import Tokenization
 

@@ -1,4 +1,4 @@
-import BytePairEncoding
+import ChatTemplates
 import Foundation
 import TestSupport
 import XCTest

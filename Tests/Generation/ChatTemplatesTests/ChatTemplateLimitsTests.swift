@@ -1,4 +1,4 @@
-import BytePairEncoding
+import ChatTemplates
 import XCTest
 
 /// Hostile templates fail with `limitExceeded` instead of crashing or hanging: deep nesting is refused

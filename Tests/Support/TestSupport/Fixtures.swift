@@ -2,12 +2,16 @@ import Foundation
 
 /// The repository's `Fixtures` folder, found from this source file's location.
 public enum TestFixtures {
-    /// `Fixtures/` at the root of the repository.
-    public static var folder: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-            .appendingPathComponent("Fixtures")
-    }
+    /// `Fixtures/` at the root of the repository: beside the `Package.swift` above this file.
+    public static let folder: URL = {
+        var folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        while folder.path != "/",
+            !FileManager.default.fileExists(atPath: folder.appendingPathComponent("Package.swift").path)
+        {
+            folder = folder.deletingLastPathComponent()
+        }
+        return folder.appendingPathComponent("Fixtures")
+    }()
 
     /// The JSON file at `path` below `Fixtures/`, decoded as `T`.
     /// - Throws: the read or decoding error, naming the file.
