@@ -1,5 +1,4 @@
 import Foundation
-import LlamaDecoder
 
 extension LanguageModelSession {
     /// Why a request failed: Apple's `LanguageModelSession.GenerationError`, with the cases this
@@ -45,14 +44,5 @@ extension LanguageModelSession {
             .invalidGenerationOptions(Context(debugDescription: message))
         }
 
-        /// The decoder's error as the session reports it.
-        init(_ error: LlamaDecoderError) {
-            let context = Context(debugDescription: error.description)
-            switch error.code {
-            case .contextOverflow: self = .exceededContextWindowSize(context)
-            case .invalidFile, .unsupported: self = .assetsUnavailable(context)
-            default: self = .decodingFailure(context)
-            }
-        }
     }
 }

@@ -42,6 +42,10 @@ struct GuidedPattern: Sendable {
     /// deterministic states.
     static let maximumStates = 20_000
     static let maximumDeterministicStates = 4_096
+    /// The most steps the subset construction may take (an edge or ε-edge followed), so that a
+    /// hostile pattern of few states (`(.+){1000}`: a thousand overlapping loops, each deterministic
+    /// state a set of hundreds) is refused in well under a second instead of compiling for minutes.
+    static let maximumCompileWork = 1 << 22
 
     init(_ source: String) throws(PatternError) {
         self.source = source
@@ -111,7 +115,16 @@ struct GuidedPattern: Sendable {
             }
         }
         classStarts = bounds.sorted()
-        let initial = closure([begin])
+        var work = 0
+        func spend(_ steps: Int) throws(PatternError) {
+            work += steps
+            guard work <= Self.maximumCompileWork else {
+                throw PatternError(
+                    pattern: source,
+                    message: "it is too complex to compile (more than \(Self.maximumCompileWork) steps)")
+            }
+        }
+        let initial = closure([begin], work: &work)
         guard !initial.isEmpty else { throw PatternError(pattern: source, message: "it matches no string") }
         var ids: [[Int32]: Int32] = [initial: 0]
         var sets = [initial]
@@ -123,12 +136,16 @@ struct GuidedPattern: Sendable {
             for c in classStarts.indices {
                 let scalar = classStarts[c]
                 var targets: [Int32] = []
+                var examined = 0
                 for state in set {
-                    for edge in edges[Int(state)] where Self.contains(edge.ranges, scalar) {
+                    let list = edges[Int(state)]
+                    examined += 1 + list.count
+                    for edge in list where Self.contains(edge.ranges, scalar) {
                         targets.append(edge.target)
                     }
                 }
-                let next = closure(targets)
+                let next = closure(targets, work: &work)
+                try spend(examined)
                 guard !next.isEmpty else { continue }
                 if let id = ids[next] {
                     row[c] = id
@@ -155,11 +172,12 @@ struct GuidedPattern: Sendable {
         return false
     }
 
-    /// The live states reachable from `states` by ε-edges, sorted.
-    private func closure(_ states: [Int32]) -> [Int32] {
+    /// The live states reachable from `states` by ε-edges, sorted; `work` counts the states visited.
+    private func closure(_ states: [Int32], work: inout Int) -> [Int32] {
         var seen = Set<Int32>()
         var stack = states
         while let state = stack.popLast() {
+            work += 1
             guard seen.insert(state).inserted else { continue }
             stack.append(contentsOf: epsilons[Int(state)])
         }

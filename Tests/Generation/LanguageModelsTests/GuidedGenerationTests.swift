@@ -251,6 +251,18 @@ final class GuidedGenerationTests: XCTestCase {
         XCTAssertTrue(try GuidedPattern(#"\u{1F600}+"#).matches("😀😀"))
     }
 
+    /// Found by the guidedpattern fuzz target: a pattern of few states whose subset construction
+    /// takes minutes (a thousand overlapping loops) is refused by the compile budget, quickly.
+    func testPatternTooComplexToCompileIsRefused() throws {
+        for pattern in ["a.+{1000}", "(.+){600}", "(a|.)*(.+){500}x"] {
+            XCTAssertThrowsError(try GuidedPattern(pattern), pattern) { error in
+                XCTAssertTrue((error as? PatternError)?.message.contains("too complex") == true, "\(error)")
+            }
+        }
+        // Below the budget, repeated loops still compile.
+        XCTAssertTrue(try GuidedPattern("(.+){20}").matches(String(repeating: "x", count: 25)))
+    }
+
     func testUnsupportedPatternsAreRefusedBeforeGenerating() async throws {
         for pattern in [#"(a)\1"#, "(?=a)b", #"\bword"#, "a{3,2}", "[z-a]", "(abc", "a{5000}", "(?i)abc", "[]"] {
             let schema = try GenerationSchema(
