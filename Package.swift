@@ -79,7 +79,7 @@ let package = Package(
         // MARK: Generation
         // The GGUF reader, byte-level and SentencePiece BPE, Jinja chat templates, the causal
         // decoder, and Apple's FoundationModels API over it.
-        .target(name: "GGUF", dependencies: ["LinearAlgebra"], path: "Sources/Generation/GGUF"),
+        .target(name: "GGUF", dependencies: ["CKernels"], path: "Sources/Generation/GGUF"),
         .target(
             name: "BytePairEncoding", dependencies: ["Tokenization", "Hashing"],
             path: "Sources/Generation/BytePairEncoding"),
@@ -183,7 +183,8 @@ let package = Package(
             ], path: "Tests/Embedding/EmbeddingsTests"
         ),
         .testTarget(
-            name: "GGUFTests", dependencies: ["GGUF", "LinearAlgebra", "TestSupport", "ModelTestSupport"],
+            name: "GGUFTests",
+            dependencies: ["GGUF", "LinearAlgebra", "LlamaDecoder", "TestSupport", "ModelTestSupport"],
             path: "Tests/Generation/GGUFTests"),
         .testTarget(
             name: "BytePairEncodingTests",

@@ -1,6 +1,6 @@
 // libFuzzer target: arbitrary bytes as a GGUF file. Must throw or parse; never crash. When it
 // parses, every metadata accessor runs and the first rows of every supported tensor are dequantized
-// (small tensors whole, and converted to the decoder's native blocks).
+// (small tensors whole, and their blocks as the block products read them).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzGGUFInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard let file = try? GGUFFile(bytes: Array(UnsafeBufferPointer(start: data, count: size))) else { return 0 }
@@ -30,7 +30,7 @@ public func fuzzGGUFInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         if tensor.elementCount <= 1 << 16 {
             _ = try? file.dequantize(tensor)
             // The decoder's native blocks: the same checks, never a crash.
-            if tensor.dimensions.count <= 2, tensor.rowLength % 32 == 0 { _ = try? file.blockQuantized(tensor) }
+            if tensor.dimensions.count <= 2, tensor.rowLength % 32 == 0 { _ = try? file.blockCodes(tensor) }
         }
     }
     return 0

@@ -26,15 +26,15 @@ sources_for() {
   case "$1" in
     tokenizer) echo Sources/Core/Hashing/*.swift Sources/Core/Tokenization/*.swift $(ls Sources/Embedding/WordPiece/*.swift | grep -v Exports.swift) ;;
     sentencepiece) echo Sources/Core/Hashing/*.swift Sources/Core/Tokenization/*.swift Sources/Embedding/SentencePiece/*.swift ;;
-    safetensors) echo Sources/Embedding/BertEncoder/Safetensors.swift Sources/Embedding/BertEncoder/EncoderError.swift ;;
+    safetensors) echo Sources/Embedding/BertEncoder/Safetensors.swift Sources/Embedding/BertEncoder/EncoderError.swift Sources/Core/LinearAlgebra/HalfFloat.swift ;;
     indexfile) echo Sources/Core/LinearAlgebra/*.swift Sources/Core/LinearAlgebra/Reference/*.swift Sources/Core/VectorIndex/*.swift ;;
     chunker) echo Sources/Application/Retrieval/MarkdownChunker.swift Sources/Application/Retrieval/CountedText.swift Sources/Application/Retrieval/Chunk.swift Sources/Application/Retrieval/Page.swift Sources/Application/Retrieval/RetrievalError.swift ;;
-    gguf) echo Sources/Core/LinearAlgebra/*.swift Sources/Core/LinearAlgebra/Reference/*.swift Sources/Generation/GGUF/*.swift Sources/Generation/GGUF/Blocks/*.swift ;;
+    gguf) echo Sources/Generation/GGUF/*.swift Sources/Generation/GGUF/Blocks/*.swift ;;
     jinja) echo Sources/Generation/ChatTemplates/*.swift Sources/Core/JSONText/*.swift ;;
     jsonreader) echo Sources/Core/JSONText/*.swift ;;
     jsonschema) echo Sources/Core/JSONText/*.swift $(for f in GenerationSchema GenerationSchema+JSONSchema GeneratedContent GeneratedContent+Conversions GenerationGuide Generable GenerationError GuidedPattern JSONGrammar JSONGrammar+State JSONGrammar+Scans; do echo Sources/Generation/LanguageModels/$f.swift; done) ;;
     guidedpattern) echo Sources/Generation/LanguageModels/GuidedPattern.swift ;;
-    bytepair) echo Sources/Core/Hashing/*.swift Sources/Core/Tokenization/*.swift Sources/Generation/BytePairEncoding/*.swift Sources/Core/LinearAlgebra/*.swift Sources/Core/LinearAlgebra/Reference/*.swift Sources/Generation/GGUF/*.swift Sources/Generation/GGUF/Blocks/*.swift ;;
+    bytepair) echo Sources/Core/Hashing/*.swift Sources/Core/Tokenization/*.swift Sources/Generation/BytePairEncoding/*.swift Sources/Generation/GGUF/*.swift Sources/Generation/GGUF/Blocks/*.swift ;;
     jsonlines) echo Sources/Interface/EmbeddingsCLI/JSONLinesReader.swift Sources/Interface/EmbeddingsCLI/CommandLineSupport.swift Sources/Interface/CommandLineOptions/*.swift Sources/Core/LinearAlgebra/LockOrdering.swift ;;
   esac
 }
@@ -55,7 +55,7 @@ build() {
   done
   cp "Fuzz/Fuzz$name.swift" "$dir/"
   local extra=()
-  if [ "$target" = indexfile ] || [ "$target" = jsonlines ] || [ "$target" = gguf ] || [ "$target" = bytepair ]; then
+  if [ "$target" = indexfile ] || [ "$target" = jsonlines ] || [ "$target" = gguf ] || [ "$target" = bytepair ] || [ "$target" = safetensors ]; then
     mkdir -p "$dir/ckernels"
     cp Sources/Core/CKernels/include/*.h "$dir/ckernels/"
     printf 'module CKernels {\n    header "ckernels.h"\n    export *\n}\n' > "$dir/ckernels/module.modulemap"

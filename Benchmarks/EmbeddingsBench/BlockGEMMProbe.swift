@@ -81,7 +81,7 @@ enum BlockGEMMProbe {
             let blocks = n * k / BlockQuantizedMatrix.blockSize
             func halves() -> [UInt16] {
                 (0..<blocks).map { _ in
-                    BlockQuantizedMatrix.half(
+                    HalfFloat.half(
                         Float.random(in: 1e-3...1e-2, using: &rng) * (Bool.random(using: &rng) ? 1 : -1))
                 }
             }

@@ -29,6 +29,7 @@
 // loads of activations, with no shuffle. 8-bit weights pay two lane shuffles per 128 bytes.
 #include "blockgemm.h"
 #include "cpu.h"
+#include "half.h"
 #include "int8gemm.h"
 #include <math.h>
 #include <stdatomic.h>
@@ -54,23 +55,6 @@ size_t ce_block_block_stride(size_t k) { return (k / BLOCK + 15) / 16 * 16; }
 // Where element e (0 … 31) of block b sits in a row of activation codes.
 static inline size_t code_offset(size_t b, size_t e) {
     return (b / 4) * GROUP_BYTES + (e / 16) * 64 + (b % 4) * 16 + e % 16;
-}
-
-// IEEE binary16 to float32, exactly: subnormals become normal floats, infinities and NaNs stay so.
-static inline float half_to_float(uint16_t h) {
-    uint32_t sign = (uint32_t)(h >> 15) << 31, exponent = (h >> 10) & 0x1Fu, mantissa = h & 0x3FFu, bits;
-    if (exponent == 0) {
-        float magnitude = (float)mantissa * 0x1p-24f;  // zero or subnormal: exact
-        memcpy(&bits, &magnitude, 4);
-        bits |= sign;
-    } else if (exponent == 31) {
-        bits = sign | 0x7F800000u | (mantissa << 13);
-    } else {
-        bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
-    }
-    float f;
-    memcpy(&f, &bits, 4);
-    return f;
 }
 
 // ---------------------------------------------------------------- activation quantization
@@ -249,8 +233,8 @@ static void gemm_generic(const problem *p) {
                         acc_at(p, t, j)[b] = integer;
                         continue;
                     }
-                    sum += half_to_float(d[b]) * da[b] * (float)integer;
-                    if (m) sum += half_to_float(m[b]) * (da[b] * (float)sa[b]);
+                    sum += ce_float_from_half(d[b]) * da[b] * (float)integer;
+                    if (m) sum += ce_float_from_half(m[b]) * (da[b] * (float)sa[b]);
                 }
                 sums[part] = sum;
             }
@@ -618,7 +602,7 @@ static void build_tile(const problem *p, size_t j, size_t count, tile *tl) {
                 _mm256_storeu_ps(part, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(row + b))));
                 for (size_t i = 0; i < 8; i++) target[(b + i) * TILE_COLUMNS + c] = part[i];
             }
-            for (; b < nb; b++) target[b * TILE_COLUMNS + c] = half_to_float(row[b]);
+            for (; b < nb; b++) target[b * TILE_COLUMNS + c] = ce_float_from_half(row[b]);
         }
     }
 }

@@ -112,13 +112,13 @@ package struct BlockQuantizedMatrix: Sendable {
                     guard w.isFinite else { throw QuantizedMatrix.InvalidWeight(row: j, column: index - j * inputSize) }
                     largest = max(largest, abs(w))
                 }
-                let half = Self.half(largest / 127)
+                let half = HalfFloat.half(largest / 127)
                 if half == 0x7C00 {
                     let column = block.firstIndex { abs($0) == largest } ?? start
                     throw QuantizedMatrix.InvalidWeight(row: j, column: column - j * inputSize)
                 }
                 scales[j * blocksPerRow + b] = half
-                let d = Self.float(fromHalf: half)
+                let d = HalfFloat.float(fromHalf: half)
                 guard d > 0 else { continue }
                 for (index, w) in zip(block.indices, block) {
                     codes[index] = UInt8(Int(max(-127, min(127, (w / d).rounded(.toNearestOrEven)))) + 128)
@@ -139,8 +139,8 @@ package struct BlockQuantizedMatrix: Sendable {
         precondition(
             j >= 0 && j < outputSize && k >= 0 && k < inputSize, "BlockQuantizedMatrix: [\(j), \(k)] out of range")
         let b = j * blocksPerRow + k / Self.blockSize
-        let m = mins.map { Double(Self.float(fromHalf: $0[b])) } ?? 0
-        return Double(Self.float(fromHalf: scales[b])) * Double(code(row: j, column: k) - zeroPoint) + m
+        let m = mins.map { Double(HalfFloat.float(fromHalf: $0[b])) } ?? 0
+        return Double(HalfFloat.float(fromHalf: scales[b])) * Double(code(row: j, column: k) - zeroPoint) + m
     }
 
     /// The unsigned code of `W[row][column]`, unpacked from its nibble (and fifth bit) or byte.
@@ -183,40 +183,5 @@ package struct BlockQuantizedMatrix: Sendable {
         guard let mins else { return try body(nil) }
         // Empty (no blocks) may mean no address: the kernels then read no minimum anyway.
         return try mins.withUnsafeBufferPointer { try body($0.baseAddress) }
-    }
-}
-
-// MARK: - float16 bit patterns
-
-extension BlockQuantizedMatrix {
-    /// The float32 value of an IEEE binary16 bit pattern, exactly (subnormals become normal
-    /// floats; infinities and NaNs stay so).
-    /// - Complexity: O(1).
-    package static func float(fromHalf bits: UInt16) -> Float {
-        let sign = UInt32(bits >> 15) << 31
-        let exponent = UInt32((bits >> 10) & 0x1F)
-        let mantissa = UInt32(bits & 0x3FF)
-        switch exponent {
-        case 0: return Float(bitPattern: sign | (Float(mantissa) * 0x1p-24).bitPattern)
-        case 31: return Float(bitPattern: sign | 0x7F80_0000 | (mantissa << 13))
-        default: return Float(bitPattern: sign | ((exponent + 112) << 23) | (mantissa << 13))
-        }
-    }
-
-    /// `value` rounded to the nearest IEEE binary16 (ties to even), as a bit pattern: ±infinity
-    /// from 65,520 up, a quiet NaN for NaN.
-    /// - Complexity: O(1).
-    package static func half(_ value: Float) -> UInt16 {
-        let sign = UInt16(truncatingIfNeeded: value.bitPattern >> 16) & 0x8000
-        let magnitude = value.bitPattern & 0x7FFF_FFFF
-        if magnitude > 0x7F80_0000 { return sign | 0x7E00 }
-        if magnitude >= 0x477F_F000 { return sign | 0x7C00 }  // ≥ 65,520 (and infinity)
-        if magnitude < 0x3880_0000 {
-            // Below 2⁻¹⁴: a multiple of 2⁻²⁴ (scaling by 2²⁴ is exact); 1,024 is the smallest normal's pattern.
-            return sign | UInt16((Float(bitPattern: magnitude) * 0x1p24).rounded(.toNearestOrEven))
-        }
-        // Rebias the exponent (127 → 15) and round the 23-bit mantissa to 10 bits, ties to even.
-        let rebased = magnitude - 0x3800_0000
-        return sign | UInt16(truncatingIfNeeded: (rebased + 0x0FFF + ((rebased >> 13) & 1)) >> 13)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LinearAlgebra
 
 /// A matrix stored in Q4_0 blocks, the 4-bit format of llama.cpp-style model files: each run of
 /// 32 values in a row is one 18-byte block, an IEEE half-precision scale `d` followed by 16
@@ -48,7 +49,7 @@ package struct Q4Matrix: Sendable {
             var p = b.baseAddress! + r * blocksPerRow * Self.blockBytes
             var o = out
             for _ in 0..<blocksPerRow {
-                let d = Self.halfToFloat(UInt16(p[0]) | UInt16(p[1]) << 8)
+                let d = HalfFloat.float(fromHalf: UInt16(p[0]) | UInt16(p[1]) << 8)
                 for j in 0..<16 {
                     let q = p[2 + j]
                     o[j] = Float(Int(q & 0x0F) - 8) * d
@@ -68,19 +69,6 @@ package struct Q4Matrix: Sendable {
         }
     }
 
-    /// IEEE 754 binary16 → binary32, subnormals included.
-    package static func halfToFloat(_ h: UInt16) -> Float {
-        let sign = UInt32(h & 0x8000) << 16
-        let exponent = UInt32(h >> 10) & 0x1F
-        let mantissa = UInt32(h & 0x3FF)
-        if exponent == 0 {
-            // Zero or subnormal: mantissa · 2⁻²⁴, exact in binary32.
-            let magnitude = Float(mantissa) * 0x1p-24
-            return sign == 0 ? magnitude : -magnitude
-        }
-        if exponent == 31 { return Float(bitPattern: sign | 0x7F80_0000 | mantissa << 13) }
-        return Float(bitPattern: sign | (exponent + 112) << 23 | mantissa << 13)
-    }
 }
 
 /// A model's word-embedding table: full precision, or 4-bit blocks dequantized a row at a time

@@ -1,4 +1,5 @@
 import Foundation
+import LinearAlgebra
 
 /// A safetensors file, memory-mapped: an 8-byte little-endian header length, a JSON header
 /// naming each tensor's dtype, shape and byte range, then the raw data.
@@ -175,7 +176,7 @@ package struct SafetensorsFile: Sendable {
             #endif
         case .f16:
             return (0..<count).map {
-                Self.halfToFloat(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 2 * $0, as: UInt16.self)))
+                HalfFloat.float(fromHalf: UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 2 * $0, as: UInt16.self)))
             }
         case .bf16:
             return (0..<count).map {
@@ -195,17 +196,4 @@ package struct SafetensorsFile: Sendable {
         }
     }
 
-    /// IEEE 754 half precision to single, including subnormals, infinities and NaN.
-    static func halfToFloat(_ h: UInt16) -> Float {
-        let sign = UInt32(h >> 15) << 31
-        let exponent = UInt32((h >> 10) & 0x1F)
-        let mantissa = UInt32(h & 0x3FF)
-        if exponent == 0 {
-            if mantissa == 0 { return Float(bitPattern: sign) }
-            let value = Float(mantissa) * 0x1p-24
-            return sign != 0 ? -value : value
-        }
-        if exponent == 31 { return Float(bitPattern: sign | 0x7F80_0000 | (mantissa << 13)) }
-        return Float(bitPattern: sign | ((exponent + 112) << 23) | (mantissa << 13))
-    }
 }

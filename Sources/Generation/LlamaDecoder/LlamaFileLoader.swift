@@ -279,7 +279,7 @@ struct LlamaFileLoader {
         // The blocks are copied into the matrix: the file's pages need not stay resident beside them.
         defer { file.releasePages(of: tensor) }
         do {
-            if let exact = try file.blockQuantized(tensor) { return exact }
+            if let exact = try file.blockCodes(tensor) { return BlockQuantizedMatrix(exact) }
         } catch {
             throw .invalidFile("\(path): \(error.description)")
         }
@@ -377,5 +377,15 @@ struct EmbeddingTable: Sendable {
         do { try file.dequantizeRows(tensor, rows: id..<(id + 1), into: out) } catch {
             throw .invalidFile("\(path): \(error.description)")
         }
+    }
+}
+
+extension BlockQuantizedMatrix {
+    /// A GGUF tensor's blocks as the block products read them (the bridge from the GGUF reader,
+    /// which knows nothing of LinearAlgebra).
+    package init(_ blocks: GGUFFile.BlockCodes) {
+        self.init(
+            outputSize: blocks.rows, inputSize: blocks.columns, bits: blocks.bits, zeroPoint: blocks.zeroPoint,
+            codes: blocks.codes, highBits: blocks.highBits, scales: blocks.scales, mins: blocks.mins)
     }
 }

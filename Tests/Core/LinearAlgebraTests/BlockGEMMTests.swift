@@ -63,7 +63,7 @@ final class BlockGEMMTests: XCTestCase {
 
     /// A scale or minimum as float16, of either sign, spread over four decades.
     func randomHalf(using rng: inout SeededGenerator) -> UInt16 {
-        BlockQuantizedMatrix.half(
+        HalfFloat.half(
             (Bool.random(using: &rng) ? 1 : -1) * Float(pow(10, Double.random(in: -4 ... -1, using: &rng))))
     }
 
@@ -566,35 +566,35 @@ final class BlockGEMMTests: XCTestCase {
     func testHalfConversions() {
         // Every finite half and infinity survives float and back; NaN stays NaN.
         for bits in UInt16.min...UInt16.max {
-            let value = BlockQuantizedMatrix.float(fromHalf: bits)
+            let value = HalfFloat.float(fromHalf: bits)
             if bits & 0x7C00 == 0x7C00 && bits & 0x03FF != 0 {
                 XCTAssertTrue(value.isNaN)
-                XCTAssertTrue(BlockQuantizedMatrix.float(fromHalf: BlockQuantizedMatrix.half(value)).isNaN)
-            } else if BlockQuantizedMatrix.half(value) != bits {
-                XCTFail("half \(bits) → \(value) → \(BlockQuantizedMatrix.half(value))")
+                XCTAssertTrue(HalfFloat.float(fromHalf: HalfFloat.half(value)).isNaN)
+            } else if HalfFloat.half(value) != bits {
+                XCTFail("half \(bits) → \(value) → \(HalfFloat.half(value))")
             }
         }
         // Ties to even, overflow, subnormals, signed zero.
-        XCTAssertEqual(BlockQuantizedMatrix.half(1 + 0x1p-11), 0x3C00)
-        XCTAssertEqual(BlockQuantizedMatrix.half(1 + 3 * 0x1p-11), 0x3C02)
-        XCTAssertEqual(BlockQuantizedMatrix.half(65504), 0x7BFF)
-        XCTAssertEqual(BlockQuantizedMatrix.half(65519.996), 0x7BFF)
-        XCTAssertEqual(BlockQuantizedMatrix.half(65520), 0x7C00)
-        XCTAssertEqual(BlockQuantizedMatrix.half(-.infinity), 0xFC00)
-        XCTAssertEqual(BlockQuantizedMatrix.half(0x1p-25), 0)
-        XCTAssertEqual(BlockQuantizedMatrix.half(0x1.000002p-25), 1)
-        XCTAssertEqual(BlockQuantizedMatrix.half(3 * 0x1p-25), 2)
-        XCTAssertEqual(BlockQuantizedMatrix.half(0x1.ff8p-15), 0x03FF, "the largest subnormal")
-        XCTAssertEqual(BlockQuantizedMatrix.half(0x1.ffcp-15), 0x0400, "halfway past it: to even, the smallest normal")
-        XCTAssertEqual(BlockQuantizedMatrix.half(-0.0), 0x8000)
-        XCTAssertEqual(BlockQuantizedMatrix.float(fromHalf: 0x0001), 0x1p-24)
-        XCTAssertEqual(BlockQuantizedMatrix.float(fromHalf: 0xC000), -2)
+        XCTAssertEqual(HalfFloat.half(1 + 0x1p-11), 0x3C00)
+        XCTAssertEqual(HalfFloat.half(1 + 3 * 0x1p-11), 0x3C02)
+        XCTAssertEqual(HalfFloat.half(65504), 0x7BFF)
+        XCTAssertEqual(HalfFloat.half(65519.996), 0x7BFF)
+        XCTAssertEqual(HalfFloat.half(65520), 0x7C00)
+        XCTAssertEqual(HalfFloat.half(-.infinity), 0xFC00)
+        XCTAssertEqual(HalfFloat.half(0x1p-25), 0)
+        XCTAssertEqual(HalfFloat.half(0x1.000002p-25), 1)
+        XCTAssertEqual(HalfFloat.half(3 * 0x1p-25), 2)
+        XCTAssertEqual(HalfFloat.half(0x1.ff8p-15), 0x03FF, "the largest subnormal")
+        XCTAssertEqual(HalfFloat.half(0x1.ffcp-15), 0x0400, "halfway past it: to even, the smallest normal")
+        XCTAssertEqual(HalfFloat.half(-0.0), 0x8000)
+        XCTAssertEqual(HalfFloat.float(fromHalf: 0x0001), 0x1p-24)
+        XCTAssertEqual(HalfFloat.float(fromHalf: 0xC000), -2)
         #if !(os(macOS) && arch(x86_64))
             var rng = SeededGenerator(seed: 16)
             for _ in 0..<100_000 {
                 let value = Float(bitPattern: UInt32.random(in: 0...UInt32.max, using: &rng))
                 guard !value.isNaN else { continue }
-                XCTAssertEqual(BlockQuantizedMatrix.half(value), Float16(value).bitPattern, "\(value)")
+                XCTAssertEqual(HalfFloat.half(value), Float16(value).bitPattern, "\(value)")
             }
         #endif
     }
@@ -617,8 +617,8 @@ final class BlockGEMMTests: XCTestCase {
                 let block = weights[(j * k + 32 * b)..<(j * k + 32 * b + 32)]
                 let largest = block.reduce(Float(0)) { max($0, abs($1)) }
                 XCTAssertEqual(
-                    w.scales[j * 3 + b], BlockQuantizedMatrix.half(largest / 127), "scale of block \(b) of row \(j)")
-                let d = Double(BlockQuantizedMatrix.float(fromHalf: w.scales[j * 3 + b]))
+                    w.scales[j * 3 + b], HalfFloat.half(largest / 127), "scale of block \(b) of row \(j)")
+                let d = Double(HalfFloat.float(fromHalf: w.scales[j * 3 + b]))
                 for (index, value) in zip(block.indices, block) {
                     let column = index - j * k
                     let code = w.code(row: j, column: column)

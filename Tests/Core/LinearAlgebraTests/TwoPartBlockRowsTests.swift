@@ -134,7 +134,7 @@ final class TwoPartBlockRowsTests: XCTestCase {
     {
         let blocks = out * k / BlockQuantizedMatrix.blockSize
         let half = { (rng: inout SeededGenerator) in
-            BlockQuantizedMatrix.half(Float.random(in: -0.1...0.1, using: &rng))
+            HalfFloat.half(Float.random(in: -0.1...0.1, using: &rng))
         }
         return BlockQuantizedMatrix(
             outputSize: out, inputSize: k, bits: bits, zeroPoint: zeroPoint,

@@ -1,5 +1,6 @@
 import GGUF
 import LinearAlgebra
+import LlamaDecoder
 import TestSupport
 import XCTest
 
@@ -65,7 +66,7 @@ final class GGUFDequantizationTests: XCTestCase {
         for (i, type) in GGMLType.supported.enumerated() {
             let blocksPerRow = type.blockSize == 1 ? 64 : 512 / type.blockSize
             let (file, tensor) = try randomTensorFile(type, rows: 3, blocksPerRow: blocksPerRow, seed: UInt64(200 + i))
-            let native = try file.blockQuantized(tensor)
+            let native = try file.blockCodes(tensor).map(BlockQuantizedMatrix.init)
             guard exact.contains(type) || rounded.contains(type) else {
                 XCTAssertNil(native, "\(type.name) is requantized by the caller")
                 continue
@@ -79,7 +80,7 @@ final class GGUFDequantizationTests: XCTestCase {
                     let range = (j * 512 + 32 * block)..<(j * 512 + 32 * block + 32)
                     let largest = values[range].map { abs(Double($0)) }.max() ?? 0
                     let minimum = matrix.mins.map {
-                        abs(Double(BlockQuantizedMatrix.float(fromHalf: $0[j * 16 + block])))
+                        abs(Double(HalfFloat.float(fromHalf: $0[j * 16 + block])))
                     }
                     let tolerance = exact.contains(type) ? 0 : 0x1p-10 * (largest + 2 * (minimum ?? 0))
                     for k in range {

@@ -10,6 +10,7 @@
 #include "int8gemm.h"
 #include "blockgemm.h"
 #include "sanitizer.h"
+#include "half.h"
 
 /// x[i] = e^x[i] for finite inputs ≤ 88 (below −87.3 gives ~1e-38). ~2e-7 relative error.
 void ce_exp_finite(float *x, size_t count);

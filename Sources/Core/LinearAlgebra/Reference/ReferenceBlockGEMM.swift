@@ -88,10 +88,10 @@ extension ReferenceKernels {
                 if let bias { add(Double(bias[j])) }
                 for b in 0..<blocks {
                     let da = Double(aScales[t * blocks + b])
-                    let d = Double(BlockQuantizedMatrix.float(fromHalf: w.scales[j * blocks + b]))
+                    let d = Double(HalfFloat.float(fromHalf: w.scales[j * blocks + b]))
                     add(d * da * Double(integers[(t * columns.count + column) * blocks + b]))
                     if let mins = w.mins {
-                        add(Double(BlockQuantizedMatrix.float(fromHalf: mins[j * blocks + b])) * da * sums[b])
+                        add(Double(HalfFloat.float(fromHalf: mins[j * blocks + b])) * da * sums[b])
                     }
                 }
                 values.append(value)

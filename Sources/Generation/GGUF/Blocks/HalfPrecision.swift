@@ -1,14 +1,18 @@
-import LinearAlgebra
+import CKernels
 
 /// IEEE 754 half precision and bfloat16 to single precision, exactly: zeros keep their sign,
 /// subnormals become normal singles, infinities stay infinite and a NaN keeps its sign and
 /// payload (shifted into the single's mantissa), as numpy and ggml convert them.
 package enum HalfPrecision {
-    /// The single-precision value of the half-precision bit pattern `bits`, field by field: the
-    /// one conversion LinearAlgebra's block products use too (`BlockQuantizedMatrix.float(fromHalf:)`).
-    package static func float(fromHalf bits: UInt16) -> Float {
-        BlockQuantizedMatrix.float(fromHalf: bits)
-    }
+    /// The single-precision value of the half-precision bit pattern `bits`: CKernels'
+    /// `ce_float_from_half`, the one conversion the block products and the encoder use too.
+    @inline(__always)
+    package static func float(fromHalf bits: UInt16) -> Float { ce_float_from_half(bits) }
+
+    /// `value` rounded to the nearest half (ties to even), as a bit pattern: CKernels'
+    /// `ce_half_from_float`.
+    @inline(__always)
+    package static func half(_ value: Float) -> UInt16 { ce_half_from_float(value) }
 
     /// The single-precision value of the bfloat16 bit pattern `bits`: its top 16 bits.
     package static func float(fromBFloat16 bits: UInt16) -> Float {

@@ -1,8 +1,25 @@
-import LinearAlgebra
-
 extension GGUFFile {
-    /// The tensor's blocks as `BlockQuantizedMatrix` (codes read by `BlockGEMM` as they are), for
-    /// the types that map onto it without requantizing, or nil for the others (which callers
+    /// A weight matrix in blocks of 32 as the block products read them (LinearAlgebra's
+    /// `BlockQuantizedMatrix`, which the decoder makes from it: this module stays a leaf).
+    package struct BlockCodes: Sendable {
+        /// Rows (outputs) and columns (inputs, a multiple of 32).
+        package let rows: Int
+        package let columns: Int
+        /// 4, 5 or 8.
+        package let bits: Int
+        /// The zero point z of every block: w = d·(u − z) + m.
+        package let zeroPoint: Int
+        /// The codes: 4-bit (two per byte, GGML's Q4_0 order), the low four bits of 5-bit codes, or bytes.
+        package let codes: [UInt8]
+        /// 5-bit codes' fifth bits, 4 bytes per block (GGML's Q5_0 `qh` order), else nil.
+        package let highBits: [UInt8]?
+        /// float16 scales d and minimums m (nil: none), one per 32.
+        package let scales: [UInt16]
+        package let mins: [UInt16]?
+    }
+
+    /// The tensor's blocks as `BlockCodes` (read by the block products as they are), for the
+    /// types that map onto them without requantizing, or nil for the others (which callers
     /// dequantize and requantize to 8-bit blocks: F32, F16, BF16, Q2_K, Q3_K, Q6_K, whose
     /// per-16 scales do not fit one scale per 32):
     ///
@@ -19,7 +36,8 @@ extension GGUFFile {
     /// | IQ4_XS | 8 | grid[q] + 128 | 128 | d·(sc − 32) (rounded to float16) |
     ///
     /// Every 8-bit form has zero point 128, so that fused projections can stack parts of different
-    /// types (`BlockQuantizedMatrix(stacking:)`, which widens 4- and 5-bit parts beside 8-bit ones).
+    /// types (LinearAlgebra's `BlockQuantizedMatrix(stacking:)`, which widens 4- and 5-bit parts
+    /// beside 8-bit ones).
     ///
     /// Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and IQ4_NL give exactly the file's values; Q4_K's, Q5_K's and
     /// IQ4_XS's per-32 scale (and minimum) products are rounded to float16 (a relative error up
@@ -27,7 +45,7 @@ extension GGUFFile {
     /// - Throws: `GGUFError` with `nonFiniteScale` for a block whose scale or minimum is infinite or
     ///   NaN, `invalidTensorLayout` for a tensor that is not two-dimensional.
     /// - Complexity: O(elements).
-    package func blockQuantized(_ tensor: GGUFTensorInfo) throws(GGUFError) -> BlockQuantizedMatrix? {
+    package func blockCodes(_ tensor: GGUFTensorInfo) throws(GGUFError) -> BlockCodes? {
         let type = tensor.type
         guard let layout = NativeLayout(type) else { return nil }
         guard tensor.dimensions.count <= 2 else {
@@ -69,13 +87,13 @@ extension GGUFFile {
                 }
             }
         }
-        return BlockQuantizedMatrix(
-            outputSize: rows, inputSize: columns, bits: layout.bits, zeroPoint: layout.zeroPoint, codes: codes,
+        return BlockCodes(
+            rows: rows, columns: columns, bits: layout.bits, zeroPoint: layout.zeroPoint, codes: codes,
             highBits: high, scales: scales, mins: mins)
     }
 }
 
-/// How one GGUF type's blocks become `BlockQuantizedMatrix` parts.
+/// How one GGUF type's blocks become `BlockCodes`.
 private struct NativeLayout {
     let type: GGMLType
     let bits: Int
@@ -137,8 +155,8 @@ private struct NativeLayout {
             let qs = block + 16
             for s in 0..<8 {
                 let (sc, m) = BlockQ4_K.scaleAndMinimum(block + 4, s)
-                scales[s] = BlockQuantizedMatrix.half(d * sc)
-                minimum(s, BlockQuantizedMatrix.half(-(dmin * m)))
+                scales[s] = HalfPrecision.half(d * sc)
+                minimum(s, HalfPrecision.half(-(dmin * m)))
                 let c = s / 2
                 let shift = UInt8(4 * (s % 2))
                 for i in 0..<16 {
@@ -153,8 +171,8 @@ private struct NativeLayout {
             let dmin = block.half(at: 2)
             for s in 0..<8 {
                 let (sc, m) = BlockQ4_K.scaleAndMinimum(block + 4, s)
-                scales[s] = BlockQuantizedMatrix.half(d * sc)
-                minimum(s, BlockQuantizedMatrix.half(-(dmin * m)))
+                scales[s] = HalfPrecision.half(d * sc)
+                minimum(s, HalfPrecision.half(-(dmin * m)))
                 let shift = UInt8(4 * (s % 2))
                 let low = { (l: Int) in (block.byte(at: 48 + 32 * (s / 2) + l) >> shift) & 0x0F }
                 for i in 0..<16 { out[16 * s + i] = low(i) | low(i + 16) << 4 }
@@ -168,7 +186,7 @@ private struct NativeLayout {
             // IQ4_XS: 8 sub-blocks of 32 with 6-bit scales around 32, nibbles as IQ4_NL's.
             let d = block.half(at: 0)
             for s in 0..<8 {
-                scales[s] = BlockQuantizedMatrix.half(d * BlockIQ4_XS.scale(block, s))
+                scales[s] = HalfPrecision.half(d * BlockIQ4_XS.scale(block, s))
                 for j in 0..<16 {
                     let byte = block.byte(at: 8 + 16 * s + j)
                     out[32 * s + j] = UInt8(Int(iq4Grid[Int(byte & 0x0F)]) + 128)
