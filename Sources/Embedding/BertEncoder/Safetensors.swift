@@ -176,7 +176,8 @@ package struct SafetensorsFile: Sendable {
             #endif
         case .f16:
             return (0..<count).map {
-                HalfFloat.float(fromHalf: UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 2 * $0, as: UInt16.self)))
+                HalfFloat.float(
+                    fromHalf: UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 2 * $0, as: UInt16.self)))
             }
         case .bf16:
             return (0..<count).map {
