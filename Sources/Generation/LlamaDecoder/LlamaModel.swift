@@ -315,6 +315,11 @@ public final class LlamaModel: Sendable {
         }
     }
 
+    /// Products of fewer multiply-adds than this run on one thread: below about a quarter of a
+    /// million, a second thread costs more than it saves (the decoder's own threshold beside
+    /// `RowSplit.threshold`, which counts values a scan reads).
+    static let splitThreshold = 1 << 18
+
     /// `y[T, out] = (accumulate ? y : 0) + x[T, in] · Wᵀ + b`: sgemm for a `Float` layer (OpenBLAS
     /// threads it); for a block or int8 layer, `x` quantized once, then the output columns split
     /// over `threadCount` threads.
@@ -322,8 +327,7 @@ public final class LlamaModel: Sendable {
         _ layer: LinearWeights, _ x: UnsafePointer<Float>, rows: Int, into y: UnsafeMutablePointer<Float>,
         accumulate: Bool, scratch: Scratch
     ) {
-        // Below about a quarter of a million multiply-adds a second thread costs more than it saves.
-        let parts = rows * layer.outputSize * layer.inputSize < 1 << 18 ? 1 : threadCount
+        let parts = rows * layer.outputSize * layer.inputSize < Self.splitThreshold ? 1 : threadCount
         if let weight = layer.blockWeight {
             scratch.twoPartRows.quantize(x, rows: rows, columns: layer.inputSize)
             let activations = scratch.twoPartRows
@@ -342,7 +346,7 @@ public final class LlamaModel: Sendable {
     }
 
     /// Runs `body` over `parts` column ranges of `layer`'s output (each starting at a multiple of
-    /// `panel`), on as many threads, with the bias and output pointers.
+    /// `panel`), on as many threads (`RowSplit` over the panels), with the bias and output pointers.
     private func split(
         _ layer: LinearWeights, parts requested: Int, panel: Int, _ y: UnsafeMutablePointer<Float>,
         _ body: @escaping @Sendable (Range<Int>, UnsafePointer<Float>?, UnsafeMutablePointer<Float>) -> Bool
@@ -351,13 +355,11 @@ public final class LlamaModel: Sendable {
         let parts = max(1, min(requested, panels))
         layer.bias.withUnsafeBufferPointer { bias in
             let shared = WorkerShared((bias: bias.isEmpty ? nil : bias.baseAddress, y: y))
-            let work: @Sendable (Int) -> Void = { part in
-                let lower = panels * part / parts * panel
-                let upper = min(layer.outputSize, panels * (part + 1) / parts * panel)
-                let done = body(lower..<upper, shared.value.bias, shared.value.y)
-                precondition(done, "the default product path always runs")
+            let done = RowSplit.map(rows: panels, parts: parts) { range in
+                let columns = range.lowerBound * panel..<min(layer.outputSize, range.upperBound * panel)
+                return body(columns, shared.value.bias, shared.value.y)
             }
-            if parts == 1 { work(0) } else { DispatchQueue.concurrentPerform(iterations: parts, execute: work) }
+            precondition(done.allSatisfy { $0 }, "the default product path always runs")
         }
     }
 }

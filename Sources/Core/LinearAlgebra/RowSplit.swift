@@ -1,9 +1,10 @@
 import Foundation
-import LinearAlgebra
 import Synchronization
 
-/// How the scans and encoders of a row-major `rows × dimension` matrix are cut into contiguous
-/// row ranges, one per core, when the matrix is large: the one place that threshold is written.
+/// How work over rows is cut into contiguous row ranges, one per core: the scans and encoders of
+/// a row-major `rows × dimension` matrix when it is large (the one place that threshold is
+/// written), and the decoder's products over output columns (its own threshold, in
+/// multiply-adds, through `map`).
 /// Work of equal cost per row, read once, wants equal static ranges with no per-part locking;
 /// uneven groups of work (an encoder's texts) go through `ParallelGroups` instead, which hands
 /// them out one at a time.

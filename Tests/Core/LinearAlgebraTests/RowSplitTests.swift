@@ -1,6 +1,6 @@
 import XCTest
 
-@testable import VectorIndex
+@testable import LinearAlgebra
 
 final class RowSplitTests: XCTestCase {
     func testMatricesBelowTheThresholdAreNotSplit() {
