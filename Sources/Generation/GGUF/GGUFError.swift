@@ -77,13 +77,14 @@ public struct GGUFError: Error, Sendable, Hashable, CustomStringConvertible {
         self.detail = detail
     }
 
-    /// `path: byte N: subject: detail`, leaving out the parts that are absent.
+    /// `path: byte N: subject: detail (code)`, leaving out the parts that are absent: every field,
+    /// so that an error that wraps this one and prints it loses nothing.
     public var description: String {
         var parts = [path]
         if let offset { parts.append("byte \(offset)") }
         if let subject { parts.append(subject) }
         parts.append(detail)
-        return parts.joined(separator: ": ")
+        return parts.joined(separator: ": ") + " (\(code))"
     }
 }
 

@@ -8,9 +8,22 @@ extension LanguageModelSession {
         public struct Context: Sendable, Equatable {
             /// What went wrong, naming the numbers or the file involved.
             public let debugDescription: String
+            /// The errors this one comes from (the decoder's `LlamaDecoderError`, which keeps the
+            /// GGUF reader's error as its `cause`), as Apple's `Context` keeps them.
+            public let underlyingErrors: [any Error]
 
-            /// A context with a description.
-            public init(debugDescription: String) { self.debugDescription = debugDescription }
+            /// A context with a description and the errors it comes from.
+            public init(debugDescription: String, underlyingErrors: [any Error] = []) {
+                self.debugDescription = debugDescription
+                self.underlyingErrors = underlyingErrors
+            }
+
+            /// Equal descriptions and equally described underlying errors.
+            public static func == (a: Context, b: Context) -> Bool {
+                a.debugDescription == b.debugDescription
+                    && a.underlyingErrors.map { String(describing: $0) }
+                        == b.underlyingErrors.map { String(describing: $0) }
+            }
         }
 
         /// The instructions, transcript and prompt (and the response so far) do not fit the

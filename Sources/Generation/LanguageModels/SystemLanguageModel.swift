@@ -142,7 +142,7 @@ public final class SystemLanguageModel: Sendable {
                 do throws(LlamaDecoderError) {
                     model = try LlamaModel(contentsOf: url, threadCount: threadCount, chatTemplate: chatTemplate)
                 } catch {
-                    throw .assetsUnavailable(.init(debugDescription: error.description))
+                    throw .assetsUnavailable(.init(debugDescription: error.description, underlyingErrors: [error]))
                 }
                 loaded.withOrderedLock { $0 = model }
                 return model

@@ -1,4 +1,5 @@
 import Foundation
+import GGUF
 
 /// Why a decoder model could not be loaded or a request could not run.
 ///
@@ -23,15 +24,25 @@ public struct LlamaDecoderError: Error, Equatable, CustomStringConvertible {
 
     /// The kind of failure.
     public let code: Code
-    /// What went wrong, naming the file, key or tensor and expected versus actual.
+    /// What went wrong, naming the file, key or tensor and expected versus actual (and, when the
+    /// GGUF reader found it, all of `cause`: its code, the byte offset and the key or tensor).
     public let message: String
+    /// The GGUF reader's error this one wraps, with its code, offset and subject, or nil.
+    public let cause: GGUFError?
 
-    package init(_ code: Code, _ message: String) {
+    package init(_ code: Code, _ message: String, cause: GGUFError? = nil) {
         self.code = code
         self.message = message
+        self.cause = cause
     }
 
     package static func invalidFile(_ message: String) -> Self { .init(.invalidFile, message) }
+
+    /// The GGUF reader's `error`, kept as the cause; the message is its description (the path, the
+    /// byte offset, the key or tensor, what is wrong, the code), after `what` when given.
+    package static func invalidFile(_ error: GGUFError, in what: String? = nil) -> Self {
+        .init(.invalidFile, [what, error.description].compactMap { $0 }.joined(separator: ": "), cause: error)
+    }
     package static func unsupported(_ message: String) -> Self { .init(.unsupported, message) }
     package static func invalidArgument(_ message: String) -> Self { .init(.invalidArgument, message) }
     package static func contextOverflow(_ message: String) -> Self { .init(.contextOverflow, message) }

@@ -21,7 +21,7 @@ struct LlamaFileLoader {
         self.path = path
         let metadata = file.metadata
         func read<T>(_ body: () throws(GGUFError) -> T) throws(LlamaDecoderError) -> T {
-            do { return try body() } catch { throw .invalidFile("\(path): \(error.description)") }
+            do { return try body() } catch { throw .invalidFile(error) }
         }
         guard let architectureName = try read({ () throws(GGUFError) in try metadata.string("general.architecture") })
         else {
@@ -139,7 +139,7 @@ struct LlamaFileLoader {
     func tokenizer() throws(LlamaDecoderError) -> BytePairTokenizer {
         let metadata = file.metadata
         func read<T>(_ body: () throws(GGUFError) -> T) throws(LlamaDecoderError) -> T {
-            do { return try body() } catch { throw .invalidFile("\(path): \(error.description)") }
+            do { return try body() } catch { throw .invalidFile(error) }
         }
         let model = try read({ () throws(GGUFError) in try metadata.string("tokenizer.ggml.model") })
         guard model == "gpt2" || model == "llama" else {
@@ -230,7 +230,7 @@ struct LlamaFileLoader {
                     + GGMLType.supportedNames + ")")
         }
         let floats: [Float]
-        do { floats = try file.dequantize(tensor) } catch { throw .invalidFile("\(path): \(error.description)") }
+        do { floats = try file.dequantize(tensor) } catch { throw .invalidFile(error) }
         if let bad = floats.firstIndex(where: { !$0.isFinite }) {
             throw .invalidFile("\(path): \(name) has a non-finite value at element \(bad)")
         }
@@ -281,7 +281,7 @@ struct LlamaFileLoader {
         do {
             if let exact = try file.blockCodes(tensor) { return BlockQuantizedMatrix(exact) }
         } catch {
-            throw .invalidFile("\(path): \(error.description)")
+            throw .invalidFile(error)
         }
         let floats = try matrix(name, input: input, output: output)
         do { return try BlockQuantizedMatrix(weights: floats, outputSize: output, inputSize: input) } catch {
@@ -375,7 +375,7 @@ struct EmbeddingTable: Sendable {
     /// Row `id` into `out: [H]`.
     func row(_ id: Int, into out: UnsafeMutablePointer<Float>) throws(LlamaDecoderError) {
         do { try file.dequantizeRows(tensor, rows: id..<(id + 1), into: out) } catch {
-            throw .invalidFile("\(path): \(error.description)")
+            throw .invalidFile(error)
         }
     }
 }

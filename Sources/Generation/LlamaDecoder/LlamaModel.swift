@@ -59,7 +59,7 @@ public final class LlamaModel: Sendable {
     ) throws(LlamaDecoderError) {
         let file: GGUFFile
         do { file = try GGUFFile(contentsOf: url) } catch {
-            throw .invalidFile("\(url.path): \(error.description)")
+            throw .invalidFile(error)
         }
         let loaded = try LlamaFileLoader(file: file, path: url.path)
         self.configuration = loaded.configuration
@@ -371,7 +371,7 @@ extension LlamaModel {
     public static func tokenizer(contentsOf url: URL) throws(LlamaDecoderError) -> BytePairTokenizer {
         let file: GGUFFile
         do { file = try GGUFFile(contentsOf: url) } catch {
-            throw .invalidFile("\(url.path): \(error.description)")
+            throw .invalidFile(error)
         }
         return try LlamaFileLoader(file: file, path: url.path).tokenizer()
     }

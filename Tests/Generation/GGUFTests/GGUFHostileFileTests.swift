@@ -357,9 +357,9 @@ final class GGUFHostileFileTests: XCTestCase {
 
     func testErrorDescriptionLayout() {
         let error = GGUFError(.truncated, path: "m.gguf", offset: 12, subject: "key 'k'", detail: "what")
-        XCTAssertEqual(error.description, "m.gguf: byte 12: key 'k': what")
-        XCTAssertEqual(error.localizedDescription, "m.gguf: byte 12: key 'k': what")
-        XCTAssertEqual(GGUFError(.io, path: "m.gguf", detail: "cannot open").description, "m.gguf: cannot open")
+        XCTAssertEqual(error.description, "m.gguf: byte 12: key 'k': what (truncated)")
+        XCTAssertEqual(error.localizedDescription, "m.gguf: byte 12: key 'k': what (truncated)")
+        XCTAssertEqual(GGUFError(.io, path: "m.gguf", detail: "cannot open").description, "m.gguf: cannot open (io)")
         XCTAssertEqual(GGUFError.Code.nonFiniteScale.description, "nonFiniteScale")
         XCTAssertNotEqual(GGUFError.Code.truncated, GGUFError.Code.io)
     }

@@ -55,6 +55,14 @@ final class LanguageModelSessionTests: XCTestCase {
             XCTFail("answered from a broken file")
         } catch LanguageModelSession.GenerationError.assetsUnavailable(let context) {
             XCTAssertTrue(context.debugDescription.contains(notAModel.lastPathComponent), context.debugDescription)
+            // The cause survives the two wraps: the decoder's error, and in it the GGUF reader's.
+            let decoder = try XCTUnwrap(context.underlyingErrors.first as? LlamaDecoderError, "\(context)")
+            XCTAssertEqual(decoder.code, .invalidFile)
+            let file = try XCTUnwrap(decoder.cause)
+            XCTAssertEqual(file.code, .unsupportedVersion)
+            XCTAssertEqual(file.path, notAModel.path)
+            XCTAssertTrue(context.debugDescription.contains("byte 4: version"), context.debugDescription)
+            XCTAssertTrue(context.debugDescription.contains("(unsupportedVersion)"), context.debugDescription)
         }
     }
 

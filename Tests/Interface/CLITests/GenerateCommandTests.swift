@@ -56,6 +56,24 @@ final class GenerateCommandTests: XCTestCase {
         XCTAssertEqual(try promptTokens(flagged), [509] + plain)
     }
 
+    /// A file error keeps all its detail to the CLI line: the path once, the byte offset, the
+    /// tensor, what is wrong and the GGUF reader's code.
+    func testFileErrorKeepsItsCause() throws {
+        let original = try Data(contentsOf: TestFixtures.folder.appendingPathComponent("generation/tiny-qwen2.gguf"))
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("generate-cause-\(getpid())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let cut = folder.appendingPathComponent("cut.gguf")
+        try original.prefix(original.count - 100).write(to: cut)
+        let run = try embeddings(["generate", "--model", cut.path, "--max-tokens", "2", "hi"])
+        XCTAssertEqual(run.status, 65, run.stderr)
+        XCTAssertEqual(run.stdout, "")
+        for part in ["byte ", "tensor 'blk.", "past the end of the file", "(invalidTensorLayout)"] {
+            XCTAssertTrue(run.stderr.contains(part), "\(part) in \(run.stderr)")
+        }
+        XCTAssertEqual(run.stderr.components(separatedBy: cut.path).count - 1, 1, "the path once: \(run.stderr)")
+    }
+
     /// Bad input: a clear message and the documented exit code, nothing on standard output.
     func testBadInputExitCodes() throws {
         let model = try TestLanguageModel.file().path
