@@ -117,6 +117,7 @@ let package = Package(
             dependencies: [
                 "CommandLineOptions", "Embeddings", "ModelAssets", "VectorIndex", "Retrieval", "PostgresStorage",
                 "LinearAlgebra", "Tokenization", "CMicroHTTPD", "LlamaDecoder", "Answering", "LanguageModels",
+                "JSONText",
             ],
             path: "Sources/Interface/EmbeddingsCLI"),
         .executableTarget(

@@ -1,6 +1,8 @@
 // transformers' `tojson` filter: Python's `json.dumps(x, ensure_ascii=False, indent=None,
 // separators=None, sort_keys=False)`, not Jinja's HTML-escaping built-in.
 
+import JSONText
+
 extension JinjaInterpreter {
     func json(
         _ value: JinjaRuntimeValue, ensureASCII: Bool, indent: JinjaRuntimeValue?, separators: JinjaRuntimeValue?,
@@ -146,34 +148,8 @@ extension JinjaInterpreter {
         return pythonFloatRepresentation(number)
     }
 
-    /// Python's JSON string escaping: `"`, `\`, `\n`, `\r`, `\t`, `\b`, `\f`, other controls as
-    /// `\u00XX`; with `ensureASCII`, everything outside printable ASCII as `\uXXXX` (surrogate pairs
-    /// above U+FFFF).
+    /// Python's JSON string escaping (JSONText's one escaper in its Python style).
     private func appendJSONString(_ string: String, ensureASCII: Bool, to output: inout String) {
-        output += "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            case "\u{08}": output += "\\b"
-            case "\u{0C}": output += "\\f"
-            default:
-                if scalar.value < 0x20 || (ensureASCII && scalar.value > 0x7E) {
-                    if scalar.value > 0xFFFF {
-                        let offset = scalar.value - 0x10000
-                        output += "\\u" + hexDigits(0xD800 + (offset >> 10), width: 4)
-                        output += "\\u" + hexDigits(0xDC00 + (offset & 0x3FF), width: 4)
-                    } else {
-                        output += "\\u" + hexDigits(scalar.value, width: 4)
-                    }
-                } else {
-                    output.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        output += "\""
+        JSONWriter.appendString(string, to: &output, style: .python(ensureASCII: ensureASCII))
     }
 }

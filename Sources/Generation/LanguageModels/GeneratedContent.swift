@@ -194,21 +194,8 @@ public struct GeneratedContent: Sendable, Equatable, CustomDebugStringConvertibl
         return "\(n)"
     }
 
-    static func quote(_ s: String, into out: inout String) {
-        out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        out += "\""
-    }
+    /// `s` as a JSON string (JSONText's one escaper).
+    static func quote(_ s: String, into out: inout String) { JSONWriter.appendString(s, to: &out) }
 }
 
 /// Why content could not be read or converted.

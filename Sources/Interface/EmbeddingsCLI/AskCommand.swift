@@ -1,6 +1,7 @@
 import Answering
 import CommandLineOptions
 import Foundation
+import JSONText
 import LanguageModels
 import LlamaDecoder
 import Retrieval
@@ -225,50 +226,50 @@ struct Asking: Sendable {
     /// "first_token_seconds", "total_seconds", "tokens_per_second"}}`; unknown figures are null.
     static func json(_ answer: Answer, model: SystemLanguageModel) -> String {
         var json = JSONWriter()
-        func number(_ value: Int?) { json.raw(value.map { "\($0)" } ?? "null") }
-        func number(_ value: Double?) { json.raw(value.flatMap { $0.isFinite ? "\($0)" : nil } ?? "null") }
-        func hits(_ hits: [RetrievalHit]) {
-            json.raw("[")
-            for (i, hit) in hits.enumerated() {
-                if i > 0 { json.raw(",") }
-                SearchCommand.writeHit(hit, into: &json, text: false)
+        func number(_ name: String, _ value: Int?) {
+            json.key(name)
+            if let value { json.integer(value) } else { json.null() }
+        }
+        func number(_ name: String, _ value: Double?) {
+            json.key(name)
+            if let value { json.double(value) } else { json.null() }
+        }
+        func hits(_ name: String, _ hits: [RetrievalHit]) {
+            json.key(name)
+            json.beginArray()
+            for hit in hits { SearchCommand.writeHit(hit, into: &json, text: false) }
+            json.endArray()
+        }
+        json.beginObject()
+        json.field("question", answer.question)
+        json.field("searched", answer.searchedText)
+        json.field("answer", answer.text)
+        let (grounding, reason): (String, String?) =
+            switch answer.grounding {
+            case .context: ("context", nil)
+            case .generalKnowledge: ("general_knowledge", nil)
+            case .searchOnly(let reason): ("search_only", reason)
             }
-            json.raw("]")
-        }
-        json.raw("{\"question\":")
-        json.string(answer.question)
-        json.raw(",\"searched\":")
-        json.string(answer.searchedText)
-        json.raw(",\"answer\":")
-        json.string(answer.text)
-        switch answer.grounding {
-        case .context: json.raw(",\"grounding\":\"context\",\"reason\":null")
-        case .generalKnowledge: json.raw(",\"grounding\":\"general_knowledge\",\"reason\":null")
-        case .searchOnly(let reason):
-            json.raw(",\"grounding\":\"search_only\",\"reason\":")
-            json.string(reason)
-        }
-        json.raw(",\"used_context\":\(answer.usedContext)")
-        json.raw(",\"model\":")
-        json.string(model.identifier)
-        json.raw(",\"sources\":")
-        hits(answer.sources)
-        json.raw(",\"hits\":")
-        hits(answer.hits)
+        json.field("grounding", grounding)
+        json.field("reason", reason)
+        json.field("used_context", answer.usedContext)
+        json.field("model", model.identifier)
+        hits("sources", answer.sources)
+        hits("hits", answer.hits)
         let metrics = answer.metrics
-        json.raw(",\"tokens\":{\"prompt\":")
-        number(metrics.promptTokens)
-        json.raw(",\"answer\":")
-        number(metrics.answerTokens)
-        json.raw("},\"timings\":{\"retrieval_seconds\":")
-        number(metrics.retrievalSeconds)
-        json.raw(",\"first_token_seconds\":")
-        number(metrics.firstTokenSeconds)
-        json.raw(",\"total_seconds\":")
-        number(metrics.totalSeconds)
-        json.raw(",\"tokens_per_second\":")
-        number(metrics.tokensPerSecond)
-        json.raw("}}")
+        json.key("tokens")
+        json.beginObject()
+        number("prompt", metrics.promptTokens)
+        number("answer", metrics.answerTokens)
+        json.endObject()
+        json.key("timings")
+        json.beginObject()
+        number("retrieval_seconds", metrics.retrievalSeconds)
+        number("first_token_seconds", metrics.firstTokenSeconds)
+        number("total_seconds", metrics.totalSeconds)
+        number("tokens_per_second", metrics.tokensPerSecond)
+        json.endObject()
+        json.endObject()
         return json.text
     }
 }

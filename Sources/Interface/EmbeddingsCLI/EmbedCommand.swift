@@ -1,6 +1,7 @@
 import CommandLineOptions
 import Embeddings
 import Foundation
+import JSONText
 
 /// `embeddings embed`: JSON Lines in, one vector (and optionally tokens and token vectors) per line out.
 struct EmbedCommand: Command {
@@ -51,22 +52,15 @@ struct EmbedCommand: Command {
             let results = try embedding.embeddingResults(for: pending.map(\.text), language: nil, inputType: inputType)
             for (record, result) in zip(pending, results) {
                 var json = JSONWriter()
-                json.raw("{\"id\":")
-                json.string(record.id)
-                json.raw(",\"vector\":")
+                json.beginObject()
+                json.field("id", record.id)
+                json.key("vector")
                 let pooled = result.pooled(strategy)
                 json.floats(normalize ? pooled.normalizedToUnitLength : pooled)
                 if parsed[Self.tokens] { TokenJSON.write(result, into: &json) }
-                if parsed[Self.tokenVectors] {
-                    json.raw(",\"token_vectors\":[")
-                    for t in 0..<result.sequenceLength {
-                        if t > 0 { json.raw(",") }
-                        json.floats(result.tokenVectors.row(t))
-                    }
-                    json.raw("]")
-                }
-                json.raw("}\n")
-                Output.standard.write(json.text)
+                if parsed[Self.tokenVectors] { TokenJSON.writeTokenVectors(result, into: &json) }
+                json.endObject()
+                Output.standard.write(json.text + "\n")
             }
             Output.standard.flush()
             done += pending.count
@@ -89,7 +83,8 @@ struct EmbedCommand: Command {
     }
 }
 
-/// The `"tokens"` field shared by `embed --tokens`, `tokenize` and the server's token routes.
+/// The `"tokens"` member shared by `embed --tokens`, `tokenize` and the server's token routes,
+/// and the `"token_vectors"` one of `embed --token-vectors` and `/v1/token-embeddings`.
 enum TokenJSON {
     /// `scalarOffsets`: each token also gets `"scalars": [start, end]`, its offsets in Unicode
     /// scalars (what Python's `str` indexes), beside the UTF-8 ones (`serve`'s token vectors).
@@ -104,18 +99,29 @@ enum TokenJSON {
         ids: [Int], texts: [String], offsets: [(start: Int, end: Int)], scalarOffsets: [(start: Int, end: Int)]? = nil,
         into json: inout JSONWriter
     ) {
-        json.raw(",\"tokens\":[")
+        json.key("tokens")
+        json.beginArray()
         for (t, offset) in offsets.enumerated() {
-            if t > 0 { json.raw(",") }
-            json.raw("{\"id\":\(t < ids.count ? ids[t] : -1),\"text\":")
-            json.string(t < texts.count ? texts[t] : "")
-            json.raw(",\"utf8\":[\(offset.start),\(offset.end)]")
+            json.beginObject()
+            json.field("id", t < ids.count ? ids[t] : -1)
+            json.field("text", t < texts.count ? texts[t] : "")
+            json.key("utf8")
+            json.integers([offset.start, offset.end])
             if let scalarOffsets, t < scalarOffsets.count {
-                json.raw(",\"scalars\":[\(scalarOffsets[t].start),\(scalarOffsets[t].end)]")
+                json.key("scalars")
+                json.integers([scalarOffsets[t].start, scalarOffsets[t].end])
             }
-            json.raw("}")
+            json.endObject()
         }
-        json.raw("]")
+        json.endArray()
+    }
+
+    /// `"token_vectors": [[Float]]`, one vector per token.
+    static func writeTokenVectors(_ result: ContextualEmbeddingResult, into json: inout JSONWriter) {
+        json.key("token_vectors")
+        json.beginArray()
+        for t in 0..<result.sequenceLength { json.floats(result.tokenVectors.row(t)) }
+        json.endArray()
     }
 
     /// The `[start, end)` offsets of `ranges` in Unicode scalars of `string` (special tokens

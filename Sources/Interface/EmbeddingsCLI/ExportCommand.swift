@@ -1,5 +1,6 @@
 import CommandLineOptions
 import Foundation
+import JSONText
 import PostgresStorage
 import Retrieval
 import VectorIndex
@@ -202,22 +203,20 @@ struct Exporter {
             withVector(row) { data.append($0) }
         case .jsonl:
             var json = JSONWriter()
-            json.raw("{\"id\":")
-            json.string(chunk.id)
-            json.raw(",\"source\":")
-            json.string(chunk.source)
-            json.raw(",\"headings\":")
+            json.beginObject()
+            json.field("id", chunk.id)
+            json.field("source", chunk.source)
+            json.key("headings")
             json.strings(chunk.headings)
-            json.raw(",\"title\":")
-            json.string(chunk.title)
-            json.raw(",\"text\":")
-            json.string(chunk.text)
+            json.field("title", chunk.title)
+            json.field("text", chunk.text)
             if vectors != nil {
-                json.raw(",\"vector\":")
-                withVector(row) { json.floats(Array($0)) }
+                json.key("vector")
+                withVector(row) { json.floats($0) }
             }
-            json.raw("}\n")
+            json.endObject()
             data.append(contentsOf: json.text.utf8)
+            data.append(UInt8(ascii: "\n"))
         case .pgvector:
             var line = PGCopy.field(chunk.id)
             line += "\t" + PGCopy.field(chunk.source)

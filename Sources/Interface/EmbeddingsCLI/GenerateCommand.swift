@@ -1,5 +1,6 @@
 import CommandLineOptions
 import Foundation
+import JSONText
 import LlamaDecoder
 
 /// `embeddings generate`: a local language model continues a prompt, streaming the text.
@@ -121,24 +122,33 @@ struct GenerateCommand: Command {
         }
         if json {
             var writer = JSONWriter()
-            writer.raw("{\"model\":")
-            writer.string(model.name)
-            writer.raw(",\"prompt\":")
-            writer.string(prompt)
-            writer.raw(",\"prompt_tokens\":[\(generation.promptTokens.map(String.init).joined(separator: ","))]")
-            writer.raw(",\"tokens\":[\(generation.tokens.map(String.init).joined(separator: ","))]")
-            writer.raw(",\"text\":")
-            writer.string(generation.text)
-            writer.raw(",\"stop_reason\":")
-            writer.string(generation.stopReason.rawValue)
+            writer.beginObject()
+            writer.field("model", model.name)
+            writer.field("prompt", prompt)
+            writer.key("prompt_tokens")
+            writer.integers(generation.promptTokens)
+            writer.key("tokens")
+            writer.integers(generation.tokens)
+            writer.field("text", generation.text)
+            writer.field("stop_reason", generation.stopReason.rawValue)
             let loadSeconds = Double(loaded.components.seconds) + Double(loaded.components.attoseconds) * 1e-18
-            writer.raw(",\"timings\":{\"load_seconds\":\(loadSeconds),\"prompt_seconds\":\(generation.promptSeconds)")
-            writer.raw(",\"generation_seconds\":\(generation.generationSeconds)")
-            writer.raw(",\"prompt_tokens_per_second\":\(generation.promptTokensPerSecond)")
+            writer.key("timings")
+            writer.beginObject()
+            writer.key("load_seconds")
+            writer.double(loadSeconds)
+            writer.key("prompt_seconds")
+            writer.double(generation.promptSeconds)
+            writer.key("generation_seconds")
+            writer.double(generation.generationSeconds)
+            writer.key("prompt_tokens_per_second")
+            writer.double(generation.promptTokensPerSecond)
             // The first token comes from the prompt's logits: the rate counts the decode steps after it.
-            writer.raw(
-                ",\"decode_steps\":\(generation.decodeSteps),\"tokens_per_second\":\(generation.tokensPerSecond)}}\n")
-            Output.standard.write(writer.text)
+            writer.field("decode_steps", generation.decodeSteps)
+            writer.key("tokens_per_second")
+            writer.double(generation.tokensPerSecond)
+            writer.endObject()
+            writer.endObject()
+            Output.standard.write(writer.text + "\n")
         } else {
             Output.standard.write("\n")
         }

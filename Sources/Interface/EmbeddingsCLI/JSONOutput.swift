@@ -1,49 +1,7 @@
 import Foundation
+import JSONText
 import LinearAlgebra
 import Synchronization
-
-/// A small JSON writer for streaming output: strings escaped per RFC 8259, floats written with
-/// Swift's shortest round-trip representation (so they parse back to the same `Float`).
-struct JSONWriter {
-    private(set) var text = ""
-
-    mutating func raw(_ s: String) { text += s }
-
-    mutating func string(_ s: String) {
-        text += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": text += "\\\""
-            case "\\": text += "\\\\"
-            case "\n": text += "\\n"
-            case "\r": text += "\\r"
-            case "\t": text += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x2028 || scalar.value == 0x2029:
-                text += "\\u" + String(format: "%04x", scalar.value)
-            default: text.unicodeScalars.append(scalar)
-            }
-        }
-        text += "\""
-    }
-
-    mutating func float(_ x: Float) {
-        // Non-finite values never reach here (the encoder and index reject them); be safe anyway.
-        text += x.isFinite ? "\(x)" : "null"
-    }
-
-    mutating func floats(_ xs: [Float]) { array(xs) { $0.float($1) } }
-
-    mutating func strings(_ xs: [String]) { array(xs) { $0.string($1) } }
-
-    private mutating func array<Element>(_ xs: [Element], _ write: (inout JSONWriter, Element) -> Void) {
-        text += "["
-        for (i, x) in xs.enumerated() {
-            if i > 0 { text += "," }
-            write(&self, x)
-        }
-        text += "]"
-    }
-}
 
 /// Buffered standard output.
 final class Output: Sendable {

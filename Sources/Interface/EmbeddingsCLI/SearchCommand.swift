@@ -1,6 +1,7 @@
 import CommandLineOptions
 import Embeddings
 import Foundation
+import JSONText
 import Retrieval
 import VectorIndex
 
@@ -71,20 +72,16 @@ extension SearchCommand {
     /// One hit as `search --json` and `ask --json` write it: `{"id", "source", "headings", "title",
     /// "score"}`, and `"text"` when asked (a score that is not finite as null).
     static func writeHit(_ hit: RetrievalHit, into json: inout JSONWriter, text: Bool) {
-        json.raw("{\"id\":")
-        json.string(hit.chunk.id)
-        json.raw(",\"source\":")
-        json.string(hit.chunk.source)
-        json.raw(",\"headings\":")
+        json.beginObject()
+        json.field("id", hit.chunk.id)
+        json.field("source", hit.chunk.source)
+        json.key("headings")
         json.strings(hit.chunk.headings)
-        json.raw(",\"title\":")
-        json.string(hit.chunk.title)
-        json.raw(",\"score\":" + (hit.score.isFinite ? "\(hit.score)" : "null"))
-        if text {
-            json.raw(",\"text\":")
-            json.string(hit.chunk.text)
-        }
-        json.raw("}")
+        json.field("title", hit.chunk.title)
+        json.key("score")
+        json.double(hit.score)
+        if text { json.field("text", hit.chunk.text) }
+        json.endObject()
     }
 
     /// `search --json`'s object (also `serve`'s `/search` response): `{"query", "hits": [{"id",
@@ -94,16 +91,14 @@ extension SearchCommand {
         let builder = ContextBuilder(budget: budget)
         let context = builder.context(for: builder.select(hits))
         var json = JSONWriter()
-        json.raw("{\"query\":")
-        json.string(question)
-        json.raw(",\"hits\":[")
-        for (i, hit) in hits.enumerated() {
-            if i > 0 { json.raw(",") }
-            writeHit(hit, into: &json, text: true)
-        }
-        json.raw("],\"context\":")
-        json.string(context)
-        json.raw("}")
+        json.beginObject()
+        json.field("query", question)
+        json.key("hits")
+        json.beginArray()
+        for hit in hits { writeHit(hit, into: &json, text: true) }
+        json.endArray()
+        json.field("context", context)
+        json.endObject()
         return json.text
     }
 }

@@ -1,6 +1,7 @@
 import CommandLineOptions
 import Embeddings
 import Foundation
+import JSONText
 import LlamaDecoder
 import Tokenization
 
@@ -50,8 +51,7 @@ struct TokenizeCommand: Command {
         func line(_ key: String, _ value: String, _ text: String) -> String {
             var json = JSONWriter()
             Self.write(key: key, value: value, tokens: tokenizer.tokenize(text, prefix: prefix), into: &json)
-            json.raw("\n")
-            return json.text
+            return json.text + "\n"
         }
         if !parsed.positionals.isEmpty {
             let text = parsed.positionals.joined(separator: " ")
@@ -78,12 +78,10 @@ extension TokenizeCommand {
                 utf8.distance(from: utf8.startIndex, to: token.range.upperBound)
             )
         }
-        json.raw("{")
-        json.string(key)
-        json.raw(":")
-        json.string(value)
+        json.beginObject()
+        json.field(key, value)
         TokenJSON.write(ids: tokens.ids, texts: tokens.tokens.map(\.text), offsets: offsets, into: &json)
-        if tokens.isTruncated { json.raw(",\"truncated\":true") }
-        json.raw("}")
+        if tokens.isTruncated { json.field("truncated", true) }
+        json.endObject()
     }
 }

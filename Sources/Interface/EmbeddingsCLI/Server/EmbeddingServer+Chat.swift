@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 import LanguageModels
 import LinearAlgebra
 import Synchronization
@@ -142,7 +143,7 @@ struct ChatCompletion: Sendable {
                 }
                 guard let name = calls[id] else {
                     throw APIError.badRequest(
-                        "'messages[\(i)].tool_call_id' \(EmbeddingServer.quoted(id)) answers no earlier assistant tool call",
+                        "'messages[\(i)].tool_call_id' \(JSONWriter.quoted(id)) answers no earlier assistant tool call",
                         param: "messages[\(i)].tool_call_id", code: "invalid_value")
                 }
                 entries.append(
@@ -470,7 +471,7 @@ extension EmbeddingServer {
             response.stream = body
             response.inputs = 1
             reply(response)
-            body.write(header.event(delta: "{\"role\":\"assistant\",\"content\":\"\"}", usage: completion.includeUsage))
+            body.write(header.event(.role, usage: completion.includeUsage))
         }
         let turn: LanguageModelSession.Turn
         do {
@@ -487,8 +488,7 @@ extension EmbeddingServer {
                     }
                     let (ready, stopped) = scanner.withLock { scanner in (scanner.append(piece), scanner.stopped) }
                     if let body, !ready.isEmpty {
-                        body.write(
-                            header.event(delta: "{\"content\":\(Self.quoted(ready))}", usage: completion.includeUsage))
+                        body.write(header.event(.content(ready), usage: completion.includeUsage))
                     }
                     return !stopped && !(body?.isCancelled ?? false) && !serverStopping() && !clientLeft()
                 })
@@ -515,55 +515,84 @@ extension EmbeddingServer {
         metrics.chat(
             finish: cancelled ? "cancelled" : finish, promptTokens: turn.promptTokens,
             cachedTokens: turn.cachedPromptTokens, completionTokens: turn.completionTokens)
-        let usage =
-            "{\"prompt_tokens\":\(turn.promptTokens),\"completion_tokens\":\(turn.completionTokens),\"total_tokens\":\(turn.promptTokens + turn.completionTokens),\"prompt_tokens_details\":{\"cached_tokens\":\(turn.cachedPromptTokens)}}"
         if let body {
             if !rest.isEmpty {
-                body.write(header.event(delta: "{\"content\":\(Self.quoted(rest))}", usage: completion.includeUsage))
+                body.write(header.event(.content(rest), usage: completion.includeUsage))
             }
             if let calls {
                 // Each call whole in one chunk: its text was held back while it was generated.
                 for (index, call) in calls.enumerated() {
-                    body.write(
-                        header.event(
-                            delta: "{\"tool_calls\":[\(Self.toolCallJSON(call, index: index))]}",
-                            usage: completion.includeUsage))
+                    body.write(header.event(.toolCall(call, index: index), usage: completion.includeUsage))
                 }
             }
-            body.write(header.event(delta: "{}", finish: finish, usage: completion.includeUsage))
-            if completion.includeUsage { body.write(header.usageEvent(usage)) }
+            body.write(header.event(.empty, finish: finish, usage: completion.includeUsage))
+            if completion.includeUsage { body.write(header.usageEvent(turn)) }
             body.write(Array("data: [DONE]\n\n".utf8))
             body.finish()
             return
         }
         var json = JSONWriter()
-        json.raw("{\"id\":\(Self.quoted(id)),\"object\":\"chat.completion\",\"created\":\(created),\"model\":")
-        json.string(chatModel.identifier)
-        json.raw(",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":")
+        json.beginObject()
+        json.field("id", id)
+        json.field("object", "chat.completion")
+        json.field("created", created)
+        json.field("model", chatModel.identifier)
+        json.key("choices")
+        json.beginArray()
+        json.beginObject()
+        json.field("index", 0)
+        json.key("message")
+        json.beginObject()
+        json.field("role", "assistant")
         if let calls {
-            json.raw("null,\"tool_calls\":[\(calls.map { Self.toolCallJSON($0, index: nil) }.joined(separator: ","))]")
+            json.field("content", nil)
+            json.key("tool_calls")
+            json.beginArray()
+            for call in calls { Self.writeToolCall(call, index: nil, into: &json) }
+            json.endArray()
         } else {
-            json.string(text)
+            json.field("content", text)
         }
-        json.raw(",\"refusal\":null},\"logprobs\":null,\"finish_reason\":\"\(finish)\"}],\"usage\":\(usage)")
-        json.raw(",\"system_fingerprint\":null}")
+        json.field("refusal", nil)
+        json.endObject()
+        json.field("logprobs", nil)
+        json.field("finish_reason", finish)
+        json.endObject()
+        json.endArray()
+        json.key("usage")
+        Self.writeUsage(turn, into: &json)
+        json.field("system_fingerprint", nil)
+        json.endObject()
         reply(.json(json.text, inputs: 1))
     }
 
     /// A call in OpenAI's shape: `{"id", "type": "function", "function": {"name", "arguments"}}`,
-    /// the arguments as JSON text; streamed chunks add the call's `index`.
-    static func toolCallJSON(_ call: Transcript.ToolCall, index: Int?) -> String {
-        var json = JSONWriter()
-        json.raw("{")
-        if let index { json.raw("\"index\":\(index),") }
-        json.raw("\"id\":")
-        json.string(call.id)
-        json.raw(",\"type\":\"function\",\"function\":{\"name\":")
-        json.string(call.toolName)
-        json.raw(",\"arguments\":")
-        json.string(call.arguments.jsonString)
-        json.raw("}}")
-        return json.text
+    /// the arguments as JSON text (a string); streamed chunks add the call's `index` first.
+    static func writeToolCall(_ call: Transcript.ToolCall, index: Int?, into json: inout JSONWriter) {
+        json.beginObject()
+        if let index { json.field("index", index) }
+        json.field("id", call.id)
+        json.field("type", "function")
+        json.key("function")
+        json.beginObject()
+        json.field("name", call.toolName)
+        json.field("arguments", call.arguments.jsonString)
+        json.endObject()
+        json.endObject()
+    }
+
+    /// A turn's `usage` object: `{"prompt_tokens", "completion_tokens", "total_tokens",
+    /// "prompt_tokens_details": {"cached_tokens"}}`.
+    static func writeUsage(_ turn: LanguageModelSession.Turn, into json: inout JSONWriter) {
+        json.beginObject()
+        json.field("prompt_tokens", turn.promptTokens)
+        json.field("completion_tokens", turn.completionTokens)
+        json.field("total_tokens", turn.promptTokens + turn.completionTokens)
+        json.key("prompt_tokens_details")
+        json.beginObject()
+        json.field("cached_tokens", turn.cachedPromptTokens)
+        json.endObject()
+        json.endObject()
     }
 
     /// A generation error as the route answers it.
@@ -595,33 +624,82 @@ private struct ChunkHeader {
     /// The chat model's identifier.
     let model: String
 
-    /// `data: {chunk}` with one choice whose delta is `delta` (JSON).
-    func event(delta: String, finish: String? = nil, usage: Bool) -> [UInt8] {
-        var json = JSONWriter()
-        json.raw("data: ")
-        open(&json)
-        json.raw(",\"choices\":[{\"index\":0,\"delta\":\(delta),\"logprobs\":null,\"finish_reason\":")
-        json.raw(finish.map { "\"\($0)\"" } ?? "null")
-        json.raw("}]")
-        if usage { json.raw(",\"usage\":null") }
-        json.raw("}\n\n")
-        return Array(json.text.utf8)
+    /// What a chunk's `delta` carries.
+    enum Delta {
+        /// The first chunk's `{"role": "assistant", "content": ""}`.
+        case role
+        /// `{"content": text}`: text generated since the last chunk.
+        case content(String)
+        /// `{"tool_calls": [call]}`: one whole call, with its index.
+        case toolCall(Transcript.ToolCall, index: Int)
+        /// `{}`: the last chunk's, beside its finish reason.
+        case empty
+
+        /// Writes the delta object.
+        func write(into json: inout JSONWriter) {
+            json.beginObject()
+            switch self {
+            case .role:
+                json.field("role", "assistant")
+                json.field("content", "")
+            case .content(let text):
+                json.field("content", text)
+            case .toolCall(let call, let index):
+                json.key("tool_calls")
+                json.beginArray()
+                EmbeddingServer.writeToolCall(call, index: index, into: &json)
+                json.endArray()
+            case .empty:
+                break
+            }
+            json.endObject()
+        }
     }
 
-    /// The last chunk of `stream_options.include_usage`: no choices, the usage.
-    func usageEvent(_ usage: String) -> [UInt8] {
+    /// `data: {chunk}` with one choice whose delta is `delta`.
+    func event(_ delta: Delta, finish: String? = nil, usage: Bool) -> [UInt8] {
         var json = JSONWriter()
-        json.raw("data: ")
         open(&json)
-        json.raw(",\"choices\":[],\"usage\":\(usage)}\n\n")
-        return Array(json.text.utf8)
+        json.key("choices")
+        json.beginArray()
+        json.beginObject()
+        json.field("index", 0)
+        json.key("delta")
+        delta.write(into: &json)
+        json.field("logprobs", nil)
+        json.field("finish_reason", finish)
+        json.endObject()
+        json.endArray()
+        if usage { json.field("usage", nil) }
+        json.endObject()
+        return Self.frame(json)
     }
 
+    /// The last chunk of `stream_options.include_usage`: no choices, the turn's usage.
+    func usageEvent(_ turn: LanguageModelSession.Turn) -> [UInt8] {
+        var json = JSONWriter()
+        open(&json)
+        json.key("choices")
+        json.beginArray()
+        json.endArray()
+        json.key("usage")
+        EmbeddingServer.writeUsage(turn, into: &json)
+        json.endObject()
+        return Self.frame(json)
+    }
+
+    /// Opens the chunk object with the members every chunk repeats.
     private func open(_ json: inout JSONWriter) {
-        json.raw("{\"id\":")
-        json.string(id)
-        json.raw(",\"object\":\"chat.completion.chunk\",\"created\":\(created),\"model\":")
-        json.string(model)
-        json.raw(",\"system_fingerprint\":null")
+        json.beginObject()
+        json.field("id", id)
+        json.field("object", "chat.completion.chunk")
+        json.field("created", created)
+        json.field("model", model)
+        json.field("system_fingerprint", nil)
+    }
+
+    /// A Server-Sent Event carrying the chunk: `data: ` and the JSON, then a blank line.
+    private static func frame(_ json: JSONWriter) -> [UInt8] {
+        Array(("data: " + json.text + "\n\n").utf8)
     }
 }

@@ -1,5 +1,6 @@
 import Embeddings
 import Foundation
+import JSONText
 import Retrieval
 
 /// The request bodies, as OpenAI, text-embeddings-inference and this project name their fields.
@@ -87,17 +88,23 @@ extension EmbeddingServer {
         let pooling = embedding.poolingStrategy
         encode(texts, tokens: tokens, inputType: inputType, reply: reply) { results in
             var json = JSONWriter()
-            json.raw("{\"object\":\"list\",\"data\":[")
+            json.beginObject()
+            json.field("object", "list")
+            json.key("data")
+            json.beginArray()
             for (i, result) in results.enumerated() {
-                if i > 0 { json.raw(",") }
-                json.raw("{\"object\":\"embedding\",\"index\":\(i),\"embedding\":")
+                json.beginObject()
+                json.field("object", "embedding")
+                json.field("index", i)
+                json.key("embedding")
                 let vector = result.pooled(pooling).normalizedToUnitLength
                 if base64 { json.string(Self.base64(vector)) } else { json.floats(vector) }
-                json.raw("}")
+                json.endObject()
             }
-            json.raw("],\"model\":")
-            json.string(model)
-            json.raw(",\"usage\":{\"prompt_tokens\":\(tokens),\"total_tokens\":\(tokens)}}")
+            json.endArray()
+            json.field("model", model)
+            Self.writeUsage(tokens: tokens, into: &json)
+            json.endObject()
             return .json(json.text)
         }
     }
@@ -116,13 +123,12 @@ extension EmbeddingServer {
         encode(texts, tokens: tokenized.reduce(0) { $0 + $1.tokens.count }, inputType: inputType, reply: reply) {
             results in
             var json = JSONWriter()
-            json.raw("[")
-            for (i, result) in results.enumerated() {
-                if i > 0 { json.raw(",") }
+            json.beginArray()
+            for result in results {
                 let pooled = result.pooled(pooling)
                 json.floats(normalize ? pooled.normalizedToUnitLength : pooled)
             }
-            json.raw("]")
+            json.endArray()
             return .json(json.text)
         }
     }
@@ -157,25 +163,26 @@ extension EmbeddingServer {
         let model = embedding.modelIdentifier
         encode(texts, tokens: tokens, inputType: inputType, reply: reply) { results in
             var json = JSONWriter()
-            json.raw("{\"object\":\"list\",\"data\":[")
+            json.beginObject()
+            json.field("object", "list")
+            json.key("data")
+            json.beginArray()
             for (i, result) in results.enumerated() {
-                if i > 0 { json.raw(",") }
-                json.raw("{\"object\":\"token_embeddings\",\"index\":\(i),\"vector\":")
+                json.beginObject()
+                json.field("object", "token_embeddings")
+                json.field("index", i)
+                json.key("vector")
                 let pooled = ranges.map { result.meanPooled(over: $0[i]) } ?? result.pooled(pooling)
                 json.floats(normalize ? pooled.normalizedToUnitLength : pooled)
                 TokenJSON.write(result, scalarOffsets: true, into: &json)
-                json.raw(",\"token_vectors\":[")
-                for t in 0..<result.sequenceLength {
-                    if t > 0 { json.raw(",") }
-                    json.floats(result.tokenVectors.row(t))
-                }
-                json.raw("]")
-                if tokenized[i].isTruncated { json.raw(",\"truncated\":true") }
-                json.raw("}")
+                TokenJSON.writeTokenVectors(result, into: &json)
+                if tokenized[i].isTruncated { json.field("truncated", true) }
+                json.endObject()
             }
-            json.raw("],\"model\":")
-            json.string(model)
-            json.raw(",\"usage\":{\"prompt_tokens\":\(tokens),\"total_tokens\":\(tokens)}}")
+            json.endArray()
+            json.field("model", model)
+            Self.writeUsage(tokens: tokens, into: &json)
+            json.endObject()
             return .json(json.text)
         }
     }
@@ -195,13 +202,12 @@ extension EmbeddingServer {
                 param: "inputs", code: "too_many_inputs")
         }
         var json = JSONWriter()
-        json.raw("[")
-        for (i, text) in texts.enumerated() {
-            if i > 0 { json.raw(",") }
+        json.beginArray()
+        for text in texts {
             TokenizeCommand.write(
                 key: "text", value: text, tokens: try embedding.tokenize(text, inputType: inputType), into: &json)
         }
-        json.raw("]")
+        json.endArray()
         return .json(json.text, inputs: texts.count)
     }
 
@@ -238,6 +244,16 @@ extension EmbeddingServer {
             throw APIError.store(error)
         }
         return .json(SearchCommand.json(question: question, hits: hits, budget: budget), inputs: 1)
+    }
+
+    /// The embedding routes' `"usage": {"prompt_tokens", "total_tokens"}` member (the same count:
+    /// inputs are all prompt).
+    static func writeUsage(tokens: Int, into json: inout JSONWriter) {
+        json.key("usage")
+        json.beginObject()
+        json.field("prompt_tokens", tokens)
+        json.field("total_tokens", tokens)
+        json.endObject()
     }
 
     /// Base64 of the vector's float32 values, little-endian (what OpenAI's `encoding_format: base64` sends).

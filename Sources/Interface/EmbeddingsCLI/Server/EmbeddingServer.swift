@@ -1,6 +1,7 @@
 import Dispatch
 import Embeddings
 import Foundation
+import JSONText
 import LanguageModels
 import Retrieval
 
@@ -153,7 +154,7 @@ final class EmbeddingServer: HTTPHandler {
                 case .tokenize: answer(try self.tokenize(data))
                 case .search: answer(try self.search(data))
                 case .health:
-                    answer(.json("{\"status\":\"ok\",\"model\":\(Self.quoted(self.embedding.modelIdentifier))}"))
+                    answer(self.health())
                 case .models: answer(self.models())
                 case .chatCompletions:
                     try self.chatCompletions(data, clientLeft: request.clientLeft, reply: answer)
@@ -212,12 +213,6 @@ final class EmbeddingServer: HTTPHandler {
     /// every request stays one line.
     static func printable(_ text: String) -> String {
         String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : $0 }))
-    }
-
-    static func quoted(_ text: String) -> String {
-        var json = JSONWriter()
-        json.string(text)
-        return json.text
     }
 
     /// The inputs checked against the limits and tokenized: the tokens of each (to count them, and
@@ -280,9 +275,41 @@ final class EmbeddingServer: HTTPHandler {
         }
     }
 
+    /// `GET /health`: `{"status": "ok", "model"}`.
+    private func health() -> HTTPResponse {
+        var json = JSONWriter()
+        json.beginObject()
+        json.field("status", "ok")
+        json.field("model", embedding.modelIdentifier)
+        json.endObject()
+        return .json(json.text)
+    }
+
+    /// `GET /v1/models`: the embedding model (with its dimension, maximum sequence length and
+    /// quantization) and the chat model, in OpenAI's list shape.
     private func models() -> HTTPResponse {
-        .json(
-            "{\"object\":\"list\",\"data\":[{\"id\":\(Self.quoted(embedding.modelIdentifier)),\"object\":\"model\",\"created\":0,\"owned_by\":\"contextual-embeddings\",\"dimension\":\(embedding.dimension),\"max_sequence_length\":\(embedding.maximumSequenceLength),\"quantization\":\"\(embedding.quantization.rawValue)\"},{\"id\":\(Self.quoted(chatModel.identifier)),\"object\":\"model\",\"created\":0,\"owned_by\":\"contextual-embeddings\"}]}"
-        )
+        var json = JSONWriter()
+        json.beginObject()
+        json.field("object", "list")
+        json.key("data")
+        json.beginArray()
+        json.beginObject()
+        json.field("id", embedding.modelIdentifier)
+        json.field("object", "model")
+        json.field("created", 0)
+        json.field("owned_by", "contextual-embeddings")
+        json.field("dimension", embedding.dimension)
+        json.field("max_sequence_length", embedding.maximumSequenceLength)
+        json.field("quantization", embedding.quantization.rawValue)
+        json.endObject()
+        json.beginObject()
+        json.field("id", chatModel.identifier)
+        json.field("object", "model")
+        json.field("created", 0)
+        json.field("owned_by", "contextual-embeddings")
+        json.endObject()
+        json.endArray()
+        json.endObject()
+        return .json(json.text)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 
 /// What the server knows of a request once its headers are in: enough to route it, check its
 /// key and refuse its body before reading it.
@@ -78,15 +79,15 @@ struct APIError: Error, Sendable {
     /// The error as a JSON response.
     var response: HTTPResponse {
         var json = JSONWriter()
-        json.raw("{\"error\":{\"message\":")
-        json.string(message)
-        json.raw(",\"type\":")
-        json.string(type)
-        json.raw(",\"param\":")
-        if let param { json.string(param) } else { json.raw("null") }
-        json.raw(",\"code\":")
-        if let code { json.string(code) } else { json.raw("null") }
-        json.raw("}}")
+        json.beginObject()
+        json.key("error")
+        json.beginObject()
+        json.field("message", message)
+        json.field("type", type)
+        json.field("param", param)
+        json.field("code", code)
+        json.endObject()
+        json.endObject()
         var response = HTTPResponse.json(json.text, status: status)
         response.headers = headers
         return response
