@@ -49,8 +49,9 @@ public struct GenerationOptions: Sendable, Equatable, Codable {
         self.maximumResponseTokens = maximumResponseTokens
     }
 
-    /// The default temperature and nucleus of unconfigured sampling.
-    static let defaultTemperature = 0.7, defaultProbabilityThreshold = 0.9
+    /// The default temperature and nucleus of unconfigured sampling: the package's one set of
+    /// sampling defaults (`embeddings generate` shows and uses them too).
+    package static let defaultTemperature = 0.7, defaultProbabilityThreshold = 0.9
 
     /// The decoder's sampling parameters; a fresh seed when sampling randomly without one.
     /// - Throws: `.invalidGenerationOptions` for a temperature below 0 or not finite, `k < 1`, or a

@@ -1,6 +1,7 @@
 import CommandLineOptions
 import Foundation
 import JSONText
+import LanguageModels
 import LlamaDecoder
 
 /// `embeddings generate`: a local language model continues a prompt, streaming the text.
@@ -17,8 +18,10 @@ struct GenerateCommand: Command {
         "--system", valueName: "text", help: "With --chat: the system message (default: the template's own, if any).")
     static let maxTokens = Option<Int>(
         "--max-tokens", valueName: "n", help: "The most tokens to generate.", default: 256, range: 1...1_000_000)
+    // The sampling defaults are GenerationOptions' (the sessions', `ask`'s and the server's too).
     static let temperature = Option<Float>(
-        "--temperature", valueName: "t", help: "Sampling temperature; 0 picks the most likely token.", default: 0.8
+        "--temperature", valueName: "t", help: "Sampling temperature; 0 picks the most likely token.",
+        default: Float(GenerationOptions.defaultTemperature)
     ) { text in
         guard let value = Float(text), value.isFinite, value >= 0, value <= 100 else {
             throw CLIError.usage("--temperature must be a number from 0 to 100, got '\(text)'")
@@ -26,10 +29,11 @@ struct GenerateCommand: Command {
         return value
     }
     static let topK = Option<Int>(
-        "--top-k", valueName: "k", help: "Sample among the k most likely tokens.", default: 40, range: 1...1_000_000)
+        "--top-k", valueName: "k", help: "Sample among the k most likely tokens.", defaultDescription: "all",
+        range: 1...1_000_000)
     static let topP = Option<Float>(
         "--top-p", valueName: "p", help: "Sample among the most likely tokens whose probabilities add up to p.",
-        default: 0.95
+        default: Float(GenerationOptions.defaultProbabilityThreshold)
     ) { text in
         guard let value = Float(text), value > 0, value <= 1 else {
             throw CLIError.usage("--top-p must be a number in (0, 1], got '\(text)'")
@@ -76,7 +80,7 @@ struct GenerateCommand: Command {
             sampling = .greedy
         } else {
             let (temperature, topK, topP) = (
-                try parsed.value(Self.temperature), try parsed.value(Self.topK), try parsed.value(Self.topP)
+                try parsed.value(Self.temperature), parsed[Self.topK], try parsed.value(Self.topP)
             )
             sampling = try decoding { () throws(LlamaDecoderError) in
                 try SamplingParameters(temperature: temperature, topK: topK, topP: topP, seed: parsed[Self.seed])

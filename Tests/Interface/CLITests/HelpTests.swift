@@ -90,9 +90,9 @@ final class HelpTests: XCTestCase {
               --chat                  Wrap the prompt in the model's chat template as a user message, and answer as the assistant.
               --system <text>         With --chat: the system message (default: the template's own, if any).
               --max-tokens <n>        The most tokens to generate (default: 256).
-              --temperature <t>       Sampling temperature; 0 picks the most likely token (default: 0.8).
-              --top-k <k>             Sample among the k most likely tokens (default: 40).
-              --top-p <p>             Sample among the most likely tokens whose probabilities add up to p (default: 0.95).
+              --temperature <t>       Sampling temperature; 0 picks the most likely token (default: 0.7).
+              --top-k <k>             Sample among the k most likely tokens (default: all).
+              --top-p <p>             Sample among the most likely tokens whose probabilities add up to p (default: 0.9).
               --seed <n>              The random seed: the same seed gives the same text (default: random).
               --greedy                Always take the most likely token (the same as --temperature 0).
               --quantize <q>          How the language model holds its weights: native (the file's own 4-, 5- and 8-bit blocks, fast), int8 (int8 per output channel) or float32 (dequantized once: the reference, about 4x the memory) (native, int8 or float32; default: native).
