@@ -201,7 +201,9 @@ let package = Package(
             path: "Tests/Generation/LlamaDecoderTests"),
         .testTarget(
             name: "LanguageModelsTests",
-            dependencies: ["LanguageModels", "LlamaDecoder", "TestSupport", "ModelTestSupport", "ChatTemplates"],
+            dependencies: [
+                "LanguageModels", "LlamaDecoder", "LinearAlgebra", "TestSupport", "ModelTestSupport", "ChatTemplates",
+            ],
             path: "Tests/Generation/LanguageModelsTests"),
         .testTarget(
             name: "RetrievalTests",

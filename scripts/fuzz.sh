@@ -85,7 +85,7 @@ run() {
     guidedpattern) python3 scripts/fuzz-seeds.py guidedpattern "$out/corpus-$target" ;;
     bytepair) python3 scripts/fuzz-seeds.py bytepair "$out/corpus-$target" ;;
   esac
-  SWIFT_BACKTRACE=enable=no FUZZ_VOCAB="$vocab" FUZZ_GGUF="$gguf" "$out/fuzz-$target" "${limit[@]}" -rss_limit_mb=4096 -max_len=65536 -timeout=20 \
+  LSAN_OPTIONS="suppressions=$(pwd)/Fuzz/lsan.supp" SWIFT_BACKTRACE=enable=no FUZZ_VOCAB="$vocab" FUZZ_GGUF="$gguf" "$out/fuzz-$target" "${limit[@]}" -rss_limit_mb=4096 -max_len=65536 -timeout=20 \
     -artifact_prefix="$out/artifacts-$target/" -print_final_stats=1 "$out/corpus-$target" 2>&1 \
     | grep -E "^(#[0-9]+ +DONE|Done|stat::number_of_executed_units|stat::peak_rss_mb|==[0-9]+==ERROR|SUMMARY|artifact_prefix|Test unit written)" || true
   # libFuzzer's own exit status is lost in the pipe: a crash leaves an artifact.

@@ -74,10 +74,10 @@ struct TopKBench {
             DispatchQueue.concurrentPerform(iterations: threads) { i in
                 let start = min(size, i * part)
                 let sum = readOnlyPass(shared.value + start, bytes: min(size, start + part) - start)
-                sums.withLock { $0 &+= sum }
+                sums.withOrderedLock { $0 &+= sum }
             }
         }
-        consume(sums.withLock { $0 })
+        consume(sums.withOrderedLock { $0 })
         return Double(size) / seconds
     }
 

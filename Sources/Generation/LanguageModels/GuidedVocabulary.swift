@@ -1,5 +1,6 @@
 import BytePairEncoding
 import Foundation
+import LinearAlgebra
 import LlamaDecoder
 import Synchronization
 
@@ -34,7 +35,7 @@ final class GuidedVocabulary: Sendable {
     /// The vocabulary of `model`, built once per model.
     static func of(_ model: LlamaModel) -> GuidedVocabulary {
         let key = ObjectIdentifier(model)
-        return cache.withLock { cache in
+        return cache.withOrderedLock { cache in
             if let built = cache[key]?.vocabulary, cache[key]?.model === model { return built }
             let built = GuidedVocabulary(model)
             cache[key] = (model, built)

@@ -1,4 +1,5 @@
 import Foundation
+import LinearAlgebra
 import LlamaDecoder
 import ModelTestSupport
 import Synchronization
@@ -128,7 +129,7 @@ final class TemplateToolFormatTests: XCTestCase {
         }
 
         func call(arguments: Arguments) async throws -> String {
-            recorder.calls.withLock { $0.append(arguments) }
+            recorder.calls.withOrderedLock { $0.append(arguments) }
             return "The capital of \(arguments.country) is Paris"
         }
     }
@@ -161,7 +162,7 @@ final class TemplateToolFormatTests: XCTestCase {
             let response = try await session.respond(
                 to: "What is the capital of France?",
                 options: GenerationOptions(sampling: .greedy, maximumResponseTokens: 48))
-            let calls = tool.recorder.calls.withLock { $0 }
+            let calls = tool.recorder.calls.withOrderedLock { $0 }
             XCTAssertEqual(calls.count, LanguageModelSession.maximumToolRounds, name)
             for arguments in calls {
                 XCTAssertNotNil(arguments.country.wholeMatch(of: /[A-Z][a-z]{2,10}/), "\(name): \(arguments.country)")

@@ -1,4 +1,5 @@
 import Foundation
+import LinearAlgebra
 import LlamaDecoder
 import ModelTestSupport
 import Synchronization
@@ -38,7 +39,7 @@ final class ToolTests: XCTestCase {
         }
 
         func call(arguments: Arguments) async throws -> String {
-            recorder.calls.withLock { $0.append(arguments) }
+            recorder.calls.withOrderedLock { $0.append(arguments) }
             if fails { throw Unavailable() }
             return "Sunny and 21 degrees in \(arguments.city) for \(arguments.days) days"
         }
@@ -59,7 +60,7 @@ final class ToolTests: XCTestCase {
         let response = try await session.respond(
             to: "What is the weather in Paris this week?",
             options: GenerationOptions(sampling: .greedy, maximumResponseTokens: 40))
-        let calls = tool.recorder.calls.withLock { $0 }
+        let calls = tool.recorder.calls.withOrderedLock { $0 }
         XCTAssertEqual(calls.count, LanguageModelSession.maximumToolRounds)
         for arguments in calls {
             XCTAssertNotNil(arguments.city.wholeMatch(of: /[A-Z][a-z]{2,12}/), arguments.city)
@@ -116,7 +117,7 @@ final class ToolTests: XCTestCase {
             }
             XCTAssertFalse(session.isResponding)
         }
-        let calls = tool.recorder.calls.withLock { $0 }
+        let calls = tool.recorder.calls.withOrderedLock { $0 }
         XCTAssertGreaterThanOrEqual(calls.count, 4, "\(cutShort) responses cut short")
         for arguments in calls {
             XCTAssertNotNil(arguments.city.wholeMatch(of: /[A-Z][a-z]{2,12}/), arguments.city)
@@ -152,7 +153,7 @@ final class ToolTests: XCTestCase {
             XCTAssertTrue(error.underlyingError is Forecast.Unavailable, "\(error.underlyingError)")
             XCTAssertTrue(error.description.contains("getForecast"), error.description)
         }
-        XCTAssertEqual(tool.recorder.calls.withLock { $0.count }, 1)
+        XCTAssertEqual(tool.recorder.calls.withOrderedLock { $0.count }, 1)
         XCTAssertEqual(session.transcript.count, 1)
         XCTAssertFalse(session.isResponding)
     }
@@ -169,7 +170,7 @@ final class ToolTests: XCTestCase {
             options: GenerationOptions(sampling: .greedy, maximumResponseTokens: 40))
         XCTAssertFalse(response.content.hasPrefix("<tool_call>\n"), response.content)
         let made = response.transcriptEntries.filter { if case .toolCalls = $0 { true } else { false } }.count
-        XCTAssertEqual(made, tool.recorder.calls.withLock { $0.count })
+        XCTAssertEqual(made, tool.recorder.calls.withOrderedLock { $0.count })
     }
 
     /// A turn for a client that runs its tools itself: a required call is returned, not run, and
@@ -187,15 +188,15 @@ final class ToolTests: XCTestCase {
             tools: [definition], choice: .named("getForecast"), schema: nil,
             options: GenerationOptions(sampling: .greedy, maximumResponseTokens: 40)
         ) { text in
-            seen.withLock { $0.append(text) }
+            seen.withOrderedLock { $0.append(text) }
             return true
         }
         guard case .toolCalls(let calls) = turn.outcome else { return XCTFail("\(turn.outcome)") }
         XCTAssertEqual(calls.count, 1)
         XCTAssertEqual(calls[0].toolName, "getForecast")
         XCTAssertNoThrow(try Forecast.Arguments(calls[0].arguments))
-        XCTAssertEqual(tool.recorder.calls.withLock { $0.count }, 0)
-        XCTAssertEqual(seen.withLock { $0 }, [])
+        XCTAssertEqual(tool.recorder.calls.withOrderedLock { $0.count }, 0)
+        XCTAssertEqual(seen.withOrderedLock { $0 }, [])
         XCTAssertGreaterThan(turn.promptTokens, 20)
         XCTAssertEqual(session.transcript.count, 3)
         guard case .toolCalls = session.transcript.last else { return XCTFail("\(session.transcript)") }

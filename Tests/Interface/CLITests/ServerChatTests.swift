@@ -499,12 +499,15 @@ final class ServerChatTests: XCTestCase {
         XCTAssertLessThan(
             try XCTUnwrap(Self.metric(server.port, "embeddings_chat_tokens_total{kind=\"completion\"}")), 1000)
         XCTAssertEqual(try Self.metric(server.port, "embeddings_chat_running"), 0)
-        // Only the first request's prompt ran: the one whose client left while it waited never started.
+        // At most the first request's prompt ran: the one whose client left while it waited never
+        // started. (On a loaded machine the first client may leave before its own prompt is
+        // rendered, and then no prompt ran at all.)
         let prompts = try XCTUnwrap(Self.metric(server.port, "embeddings_chat_tokens_total{kind=\"prompt\"}"))
         whole["max_tokens"] = 1
         let (status, json, reply) = try Self.chat(server.port, whole)
         XCTAssertEqual(status, 200, reply.text)
-        XCTAssertEqual(Self.message(json).usage["prompt_tokens"], prompts)
+        let one = try XCTUnwrap(Self.message(json).usage["prompt_tokens"])
+        XCTAssertTrue(prompts == one || prompts == 0, "\(prompts) prompt tokens ran before; one prompt is \(one)")
         let log = server.terminate()
         XCTAssertEqual(log.status, 0, log.stderr)
     }

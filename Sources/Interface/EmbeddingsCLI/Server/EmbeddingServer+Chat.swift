@@ -482,11 +482,12 @@ extension EmbeddingServer {
                 shouldContinue: { !(body?.isCancelled ?? false) && !serverStopping() && !clientLeft() },
                 onText: { text in
                     // The whole answer so far: what is new since the last call goes to the scanner.
-                    let piece = sent.withLock { sent in
+                    let piece = sent.withOrderedLock { sent in
                         defer { sent = text.utf8.count }
                         return String(text.utf8.dropFirst(sent)) ?? ""
                     }
-                    let (ready, stopped) = scanner.withLock { scanner in (scanner.append(piece), scanner.stopped) }
+                    let (ready, stopped) = scanner.withOrderedLock { scanner in (scanner.append(piece), scanner.stopped)
+                    }
                     if let body, !ready.isEmpty {
                         body.write(header.event(.content(ready), usage: completion.includeUsage))
                     }
@@ -502,7 +503,7 @@ extension EmbeddingServer {
             }
             return reply(Self.apiError(error).response)
         }
-        let (rest, stoppedBySequence, text) = scanner.withLock { scanner in
+        let (rest, stoppedBySequence, text) = scanner.withOrderedLock { scanner in
             (scanner.flush(), scanner.stopped, scanner.text)
         }
         let calls: Transcript.ToolCalls?
