@@ -481,12 +481,10 @@ final class ToolCallConstraint: TokenConstraint {
                     allowed = mode != .required && answerGrammar == nil
                 } else if let marker, id == marker.id {
                     // The call's control token: refused outright for a forbidden call (it prints nothing).
-                    if mode == .forbidden {
-                        allowed = false
-                    } else if case .refused = step(from: matched, blanks: blanks, marker.bytes) {
+                    if case .refused = step(from: matched, blanks: blanks, marker.bytes) {
                         allowed = false
                     } else {
-                        allowed = true
+                        allowed = mode != .forbidden
                     }
                 } else if tokenizer.isControl(id) {
                     allowed = false

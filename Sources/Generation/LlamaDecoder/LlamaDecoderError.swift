@@ -39,9 +39,9 @@ public struct LlamaDecoderError: Error, Equatable, CustomStringConvertible {
     package static func invalidFile(_ message: String) -> Self { .init(.invalidFile, message) }
 
     /// The GGUF reader's `error`, kept as the cause; the message is its description (the path, the
-    /// byte offset, the key or tensor, what is wrong, the code), after `what` when given.
-    package static func invalidFile(_ error: GGUFError, in what: String? = nil) -> Self {
-        .init(.invalidFile, [what, error.description].compactMap { $0 }.joined(separator: ": "), cause: error)
+    /// byte offset, the key or tensor, what is wrong, the code).
+    package static func invalidFile(_ error: GGUFError) -> Self {
+        .init(.invalidFile, error.description, cause: error)
     }
     package static func unsupported(_ message: String) -> Self { .init(.unsupported, message) }
     package static func invalidArgument(_ message: String) -> Self { .init(.invalidArgument, message) }
