@@ -43,7 +43,8 @@ lint:
 format:
 	./scripts/format-lint.sh --fix
 
-# The DocC catalog (Sources/Embedding/Embeddings/Embeddings.docc) with --warnings-as-errors, as CI builds it.
+# The DocC catalog of every product module (Sources/<layer>/<Module>/<Module>.docc) with
+# --warnings-as-errors, as CI builds them.
 docs: release
 	./scripts/docs.sh
 

@@ -36,6 +36,11 @@ public struct XLMRobertaTokenizer: TextTokenizer {
 
     /// A tokenizer from its parts.
     /// - Parameters:
+    ///   - model: the unigram model: the pieces, their scores and the unknown piece.
+    ///   - normalizer: the model's normalization, applied to the text between special tokens.
+    ///   - maximumLength: the most tokens one text may have, `<s>` and `</s>` included (at least 2).
+    ///   - beginTokenID: the id of the token put first (`<s>`).
+    ///   - endTokenID: the id of the token put last (`</s>`).
     ///   - specialTokens: the literal tokens (`<s>`, `<pad>`, `</s>`, `<unk>`, `<mask>`), each
     ///     with its id; they are matched in the raw text before normalization.
     /// - Throws: `SentencePieceError.invalidVocabulary` when an id is out of range or `maximumLength` is below 2.

@@ -4,15 +4,15 @@ import Foundation
 ///
 /// One error for the module's data: the vocabulary, merges and settings a tokenizer is built from.
 /// (Chat templates have their own, `ChatTemplateError`.)
-public struct BytePairEncodingError: Error, Equatable, CustomStringConvertible {
+package struct BytePairEncodingError: Error, Equatable, CustomStringConvertible {
     /// What went wrong, in words that name the key, token or merge and expected versus actual.
-    public let message: String
+    package let message: String
 
     package init(_ message: String) { self.message = message }
 
-    public var description: String { message }
+    package var description: String { message }
 }
 
 extension BytePairEncodingError: LocalizedError {
-    public var errorDescription: String? { description }
+    package var errorDescription: String? { description }
 }

@@ -28,9 +28,9 @@ import Tokenization
 /// the ordinary tokens `<|`, `im`, `_`, `end`, `|>`, never the control token, so a message cannot
 /// end its own turn or open another role's. Control tokens come only from a chat template
 /// (`encode(_:parsingControlTokens:)` with `true`, which `ChatPrompt` uses on the template's own text).
-public struct BytePairTokenizer: TextTokenizer {
+package struct BytePairTokenizer: TextTokenizer {
     /// How the vocabulary file classifies a token (the GGUF key `tokenizer.ggml.token_type`).
-    public enum TokenType: Int32, Sendable {
+    package enum TokenType: Int32, Sendable {
         case normal = 1
         case unknown = 2
         case control = 3
@@ -40,25 +40,25 @@ public struct BytePairTokenizer: TextTokenizer {
     }
 
     /// The vocabulary: `tokens[id]` is the token's text in GPT-2's byte alphabet (control tokens as written).
-    public let tokens: [String]
+    package let tokens: [String]
     /// Each token's type.
-    public let tokenTypes: [TokenType]
+    package let tokenTypes: [TokenType]
     /// The pre-tokenizer (nil for a SentencePiece vocabulary, which has none).
-    public let preTokenizer: BytePairPreTokenizer?
+    package let preTokenizer: BytePairPreTokenizer?
     /// Whether a SentencePiece vocabulary puts `▁` in front of the text (`tokenizer.ggml.add_space_prefix`).
-    public let addsSpacePrefix: Bool
+    package let addsSpacePrefix: Bool
     /// The most tokens one text may have (the model's context).
-    public let maximumLength: Int
+    package let maximumLength: Int
     /// The id of the model's begin-of-sequence token, if it has one.
-    public let beginOfSequenceID: Int?
+    package let beginOfSequenceID: Int?
     /// The id of the model's end-of-sequence token, if it has one.
-    public let endOfSequenceID: Int?
+    package let endOfSequenceID: Int?
     /// Whether `tokenize(_:)` puts the begin-of-sequence token first (`tokenizer.ggml.add_bos_token`).
-    public let addsBeginOfSequence: Bool
+    package let addsBeginOfSequence: Bool
     /// Whether `tokenize(_:)` puts the end-of-sequence token last (`tokenizer.ggml.add_eos_token`).
-    public let addsEndOfSequence: Bool
+    package let addsEndOfSequence: Bool
     /// A short hex fingerprint of the vocabulary, merges and settings.
-    public let fingerprint: String
+    package let fingerprint: String
 
     private let ids: [String: Int32]
     private let model: BytePairModel
@@ -76,9 +76,9 @@ public struct BytePairTokenizer: TextTokenizer {
     private let tokenByteStarts: [Int]
 
     /// The id `tokenize(_:)` puts first: the begin-of-sequence token when the model adds one, else −1.
-    public var beginTokenID: Int { addsBeginOfSequence ? beginOfSequenceID ?? -1 : -1 }
+    package var beginTokenID: Int { addsBeginOfSequence ? beginOfSequenceID ?? -1 : -1 }
     /// The id `tokenize(_:)` puts last: the end-of-sequence token when the model adds one, else −1.
-    public var endTokenID: Int { addsEndOfSequence ? endOfSequenceID ?? -1 : -1 }
+    package var endTokenID: Int { addsEndOfSequence ? endOfSequenceID ?? -1 : -1 }
 
     /// A tokenizer from a model file's vocabulary.
     ///
@@ -95,7 +95,7 @@ public struct BytePairTokenizer: TextTokenizer {
     ///   vocabulary with no byte-level tokens at all. (A byte without a token is dropped when
     ///   met, as Hugging Face's BPE drops it without an unknown token.)
     /// - Complexity: O(vocabulary + merges).
-    public init(
+    package init(
         tokens: [String], merges: [String], tokenTypes: [Int32]? = nil, preTokenizer: BytePairPreTokenizer,
         beginOfSequenceID: Int? = nil, endOfSequenceID: Int? = nil,
         addsBeginOfSequence: Bool = false, addsEndOfSequence: Bool = false,
@@ -120,7 +120,7 @@ public struct BytePairTokenizer: TextTokenizer {
     /// - Throws: `BytePairEncodingError` for a duplicate token, a count of scores or types that
     ///   differs from the vocabulary's, a non-finite score, or a special id out of range.
     /// - Complexity: O(vocabulary · log vocabulary).
-    public init(
+    package init(
         sentencePieceTokens tokens: [String], scores: [Float], tokenTypes: [Int32]? = nil, addsSpacePrefix: Bool,
         unknownID: Int? = nil, beginOfSequenceID: Int? = nil, endOfSequenceID: Int? = nil,
         addsBeginOfSequence: Bool = false, addsEndOfSequence: Bool = false, maximumLength: Int = .max
@@ -293,20 +293,20 @@ public struct BytePairTokenizer: TextTokenizer {
     }
 
     /// The number of tokens in the vocabulary.
-    public var vocabularySize: Int { tokens.count }
+    package var vocabularySize: Int { tokens.count }
 
     /// The id of a token's text, if the vocabulary has it.
-    public func id(for token: String) -> Int? { ids[token].map(Int.init) }
+    package func id(for token: String) -> Int? { ids[token].map(Int.init) }
 
     /// The bytes a token stands for: its UTF-8 text for ordinary and user-defined tokens, nothing
     /// for control tokens. Concatenating them gives back the text.
-    public func bytes(for id: Int) -> ArraySlice<UInt8> {
+    package func bytes(for id: Int) -> ArraySlice<UInt8> {
         guard tokens.indices.contains(id) else { return [] }
         return tokenBytes[tokenByteStarts[id]..<tokenByteStarts[id + 1]]
     }
 
     /// Whether `id` is a control token (`<|im_start|>`, `<|endoftext|>`, …).
-    public func isControl(_ id: Int) -> Bool {
+    package func isControl(_ id: Int) -> Bool {
         tokenTypes.indices.contains(id) && tokenTypes[id] == .control
     }
 
@@ -314,7 +314,7 @@ public struct BytePairTokenizer: TextTokenizer {
     /// UTF-8 becomes U+FFFD, as `String(decoding:as:)` repairs it).
     /// A SentencePiece vocabulary that adds `▁` in front of text drops one leading space from the
     /// first token that prints, as llama.cpp's detokenizer does.
-    public func decode(_ ids: some Sequence<Int>) -> String {
+    package func decode(_ ids: some Sequence<Int>) -> String {
         var bytes: [UInt8] = []
         for id in ids {
             let piece = self.bytes(for: id)
@@ -332,7 +332,7 @@ public struct BytePairTokenizer: TextTokenizer {
     /// The begin-of-sequence token when the model adds one, the content tokens (truncated to fit
     /// `maximumLength`), the end-of-sequence token when the model adds one. Text is text: control
     /// tokens are not parsed (see the type's documentation).
-    public func tokenize(_ text: String) -> TokenizedText {
+    package func tokenize(_ text: String) -> TokenizedText {
         var content = encode(text, parsingControlTokens: false)
         let room = maximumLength - (addsBeginOfSequence ? 1 : 0) - (addsEndOfSequence ? 1 : 0)
         let truncated = content.count > max(0, room)
@@ -352,7 +352,7 @@ public struct BytePairTokenizer: TextTokenizer {
     }
 
     /// Every content token of `text` (no begin or end token, no truncation; control tokens not parsed).
-    public func tokenizeWithoutSpecialTokens(_ text: String) -> [Token] {
+    package func tokenizeWithoutSpecialTokens(_ text: String) -> [Token] {
         encode(text, parsingControlTokens: false)
     }
 
@@ -362,7 +362,7 @@ public struct BytePairTokenizer: TextTokenizer {
     /// token (longest first), marked special, with its range; only a chat template's own text
     /// should be read this way.
     /// - Complexity: O(n log n) in the text's UTF-8 length.
-    public func encode(_ text: String, parsingControlTokens: Bool) -> [Token] {
+    package func encode(_ text: String, parsingControlTokens: Bool) -> [Token] {
         guard parsingControlTokens else {
             // A SentencePiece vocabulary's user-defined tokens are read in any text, as llama.cpp reads them.
             guard sentencePiece != nil else { return encode(text, controlTokens: []) }
@@ -374,7 +374,7 @@ public struct BytePairTokenizer: TextTokenizer {
 
     /// Where control and user-defined tokens' texts occur in `text`, longest first at each
     /// position, as (first scalar's offset, scalar count, id), in order and not overlapping.
-    public func controlTokenMatches(in text: String) -> [(offset: Int, length: Int, id: Int)] {
+    package func controlTokenMatches(in text: String) -> [(offset: Int, length: Int, id: Int)] {
         guard !controlTokens.isEmpty else { return [] }
         let scalars = Array(text.unicodeScalars)
         var found: [(offset: Int, length: Int, id: Int)] = []
@@ -395,7 +395,7 @@ public struct BytePairTokenizer: TextTokenizer {
     /// The tokens of `text` with the given control tokens (scalar offset, scalar count, id; in
     /// order, not overlapping, inside the text) taken as they are and everything else as plain text.
     /// A chat prompt uses it to read control tokens only where its template, not a message, put them.
-    public func encode(_ text: String, controlTokens matches: [(offset: Int, length: Int, id: Int)]) -> [Token] {
+    package func encode(_ text: String, controlTokens matches: [(offset: Int, length: Int, id: Int)]) -> [Token] {
         let scalars = Array(text.unicodeScalars)
         guard !scalars.isEmpty else { return [] }
         var indices = Array(text.unicodeScalars.indices)

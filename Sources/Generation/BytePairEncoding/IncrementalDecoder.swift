@@ -10,18 +10,18 @@
 /// What it returns, joined, equals `tokenizer.decode(ids)`: bytes that can never become valid
 /// UTF-8 come out as U+FFFD as soon as that is certain, and `finish()` repairs an unfinished tail
 /// the same way.
-public struct IncrementalDecoder: Sendable {
+package struct IncrementalDecoder: Sendable {
     private let tokenizer: BytePairTokenizer
     /// Bytes of an unfinished UTF-8 sequence (at most three).
     private var pending: [UInt8] = []
 
     /// A decoder for `tokenizer`'s ids.
-    public init(tokenizer: BytePairTokenizer) {
+    package init(tokenizer: BytePairTokenizer) {
         self.tokenizer = tokenizer
     }
 
     /// The text that `id` completes (possibly empty).
-    public mutating func append(_ id: Int) -> String {
+    package mutating func append(_ id: Int) -> String {
         append(bytes: tokenizer.bytes(for: id))
     }
 
@@ -37,7 +37,7 @@ public struct IncrementalDecoder: Sendable {
     }
 
     /// What is left: an unfinished sequence becomes U+FFFD. The decoder is empty afterwards.
-    public mutating func finish() -> String {
+    package mutating func finish() -> String {
         defer { pending.removeAll() }
         return String(decoding: pending, as: UTF8.self)
     }

@@ -12,7 +12,7 @@
 ///
 /// Alternatives are tried in order at each position and the first that matches wins, as in a
 /// backtracking regular-expression engine; every scalar belongs to exactly one piece.
-public enum BytePairPreTokenizer: String, Sendable, CaseIterable {
+package enum BytePairPreTokenizer: String, Sendable, CaseIterable {
     /// GPT-2's split (`tokenizer.ggml.pre = gpt2`; also the split of a file that names none).
     case gpt2
     /// SmolLM's: digits one by one, then GPT-2's split.

@@ -10,53 +10,53 @@
 /// A template sees each message as the dict `{"role": …, "content": …}`. Messages with more fields
 /// (`tool_calls`, `name`) go to ``ChatTemplate/render(messageValues:addGenerationPrompt:variables:now:)`` as
 /// ``JinjaValue`` objects instead.
-public struct ChatMessage: Sendable, Hashable {
+package struct ChatMessage: Sendable, Hashable {
     /// Who speaks: `system`, `user`, `assistant`, `tool`, or any other role a template knows.
-    public struct Role: RawRepresentable, Sendable, Hashable, ExpressibleByStringLiteral, CustomStringConvertible {
+    package struct Role: RawRepresentable, Sendable, Hashable, ExpressibleByStringLiteral, CustomStringConvertible {
         /// The role as the template sees it in `message['role']`.
-        public let rawValue: String
+        package let rawValue: String
 
         /// A role from its name.
-        public init(rawValue: String) { self.rawValue = rawValue }
+        package init(rawValue: String) { self.rawValue = rawValue }
 
         /// A role from a string literal: `"ipython"`.
-        public init(stringLiteral value: String) { self.rawValue = value }
+        package init(stringLiteral value: String) { self.rawValue = value }
 
         /// Instructions that frame the conversation.
-        public static let system = Role(rawValue: "system")
+        package static let system = Role(rawValue: "system")
         /// The person asking.
-        public static let user = Role(rawValue: "user")
+        package static let user = Role(rawValue: "user")
         /// The model's replies.
-        public static let assistant = Role(rawValue: "assistant")
+        package static let assistant = Role(rawValue: "assistant")
         /// A tool's result, for templates that support tools.
-        public static let tool = Role(rawValue: "tool")
+        package static let tool = Role(rawValue: "tool")
 
         /// The role's name.
-        public var description: String { rawValue }
+        package var description: String { rawValue }
     }
 
     /// Who speaks.
-    public var role: Role
+    package var role: Role
     /// What they say. It is data: `{{` or `{%` in it is never evaluated.
-    public var content: String
+    package var content: String
 
     /// A message from its parts.
-    public init(role: Role, content: String) {
+    package init(role: Role, content: String) {
         self.role = role
         self.content = content
     }
 
     /// A system message.
-    public static func system(_ content: String) -> ChatMessage { ChatMessage(role: .system, content: content) }
+    package static func system(_ content: String) -> ChatMessage { ChatMessage(role: .system, content: content) }
     /// A user message.
-    public static func user(_ content: String) -> ChatMessage { ChatMessage(role: .user, content: content) }
+    package static func user(_ content: String) -> ChatMessage { ChatMessage(role: .user, content: content) }
     /// An assistant message.
-    public static func assistant(_ content: String) -> ChatMessage { ChatMessage(role: .assistant, content: content) }
+    package static func assistant(_ content: String) -> ChatMessage { ChatMessage(role: .assistant, content: content) }
     /// A tool-result message.
-    public static func tool(_ content: String) -> ChatMessage { ChatMessage(role: .tool, content: content) }
+    package static func tool(_ content: String) -> ChatMessage { ChatMessage(role: .tool, content: content) }
 
     /// The dict a template sees: `{"role": …, "content": …}`, in that order.
-    public var jinjaValue: JinjaValue {
+    package var jinjaValue: JinjaValue {
         ["role": .string(role.rawValue), "content": .string(content)]
     }
 }

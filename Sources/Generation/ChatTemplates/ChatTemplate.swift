@@ -50,10 +50,10 @@ import Foundation
 /// `range()` and `dict.items()`/`keys()`/`values()` return lists, so printing one directly differs
 /// from Python's `range(0, 3)` and `dict_items([...])`; strings carry no Markup flag, so `x | safe | e`
 /// escapes where Jinja would not; `is sameas` compares values (identity only for namespaces).
-public struct ChatTemplate: Sendable {
+package struct ChatTemplate: Sendable {
     /// The prompt format a template produces, recognised from its special tokens. Informational: the
     /// template itself always decides the text.
-    public enum Family: Sendable, Hashable {
+    package enum Family: Sendable, Hashable {
         /// `<|im_start|>role … <|im_end|>` (SmolLM2, Qwen).
         case chatML
         /// `<|start_header_id|>role<|end_header_id|>` (Llama 3, 3.1, 3.2).
@@ -64,24 +64,24 @@ public struct ChatTemplate: Sendable {
 
     /// Bounds that make a hostile template fail with ``ChatTemplateError/Code-swift.struct/limitExceeded``
     /// instead of exhausting the stack, memory or time.
-    public struct Limits: Sendable, Hashable {
+    package struct Limits: Sendable, Hashable {
         /// How deeply blocks and expression operands may nest (each `if`/`for` block, bracket and
         /// operator level counts one), checked when the template is loaded; also how deeply macro
         /// calls may nest when rendering. Default 64.
-        public var maximumNestingDepth: Int
+        package var maximumNestingDepth: Int
         /// The most UTF-8 bytes one render may write, and the longest string or list any operation may
         /// build. Default 8 MiB.
-        public var maximumOutputLength: Int
+        package var maximumOutputLength: Int
         /// The most work one render may spend, in units of about one expression evaluation: one per
         /// node and expression, four per loop iteration, one per 64 bytes of every string built or
         /// scanned and per 16 items of every list. Default 2^23 (about 8.4 million): real templates
         /// spend well under 1% of it on a 500-message conversation, and a runaway loop stops within
         /// about a second.
-        public var maximumWork: Int
+        package var maximumWork: Int
 
         /// Limits from their parts.
         /// - Precondition: every bound is positive.
-        public init(maximumNestingDepth: Int = 64, maximumOutputLength: Int = 8 << 20, maximumWork: Int = 1 << 23) {
+        package init(maximumNestingDepth: Int = 64, maximumOutputLength: Int = 8 << 20, maximumWork: Int = 1 << 23) {
             precondition(
                 maximumNestingDepth > 0 && maximumOutputLength > 0 && maximumWork > 0, "limits must be positive")
             self.maximumNestingDepth = maximumNestingDepth
@@ -90,15 +90,15 @@ public struct ChatTemplate: Sendable {
         }
 
         /// The default limits, generous for every real template.
-        public static let `default` = Limits()
+        package static let `default` = Limits()
     }
 
     /// The template's Jinja source.
-    public let source: String
+    package let source: String
     /// The prompt format, recognised from the source's special tokens.
-    public let family: Family
+    package let family: Family
     /// The bounds the template was parsed with and renders under.
-    public let limits: Limits
+    package let limits: Limits
     private let nodes: [JinjaNode]
 
     /// Parses a chat template.
@@ -108,7 +108,7 @@ public struct ChatTemplate: Sendable {
     ///   ``ChatTemplateError/Code-swift.struct/limitExceeded`` for nesting deeper than
     ///   ``Limits/maximumNestingDepth``; each with the line and column.
     /// - Complexity: O(n) in the length of `source`.
-    public init(source: String, limits: Limits = .default) throws(ChatTemplateError) {
+    package init(source: String, limits: Limits = .default) throws(ChatTemplateError) {
         var lexer = JinjaLexer(source: source)
         let segments = try lexer.tokenize()
         var parser = JinjaParser(
@@ -147,7 +147,7 @@ public struct ChatTemplate: Sendable {
     ///   (``ChatTemplateError/Code-swift.struct/raisedByTemplate``, e.g. roles out of order), applies an
     ///   operation to the wrong types, or exceeds ``limits``.
     /// - Complexity: O(output length + work), bounded by ``limits``.
-    public func render(
+    package func render(
         messages: [ChatMessage], addGenerationPrompt: Bool, variables: [String: JinjaValue] = [:], now: Date = Date()
     ) throws(ChatTemplateError) -> String {
         try render(
@@ -166,7 +166,7 @@ public struct ChatTemplate: Sendable {
     /// ```
     ///
     /// - Complexity: O(output length + work), bounded by ``limits``.
-    public func render(
+    package func render(
         messageValues: [JinjaValue], addGenerationPrompt: Bool, variables: [String: JinjaValue] = [:],
         now: Date = Date()
     ) throws(ChatTemplateError) -> String {
@@ -181,7 +181,7 @@ public struct ChatTemplate: Sendable {
     /// defaults): Jinja's `template.render(**context)` in transformers' environment.
     ///
     /// - Complexity: O(output length + work), bounded by ``limits``.
-    public func render(context: [String: JinjaValue], now: Date = Date()) throws(ChatTemplateError) -> String {
+    package func render(context: [String: JinjaValue], now: Date = Date()) throws(ChatTemplateError) -> String {
         try JinjaInterpreter(variables: context, limits: limits, now: now).render(nodes)
     }
 }

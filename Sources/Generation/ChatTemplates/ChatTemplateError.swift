@@ -14,9 +14,9 @@
 ///     print(error)  // line 1, column 15: unsupported filter 'sort'
 /// }
 /// ```
-public struct ChatTemplateError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct ChatTemplateError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What went wrong, as a value to compare against; new codes may be added.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
+    package struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case syntax, unsupported, raisedByTemplate, undefinedValue, invalidOperation, limitExceeded, invalidJSON
         }
@@ -24,62 +24,62 @@ public struct ChatTemplateError: Error, Hashable, Sendable, CustomStringConverti
         private init(_ base: Base) { self.base = base }
 
         /// The source is not well-formed Jinja (an unclosed tag, an unexpected token, an unknown filter).
-        public static let syntax = Code(.syntax)
+        package static let syntax = Code(.syntax)
         /// The source is valid Jinja that this interpreter does not implement (`macro`, `include`, the
         /// `sort` filter…). The message names the construct.
-        public static let unsupported = Code(.unsupported)
+        package static let unsupported = Code(.unsupported)
         /// The template called `raise_exception(message)`; ``ChatTemplateError/message`` is its message.
-        public static let raisedByTemplate = Code(.raisedByTemplate)
+        package static let raisedByTemplate = Code(.raisedByTemplate)
         /// An undefined value was used where Jinja's default `Undefined` fails: an attribute or item of
         /// it, arithmetic on it, a call to it.
-        public static let undefinedValue = Code(.undefinedValue)
+        package static let undefinedValue = Code(.undefinedValue)
         /// An operation Python would reject: wrong operand types, division by zero, integer overflow, a
         /// value that cannot be printed or converted to JSON.
-        public static let invalidOperation = Code(.invalidOperation)
+        package static let invalidOperation = Code(.invalidOperation)
         /// A ``ChatTemplate/Limits`` bound was reached: nesting depth, output size, work, range length.
-        public static let limitExceeded = Code(.limitExceeded)
+        package static let limitExceeded = Code(.limitExceeded)
         /// Text given to ``JinjaValue/init(json:)`` is not JSON.
-        public static let invalidJSON = Code(.invalidJSON)
+        package static let invalidJSON = Code(.invalidJSON)
 
         /// The code's name: `syntax`, `unsupported`…
-        public var description: String { base.rawValue }
+        package var description: String { base.rawValue }
     }
 
     /// A position in the template source: 1-based line and column, columns counted in Unicode scalars,
     /// lines after Jinja's newline normalization (`\r\n` and `\r` count as one line break).
-    public struct Location: Hashable, Sendable, CustomStringConvertible {
+    package struct Location: Hashable, Sendable, CustomStringConvertible {
         /// The 1-based line.
-        public let line: Int
+        package let line: Int
         /// The 1-based column, in Unicode scalars.
-        public let column: Int
+        package let column: Int
 
         /// A location from its parts.
-        public init(line: Int, column: Int) {
+        package init(line: Int, column: Int) {
             self.line = line
             self.column = column
         }
 
         /// `line 3, column 14`.
-        public var description: String { "line \(line), column \(column)" }
+        package var description: String { "line \(line), column \(column)" }
     }
 
     /// What went wrong.
-    public let code: Code
+    package let code: Code
     /// A readable account naming the construct or operation; for ``Code-swift.struct/raisedByTemplate``,
     /// exactly the template's message.
-    public let message: String
+    package let message: String
     /// Where in the template source, when the error belongs to a place in it.
-    public let location: Location?
+    package let location: Location?
 
     /// An error from its parts.
-    public init(_ code: Code, _ message: String, at location: Location? = nil) {
+    package init(_ code: Code, _ message: String, at location: Location? = nil) {
         self.code = code
         self.message = message
         self.location = location
     }
 
     /// The message, after the location when there is one: `line 3, column 14: unknown filter 'x'`.
-    public var description: String {
+    package var description: String {
         guard let location else { return message }
         return "\(location): \(message)"
     }

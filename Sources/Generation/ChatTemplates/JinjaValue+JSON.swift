@@ -2,7 +2,7 @@ import JSONText
 
 extension JinjaValue {
     /// The deepest nesting of arrays and objects ``init(json:)`` accepts.
-    public static let maximumJSONDepth = JSONReader.maximumDepth
+    package static let maximumJSONDepth = JSONReader.maximumDepth
 
     /// The value a JSON text describes, with object keys kept in document order (as Python's
     /// `json.loads` keeps them), so that `tojson` in a template prints them back in the same order.
@@ -18,7 +18,7 @@ extension JinjaValue {
     ///   syntax problem (nesting deeper than ``maximumJSONDepth`` included), or, for well-formed text,
     ///   the first integer outside `Int`.
     /// - Complexity: O(n) in the length of `json`.
-    public init(json: String) throws(ChatTemplateError) {
+    package init(json: String) throws(ChatTemplateError) {
         let node: JSONNode
         do {
             node = try JSONReader.read(json, acceptsTruncation: false, repeatedKeys: .keepLast)

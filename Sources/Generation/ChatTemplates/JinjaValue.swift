@@ -11,7 +11,7 @@
 /// ]
 /// let variables: [String: JinjaValue] = ["bos_token": "<s>", "tools": [tool]]
 /// ```
-public enum JinjaValue: Sendable, Hashable {
+package enum JinjaValue: Sendable, Hashable {
     /// Python's `None`.
     case none
     /// A `bool`.
@@ -35,31 +35,31 @@ public enum JinjaValue: Sendable, Hashable {
 /// call["arguments"] = ["city": "Paris"]
 /// print(call.keys)  // ["name", "arguments"]
 /// ```
-public struct JinjaObject: Sendable, Hashable, ExpressibleByDictionaryLiteral {
+package struct JinjaObject: Sendable, Hashable, ExpressibleByDictionaryLiteral {
     /// The keys, in insertion order.
-    public private(set) var keys: [String] = []
+    package private(set) var keys: [String] = []
     private var storage: [String: JinjaValue] = [:]
 
     /// An empty object.
-    public init() {}
+    package init() {}
 
     /// An object from key–value pairs in order; a repeated key keeps its first position and last value.
-    public init(_ pairs: [(String, JinjaValue)]) {
+    package init(_ pairs: [(String, JinjaValue)]) {
         for (key, value) in pairs { self[key] = value }
     }
 
     /// An object from a dictionary literal, keys in the order written.
-    public init(dictionaryLiteral elements: (String, JinjaValue)...) {
+    package init(dictionaryLiteral elements: (String, JinjaValue)...) {
         self.init(elements)
     }
 
     /// The number of keys.
-    public var count: Int { keys.count }
+    package var count: Int { keys.count }
 
     /// The value for `key`; setting a new key appends it, setting `nil` removes it.
     ///
     /// - Complexity: O(1) to read and to add; O(n) to remove.
-    public subscript(key: String) -> JinjaValue? {
+    package subscript(key: String) -> JinjaValue? {
         get { storage[key] }
         set {
             if let newValue {
@@ -71,17 +71,17 @@ public struct JinjaObject: Sendable, Hashable, ExpressibleByDictionaryLiteral {
     }
 
     /// The key–value pairs in insertion order.
-    public var pairs: [(key: String, value: JinjaValue)] {
+    package var pairs: [(key: String, value: JinjaValue)] {
         keys.compactMap { key in storage[key].map { (key, $0) } }
     }
 
     /// Objects are equal when they hold the same keys with equal values, in any order (as Python dicts).
-    public static func == (lhs: JinjaObject, rhs: JinjaObject) -> Bool {
+    package static func == (lhs: JinjaObject, rhs: JinjaObject) -> Bool {
         lhs.storage == rhs.storage
     }
 
     /// Hashes the keys and values, independently of order.
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(storage)
     }
 }
@@ -90,17 +90,17 @@ extension JinjaValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expr
     ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
 {
     /// `nil` is ``none``.
-    public init(nilLiteral: ()) { self = .none }
+    package init(nilLiteral: ()) { self = .none }
     /// `true` is ``boolean(_:)``.
-    public init(booleanLiteral value: Bool) { self = .boolean(value) }
+    package init(booleanLiteral value: Bool) { self = .boolean(value) }
     /// `3` is ``integer(_:)``.
-    public init(integerLiteral value: Int) { self = .integer(value) }
+    package init(integerLiteral value: Int) { self = .integer(value) }
     /// `2.5` is ``number(_:)``.
-    public init(floatLiteral value: Double) { self = .number(value) }
+    package init(floatLiteral value: Double) { self = .number(value) }
     /// `"text"` is ``string(_:)``.
-    public init(stringLiteral value: String) { self = .string(value) }
+    package init(stringLiteral value: String) { self = .string(value) }
     /// `[a, b]` is ``array(_:)``.
-    public init(arrayLiteral elements: JinjaValue...) { self = .array(elements) }
+    package init(arrayLiteral elements: JinjaValue...) { self = .array(elements) }
     /// `["key": value]` is ``object(_:)``, keys in the order written.
-    public init(dictionaryLiteral elements: (String, JinjaValue)...) { self = .object(JinjaObject(elements)) }
+    package init(dictionaryLiteral elements: (String, JinjaValue)...) { self = .object(JinjaObject(elements)) }
 }

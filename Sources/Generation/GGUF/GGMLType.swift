@@ -6,7 +6,7 @@
 /// A quantized type stores its weights in blocks of ``blockSize`` weights taking
 /// ``blockByteCount`` bytes; a float or integer type is a "block" of one element. Ids 4, 5 and
 /// 31–33, 36–38 were removed from ggml and are unknown here, like any other id not listed.
-public enum GGMLType: UInt32, Sendable, CaseIterable, CustomStringConvertible {
+package enum GGMLType: UInt32, Sendable, CaseIterable, CustomStringConvertible {
     /// IEEE single precision.
     case f32 = 0
     /// IEEE half precision.
@@ -77,12 +77,12 @@ public enum GGMLType: UInt32, Sendable, CaseIterable, CustomStringConvertible {
     case q1_0 = 41
 
     /// The types ``GGUFFile/dequantize(_:)`` converts to `Float`.
-    public static let supported: [GGMLType] = [
+    package static let supported: [GGMLType] = [
         .f32, .f16, .bf16, .q4_0, .q4_1, .q5_0, .q5_1, .q8_0, .q2_K, .q3_K, .q4_K, .q5_K, .q6_K, .iq4_nl, .iq4_xs,
     ]
 
     /// Whether ``GGUFFile/dequantize(_:)`` converts this type.
-    public var isSupported: Bool {
+    package var isSupported: Bool {
         switch self {
         case .f32, .f16, .bf16, .q4_0, .q4_1, .q5_0, .q5_1, .q8_0, .q2_K, .q3_K, .q4_K, .q5_K, .q6_K, .iq4_nl, .iq4_xs:
             return true
@@ -91,7 +91,7 @@ public enum GGMLType: UInt32, Sendable, CaseIterable, CustomStringConvertible {
     }
 
     /// ggml's name for the type, as in `Q4_K` or `BF16`.
-    public var name: String {
+    package var name: String {
         switch self {
         case .f32: return "F32"
         case .f16: return "F16"
@@ -131,13 +131,13 @@ public enum GGMLType: UInt32, Sendable, CaseIterable, CustomStringConvertible {
     }
 
     /// The same as ``name``.
-    public var description: String { name }
+    package var description: String { name }
 
     /// The number of weights in one block (1 for float and integer types).
-    public var blockSize: Int { layout.elements }
+    package var blockSize: Int { layout.elements }
 
     /// The number of bytes one block takes.
-    public var blockByteCount: Int { layout.bytes }
+    package var blockByteCount: Int { layout.bytes }
 
     // Sizes from ggml's type traits; 256 is QK_K, the K-quant super-block.
     private var layout: (elements: Int, bytes: Int) {

@@ -11,9 +11,9 @@ import Foundation
 ///     print(error)  // model.gguf: byte 4096: key 'tokenizer.ggml.tokens': string length 12 …
 /// }
 /// ```
-public struct GGUFError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct GGUFError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kind of failure. Compare with `==` against the static members.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
+    package struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Kind: String, Sendable {
             case io, notGGUF, unsupportedVersion, bigEndian, truncated, invalidMetadata, invalidTensorInfo,
                 unknownTensorType, invalidTensorLayout, typeMismatch, unsupportedType, nonFiniteScale, rowsOutOfRange
@@ -24,49 +24,49 @@ public struct GGUFError: Error, Sendable, Hashable, CustomStringConvertible {
         private init(_ kind: Kind) { self.kind = kind }
 
         /// The file could not be opened, inspected or mapped, or is not a regular file.
-        public static let io = Code(.io)
+        package static let io = Code(.io)
         /// The file does not start with the magic `GGUF`.
-        public static let notGGUF = Code(.notGGUF)
+        package static let notGGUF = Code(.notGGUF)
         /// The format version is not 2 or 3.
-        public static let unsupportedVersion = Code(.unsupportedVersion)
+        package static let unsupportedVersion = Code(.unsupportedVersion)
         /// The file is big-endian; only little-endian files are read.
-        public static let bigEndian = Code(.bigEndian)
+        package static let bigEndian = Code(.bigEndian)
         /// A field, or a count or length the file declares, runs past the end of the file.
-        public static let truncated = Code(.truncated)
+        package static let truncated = Code(.truncated)
         /// A metadata entry is malformed: an unknown value type, a bool other than 0 or 1, text that
         /// is not UTF-8, arrays nested too deep, a duplicate key, or a bad `general.alignment`.
-        public static let invalidMetadata = Code(.invalidMetadata)
+        package static let invalidMetadata = Code(.invalidMetadata)
         /// A tensor description is malformed: too many dimensions, a dimension out of range, an
         /// element count that overflows, a row length that is not a whole number of blocks, or a
         /// duplicate name.
-        public static let invalidTensorInfo = Code(.invalidTensorInfo)
+        package static let invalidTensorInfo = Code(.invalidTensorInfo)
         /// A tensor's type id is not a ggml type.
-        public static let unknownTensorType = Code(.unknownTensorType)
+        package static let unknownTensorType = Code(.unknownTensorType)
         /// A tensor's data is misaligned, runs past the end of the file, or overlaps another's.
-        public static let invalidTensorLayout = Code(.invalidTensorLayout)
+        package static let invalidTensorLayout = Code(.invalidTensorLayout)
         /// A metadata value has another type than the accessor asked for, or does not fit in it.
-        public static let typeMismatch = Code(.typeMismatch)
+        package static let typeMismatch = Code(.typeMismatch)
         /// The tensor's type is a ggml type this reader does not dequantize.
-        public static let unsupportedType = Code(.unsupportedType)
+        package static let unsupportedType = Code(.unsupportedType)
         /// A quantized block's scale or minimum is infinite or NaN.
-        public static let nonFiniteScale = Code(.nonFiniteScale)
+        package static let nonFiniteScale = Code(.nonFiniteScale)
         /// The rows asked for are not all rows of the tensor.
-        public static let rowsOutOfRange = Code(.rowsOutOfRange)
+        package static let rowsOutOfRange = Code(.rowsOutOfRange)
 
         /// The code's name, as in `truncated`.
-        public var description: String { kind.rawValue }
+        package var description: String { kind.rawValue }
     }
 
     /// The kind of failure.
-    public let code: Code
+    package let code: Code
     /// The file's path, or `<memory>` for a file read from bytes.
-    public let path: String
+    package let path: String
     /// The byte offset in the file where the problem is, when there is one.
-    public let offset: Int?
+    package let offset: Int?
     /// What the problem is in, as `key 'general.alignment'` or `tensor 'output_norm.weight'`.
-    public let subject: String?
+    package let subject: String?
     /// What is wrong, with the expected and the actual value.
-    public let detail: String
+    package let detail: String
 
     /// Creates an error; the module's own throw sites use the static helpers below.
     package init(_ code: Code, path: String, offset: Int? = nil, subject: String? = nil, detail: String) {
@@ -79,7 +79,7 @@ public struct GGUFError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// `path: byte N: subject: detail (code)`, leaving out the parts that are absent: every field,
     /// so that an error that wraps this one and prints it loses nothing.
-    public var description: String {
+    package var description: String {
         var parts = [path]
         if let offset { parts.append("byte \(offset)") }
         if let subject { parts.append(subject) }
@@ -90,7 +90,7 @@ public struct GGUFError: Error, Sendable, Hashable, CustomStringConvertible {
 
 extension GGUFError: LocalizedError {
     /// The same text as ``description``.
-    public var errorDescription: String? { description }
+    package var errorDescription: String? { description }
 }
 
 extension GGUFError {

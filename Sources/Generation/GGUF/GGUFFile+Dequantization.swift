@@ -9,7 +9,7 @@ extension GGUFFile {
     /// - Throws: `GGUFError` `unsupportedType` when the type is not in ``GGMLType/supported``;
     ///   `nonFiniteScale` naming the block and the field.
     /// - Complexity: O(elements), single-threaded.
-    public func dequantize(_ tensor: GGUFTensorInfo) throws(GGUFError) -> [Float] {
+    package func dequantize(_ tensor: GGUFTensorInfo) throws(GGUFError) -> [Float] {
         try dequantize(tensor, rows: 0..<tensor.rowCount)
     }
 
@@ -19,7 +19,7 @@ extension GGUFFile {
     /// - Throws: `GGUFError` `rowsOutOfRange` unless `rows` lies within `0..<rowCount`;
     ///   `unsupportedType`; `nonFiniteScale`.
     /// - Complexity: O(`rows.count × rowLength`).
-    public func dequantize(_ tensor: GGUFTensorInfo, rows: Range<Int>) throws(GGUFError) -> [Float] {
+    package func dequantize(_ tensor: GGUFTensorInfo, rows: Range<Int>) throws(GGUFError) -> [Float] {
         try checkRows(tensor, rows)
         let count = rows.count * tensor.rowLength
         var failure: GGUFError?

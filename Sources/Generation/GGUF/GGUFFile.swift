@@ -17,30 +17,30 @@ import Foundation
 /// ```
 ///
 /// The value is cheap to copy: copies share one mapping, unmapped when the last copy goes away.
-public struct GGUFFile: Sendable {
+package struct GGUFFile: Sendable {
     /// The versions this reader accepts. Version 1 used 32-bit counts and is not read.
-    public static let supportedVersions: ClosedRange<UInt32> = 2...3
+    package static let supportedVersions: ClosedRange<UInt32> = 2...3
     /// The data alignment when the file has no `general.alignment`.
-    public static let defaultAlignment = 32
+    package static let defaultAlignment = 32
     /// How deep arrays may nest (an array of arrays is depth 2).
-    public static let maximumArrayDepth = 16
+    package static let maximumArrayDepth = 16
     /// The most dimensions a tensor may have (ggml's `GGML_MAX_DIMS`).
-    public static let maximumDimensions = 4
+    package static let maximumDimensions = 4
 
     /// The path the file was opened from, or `<memory>`.
-    public let path: String
+    package let path: String
     /// The format version, 2 or 3.
-    public let version: UInt32
+    package let version: UInt32
     /// The key–value metadata, in file order.
-    public let metadata: GGUFMetadata
+    package let metadata: GGUFMetadata
     /// The tensor descriptions, in file order.
-    public let tensors: [GGUFTensorInfo]
+    package let tensors: [GGUFTensorInfo]
     /// The alignment of the data section and of every tensor's offset in it: `general.alignment`
     /// (a power of two above zero, of any integer type), or 32 when absent.
-    public let alignment: Int
+    package let alignment: Int
     /// Where the data section starts, in bytes from the start of the file: the end of the tensor
     /// descriptions rounded up to ``alignment``.
-    public let dataOffset: Int
+    package let dataOffset: Int
 
     let storage: FileBytes
     private let tensorIndex: [String: Int]
@@ -51,14 +51,14 @@ public struct GGUFFile: Sendable {
     /// - Throws: `GGUFError`: `io` when the file cannot be opened or mapped or is not a regular
     ///   file; another code naming the offset and the problem when it is not a valid GGUF file.
     /// - Complexity: O(size of the metadata and tensor descriptions), not of the tensor data.
-    public init(contentsOf url: URL) throws(GGUFError) {
+    package init(contentsOf url: URL) throws(GGUFError) {
         try self.init(storage: FileBytes(mapping: url.path), path: url.path)
     }
 
     /// Reads a GGUF file from bytes in memory (a copy is kept).
     /// - Throws: `GGUFError` naming the offset and the problem when the bytes are not a valid GGUF
     ///   file; its path is `<memory>`.
-    public init(bytes: [UInt8]) throws(GGUFError) {
+    package init(bytes: [UInt8]) throws(GGUFError) {
         try self.init(storage: FileBytes(copying: bytes), path: "<memory>")
     }
 
@@ -77,11 +77,11 @@ public struct GGUFFile: Sendable {
     }
 
     /// The file's size in bytes.
-    public var byteCount: Int { storage.bytes.count }
+    package var byteCount: Int { storage.bytes.count }
 
     /// The tensor called `name`, or nil when the file has none.
     /// - Complexity: O(1).
-    public func tensor(named name: String) -> GGUFTensorInfo? {
+    package func tensor(named name: String) -> GGUFTensorInfo? {
         tensorIndex[name].map { tensors[$0] }
     }
 

@@ -11,19 +11,19 @@
 ///
 /// Integer accessors accept every integer width and signedness (a `uint32` and an `int64` both
 /// give `Int`); float accessors accept `float32` and `float64`, but not integers.
-public struct GGUFMetadata: Sendable, Equatable {
+package struct GGUFMetadata: Sendable, Equatable {
     /// One key–value pair and where it starts in the file.
-    public struct Entry: Sendable, Equatable {
+    package struct Entry: Sendable, Equatable {
         /// The key, as `general.architecture`.
-        public let key: String
+        package let key: String
         /// The value.
-        public let value: GGUFValue
+        package let value: GGUFValue
         /// The byte offset of the entry (its key's length field) in the file.
-        public let offset: Int
+        package let offset: Int
     }
 
     /// The entries in file order.
-    public let entries: [Entry]
+    package let entries: [Entry]
     /// The file's path, for error messages.
     let path: String
     private let index: [String: Int]
@@ -38,21 +38,21 @@ public struct GGUFMetadata: Sendable, Equatable {
     }
 
     /// The number of entries.
-    public var count: Int { entries.count }
+    package var count: Int { entries.count }
 
     /// The keys in file order.
-    public var keys: [String] { entries.map(\.key) }
+    package var keys: [String] { entries.map(\.key) }
 
     /// The value for `key`, or nil when the file has no such key.
     /// - Complexity: O(1).
-    public subscript(key: String) -> GGUFValue? {
+    package subscript(key: String) -> GGUFValue? {
         index[key].map { entries[$0].value }
     }
 
     /// The text of the string value at `key`.
     /// - Returns: nil when the key is absent.
     /// - Throws: `GGUFError` `typeMismatch` when the value is not a string.
-    public func string(_ key: String) throws(GGUFError) -> String? {
+    package func string(_ key: String) throws(GGUFError) -> String? {
         try typed(key, expected: "string") { $0.stringValue }
     }
 
@@ -60,28 +60,28 @@ public struct GGUFMetadata: Sendable, Equatable {
     /// - Returns: nil when the key is absent.
     /// - Throws: `GGUFError` `typeMismatch` when the value is not an integer, or is a `uint64`
     ///   above `Int.max`.
-    public func integer(_ key: String) throws(GGUFError) -> Int? {
+    package func integer(_ key: String) throws(GGUFError) -> Int? {
         try typed(key, expected: "an integer that fits in Int") { $0.integerValue }
     }
 
     /// The `float32` or `float64` value at `key` as `Double`.
     /// - Returns: nil when the key is absent.
     /// - Throws: `GGUFError` `typeMismatch` when the value is not a float (integers are refused).
-    public func float(_ key: String) throws(GGUFError) -> Double? {
+    package func float(_ key: String) throws(GGUFError) -> Double? {
         try typed(key, expected: "float32 or float64") { $0.floatValue }
     }
 
     /// The bool value at `key`.
     /// - Returns: nil when the key is absent.
     /// - Throws: `GGUFError` `typeMismatch` when the value is not a bool.
-    public func bool(_ key: String) throws(GGUFError) -> Bool? {
+    package func bool(_ key: String) throws(GGUFError) -> Bool? {
         try typed(key, expected: "bool") { $0.boolValue }
     }
 
     /// The elements of the string array at `key`.
     /// - Returns: nil when the key is absent.
     /// - Throws: `GGUFError` `typeMismatch` when the value is not an array of strings.
-    public func strings(_ key: String) throws(GGUFError) -> [String]? {
+    package func strings(_ key: String) throws(GGUFError) -> [String]? {
         try typed(key, expected: "array of string") { $0.arrayValue?.strings }
     }
 
@@ -90,7 +90,7 @@ public struct GGUFMetadata: Sendable, Equatable {
     /// - Throws: `GGUFError` `typeMismatch` when the value is not an array of integers, or holds a
     ///   `uint64` above `Int.max`.
     /// - Complexity: O(n).
-    public func integers(_ key: String) throws(GGUFError) -> [Int]? {
+    package func integers(_ key: String) throws(GGUFError) -> [Int]? {
         try typed(key, expected: "array of integers that fit in Int") { $0.arrayValue?.integers }
     }
 
@@ -98,7 +98,7 @@ public struct GGUFMetadata: Sendable, Equatable {
     /// - Returns: nil when the key is absent.
     /// - Throws: `GGUFError` `typeMismatch` when the value is not an array of floats.
     /// - Complexity: O(n).
-    public func floats(_ key: String) throws(GGUFError) -> [Double]? {
+    package func floats(_ key: String) throws(GGUFError) -> [Double]? {
         try typed(key, expected: "array of float32 or float64") { $0.arrayValue?.floats }
     }
 

@@ -4,19 +4,19 @@
 /// the length of a row. A weight Hugging Face stores as `[out, in]` appears here as
 /// `[in, out]`: ``rowCount`` rows (one per output) of ``rowLength`` weights (one per input).
 /// Every derived count was checked against the file when it was opened and cannot overflow.
-public struct GGUFTensorInfo: Sendable, Hashable, CustomStringConvertible {
+package struct GGUFTensorInfo: Sendable, Hashable, CustomStringConvertible {
     /// The tensor's name, as `blk.0.attn_q.weight`.
-    public let name: String
+    package let name: String
     /// The dimensions, innermost (contiguous) first; at most four, empty for a scalar.
-    public let dimensions: [Int]
+    package let dimensions: [Int]
     /// The element type.
-    public let type: GGMLType
+    package let type: GGMLType
     /// Where the data starts, in bytes from the start of the file's data section.
-    public let offset: Int
+    package let offset: Int
     /// The number of elements: the product of the dimensions.
-    public let elementCount: Int
+    package let elementCount: Int
     /// The number of bytes of data.
-    public let byteCount: Int
+    package let byteCount: Int
 
     init(name: String, dimensions: [Int], type: GGMLType, offset: Int, elementCount: Int, byteCount: Int) {
         self.name = name
@@ -29,14 +29,14 @@ public struct GGUFTensorInfo: Sendable, Hashable, CustomStringConvertible {
 
     /// The number of elements in a row: the innermost dimension (1 for a scalar). Always a whole
     /// number of the type's blocks.
-    public var rowLength: Int { dimensions.first ?? 1 }
+    package var rowLength: Int { dimensions.first ?? 1 }
 
     /// The number of rows: the product of every dimension but the innermost (1 for a vector).
-    public var rowCount: Int { dimensions.dropFirst().reduce(1, *) }
+    package var rowCount: Int { dimensions.dropFirst().reduce(1, *) }
 
     /// The number of bytes of one row.
-    public var rowByteCount: Int { rowLength / type.blockSize * type.blockByteCount }
+    package var rowByteCount: Int { rowLength / type.blockSize * type.blockByteCount }
 
     /// `name type [d0, d1]`, as in `output_norm.weight F32 [576]`.
-    public var description: String { "\(name) \(type.name) \(dimensions)" }
+    package var description: String { "\(name) \(type.name) \(dimensions)" }
 }

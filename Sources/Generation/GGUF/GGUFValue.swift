@@ -1,5 +1,5 @@
 /// The type id of a GGUF metadata value, as stored in the file (a little-endian `UInt32`).
-public enum GGUFValueType: UInt32, Sendable, CaseIterable, CustomStringConvertible {
+package enum GGUFValueType: UInt32, Sendable, CaseIterable, CustomStringConvertible {
     /// An unsigned 8-bit integer.
     case uint8 = 0
     /// A signed 8-bit integer.
@@ -28,7 +28,7 @@ public enum GGUFValueType: UInt32, Sendable, CaseIterable, CustomStringConvertib
     case float64 = 12
 
     /// The type's name as the GGUF specification spells it, as in `uint32`.
-    public var description: String {
+    package var description: String {
         switch self {
         case .uint8: return "uint8"
         case .int8: return "int8"
@@ -68,7 +68,7 @@ public enum GGUFValueType: UInt32, Sendable, CaseIterable, CustomStringConvertib
 /// if case .string(let architecture)? = file.metadata["general.architecture"] { … }
 /// let layers = try file.metadata.integer("llama.block_count")  // Int?, from any integer type
 /// ```
-public enum GGUFValue: Sendable, Equatable {
+package enum GGUFValue: Sendable, Equatable {
     /// An unsigned 8-bit integer.
     case uint8(UInt8)
     /// A signed 8-bit integer.
@@ -97,7 +97,7 @@ public enum GGUFValue: Sendable, Equatable {
     case float64(Double)
 
     /// The value's type id.
-    public var type: GGUFValueType {
+    package var type: GGUFValueType {
         switch self {
         case .uint8: return .uint8
         case .int8: return .int8
@@ -116,14 +116,14 @@ public enum GGUFValue: Sendable, Equatable {
     }
 
     /// The text of a `string` value; nil for any other type.
-    public var stringValue: String? {
+    package var stringValue: String? {
         if case .string(let text) = self { return text }
         return nil
     }
 
     /// An integer value of any width or signedness as `Int`; nil for other types and for a
     /// `uint64` above `Int.max`.
-    public var integerValue: Int? {
+    package var integerValue: Int? {
         switch self {
         case .uint8(let v): return Int(v)
         case .int8(let v): return Int(v)
@@ -138,7 +138,7 @@ public enum GGUFValue: Sendable, Equatable {
     }
 
     /// A `float32` or `float64` value as `Double` (exact for both); nil for other types.
-    public var floatValue: Double? {
+    package var floatValue: Double? {
         switch self {
         case .float32(let v): return Double(v)
         case .float64(let v): return v
@@ -147,13 +147,13 @@ public enum GGUFValue: Sendable, Equatable {
     }
 
     /// The value of a `bool`; nil for any other type.
-    public var boolValue: Bool? {
+    package var boolValue: Bool? {
         if case .bool(let flag) = self { return flag }
         return nil
     }
 
     /// The array of an `array` value; nil for any other type.
-    public var arrayValue: GGUFArray? {
+    package var arrayValue: GGUFArray? {
         if case .array(let array) = self { return array }
         return nil
     }
@@ -177,7 +177,7 @@ public enum GGUFValue: Sendable, Equatable {
 /// element types may differ from one another.
 ///
 /// An empty array keeps its element type: `.uint32([])` and `.string([])` differ.
-public enum GGUFArray: Sendable, Equatable {
+package enum GGUFArray: Sendable, Equatable {
     /// `uint8` elements.
     case uint8([UInt8])
     /// `int8` elements.
@@ -206,7 +206,7 @@ public enum GGUFArray: Sendable, Equatable {
     case float64([Double])
 
     /// The type of every element.
-    public var elementType: GGUFValueType {
+    package var elementType: GGUFValueType {
         switch self {
         case .uint8: return .uint8
         case .int8: return .int8
@@ -225,7 +225,7 @@ public enum GGUFArray: Sendable, Equatable {
     }
 
     /// The number of elements.
-    public var count: Int {
+    package var count: Int {
         switch self {
         case .uint8(let a): return a.count
         case .int8(let a): return a.count
@@ -245,7 +245,7 @@ public enum GGUFArray: Sendable, Equatable {
 
     /// The element at `index` as a value.
     /// - Precondition: `index` is in `0..<count`.
-    public subscript(index: Int) -> GGUFValue {
+    package subscript(index: Int) -> GGUFValue {
         precondition(index >= 0 && index < count, "index \(index) is outside the array of \(count)")
         switch self {
         case .uint8(let a): return .uint8(a[index])
@@ -265,7 +265,7 @@ public enum GGUFArray: Sendable, Equatable {
     }
 
     /// The elements of a string array; nil for other element types.
-    public var strings: [String]? {
+    package var strings: [String]? {
         if case .string(let a) = self { return a }
         return nil
     }
@@ -273,7 +273,7 @@ public enum GGUFArray: Sendable, Equatable {
     /// The elements of an integer array of any width as `Int`; nil for other element types and
     /// when a `uint64` element is above `Int.max`.
     /// - Complexity: O(n).
-    public var integers: [Int]? {
+    package var integers: [Int]? {
         switch self {
         case .uint8(let a): return a.map(Int.init)
         case .int8(let a): return a.map(Int.init)
@@ -296,7 +296,7 @@ public enum GGUFArray: Sendable, Equatable {
 
     /// The elements of a `float32` or `float64` array as `Double`; nil for other element types.
     /// - Complexity: O(n).
-    public var floats: [Double]? {
+    package var floats: [Double]? {
         switch self {
         case .float32(let a): return a.map(Double.init)
         case .float64(let a): return a

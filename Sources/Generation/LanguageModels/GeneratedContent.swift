@@ -93,7 +93,7 @@ public struct GeneratedContent: Sendable, Equatable, CustomDebugStringConvertibl
     }
 
     /// Content from a node the reader gave: a number cut short has its value so far.
-    private init(_ node: JSONNode) {
+    package init(_ node: JSONNode) {
         let kind: Kind
         switch node.kind {
         case .null: kind = .null

@@ -124,8 +124,12 @@ public final class LanguageModelSession: Sendable {
 
     /// The model's answer to `prompt` as a `Content` value, generated under `Content.generationSchema`:
     /// every guide holds, by construction (see `GenerationSchema`).
-    /// - Parameter includeSchemaInPrompt: whether the prompt shows the model the schema (as JSON
-    ///   Schema); the output follows it either way.
+    /// - Parameters:
+    ///   - prompt: the user's message for this turn.
+    ///   - type: the type to generate (default: the `Content` the call site infers).
+    ///   - includeSchemaInPrompt: whether the prompt shows the model the schema (as JSON
+    ///     Schema); the output follows it either way.
+    ///   - options: how tokens are picked and how many the response may have.
     /// - Throws: what `respond(to:options:)` throws; `.unsupportedGuide` before generating for a
     ///   guide that cannot be enforced; `.decodingFailure` when the response ran out of tokens
     ///   (`maximumResponseTokens`, the context) before the value was whole, or does not decode as

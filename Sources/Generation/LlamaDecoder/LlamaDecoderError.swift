@@ -5,30 +5,30 @@ import GGUF
 ///
 /// A struct over a private set of cases (the swift-nio pattern): `code` can be switched over, and
 /// new cases can be added without breaking that switch's callers who use `default`.
-public struct LlamaDecoderError: Error, Equatable, CustomStringConvertible {
+package struct LlamaDecoderError: Error, Equatable, CustomStringConvertible {
     /// The kind of failure.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
+    package struct Code: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Kind: String { case invalidFile, unsupported, invalidArgument, contextOverflow }
         fileprivate let kind: Kind
         /// The file is not a GGUF model this decoder can read: unreadable, corrupt, or missing a key or tensor.
-        public static let invalidFile = Code(kind: .invalidFile)
+        package static let invalidFile = Code(kind: .invalidFile)
         /// The file is valid but asks for something this decoder does not implement (an
         /// architecture, a tensor type, a RoPE scaling, a tokenizer).
-        public static let unsupported = Code(kind: .unsupported)
+        package static let unsupported = Code(kind: .unsupported)
         /// A caller's argument is out of range (a token id, a sampling parameter, a context size).
-        public static let invalidArgument = Code(kind: .invalidArgument)
+        package static let invalidArgument = Code(kind: .invalidArgument)
         /// The tokens do not fit the context window.
-        public static let contextOverflow = Code(kind: .contextOverflow)
-        public var description: String { kind.rawValue }
+        package static let contextOverflow = Code(kind: .contextOverflow)
+        package var description: String { kind.rawValue }
     }
 
     /// The kind of failure.
-    public let code: Code
+    package let code: Code
     /// What went wrong, naming the file, key or tensor and expected versus actual (and, when the
     /// GGUF reader found it, all of `cause`: its code, the byte offset and the key or tensor).
-    public let message: String
+    package let message: String
     /// The GGUF reader's error this one wraps, with its code, offset and subject, or nil.
-    public let cause: GGUFError?
+    package let cause: GGUFError?
 
     package init(_ code: Code, _ message: String, cause: GGUFError? = nil) {
         self.code = code
@@ -47,9 +47,9 @@ public struct LlamaDecoderError: Error, Equatable, CustomStringConvertible {
     package static func invalidArgument(_ message: String) -> Self { .init(.invalidArgument, message) }
     package static func contextOverflow(_ message: String) -> Self { .init(.contextOverflow, message) }
 
-    public var description: String { message }
+    package var description: String { message }
 }
 
 extension LlamaDecoderError: LocalizedError {
-    public var errorDescription: String? { description }
+    package var errorDescription: String? { description }
 }

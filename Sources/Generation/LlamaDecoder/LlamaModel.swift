@@ -16,26 +16,26 @@ import LinearAlgebra
 /// let sequence = try model.makeSequence()
 /// let logits = try sequence.append(model.tokenizer.tokenizeWithoutSpecialTokens("Hello").map(\.id))
 /// ```
-public final class LlamaModel: Sendable {
+package final class LlamaModel: Sendable {
     /// The model's shape.
-    public let configuration: LlamaConfiguration
+    package let configuration: LlamaConfiguration
     /// The model's tokenizer, built from the file's vocabulary and merges.
-    public let tokenizer: BytePairTokenizer
+    package let tokenizer: BytePairTokenizer
     /// The chat template's source: the one given at load, else the file's (`tokenizer.chat_template`), if any.
-    public let chatTemplateSource: String?
+    package let chatTemplateSource: String?
     /// The chat template parsed once at load, or why it could not be (used by `chatPrompt`).
     let chatTemplate: Result<ChatTemplate, ChatTemplateError>?
     /// How the weights are held and multiplied (`.native` unless chosen at load).
-    public let precision: Precision
+    package let precision: Precision
     /// Threads each forward pass spreads its int8 products over.
-    public let threadCount: Int
+    package let threadCount: Int
     /// The model's name (`general.name`), or the file's name.
-    public let name: String
+    package let name: String
     /// The ids that end a generation: the end-of-sequence token, the turn ends the file names
     /// (`tokenizer.ggml.eot_token_id`, `eom_token_id`), and the families' turn-end tokens
     /// (`LlamaModel.turnEndMarkers`: `<|im_end|>`, `<|eot_id|>`, `<end_of_turn>`, `<|end|>`, …)
     /// where the vocabulary has them as control or user-defined tokens.
-    public let stopTokenIDs: Set<Int>
+    package let stopTokenIDs: Set<Int>
 
     let weights: LlamaWeights
     let embeddings: EmbeddingTable
@@ -53,7 +53,7 @@ public final class LlamaModel: Sendable {
     /// - Throws: `LlamaDecoderError`: `.invalidFile` for a file that cannot be read, is corrupt or
     ///   lacks a key or tensor; `.unsupported` for an architecture, tensor type, RoPE scaling or
     ///   tokenizer this decoder does not implement (the message names it).
-    public init(
+    package init(
         contentsOf url: URL, precision: Precision = .native,
         threadCount: Int = ProcessInfo.processInfo.activeProcessorCount, chatTemplate: String? = nil
     ) throws(LlamaDecoderError) {
@@ -87,14 +87,14 @@ public final class LlamaModel: Sendable {
     /// ChatML (SmolLM2, Qwen), Llama 3 (`<|eot_id|>`, and `<|eom_id|>` after a tool call), Gemma,
     /// Phi-3, and the end-of-text tokens of GPT-2-style vocabularies. A vocabulary that holds one
     /// as an ordinary token (text a model may write) keeps generating through it.
-    public static let turnEndMarkers = [
+    package static let turnEndMarkers = [
         "<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<|endoftext|>", "<end_of_turn>", "<|end|>",
     ]
 
     /// A new, empty sequence whose cache may hold up to `contextSize` tokens (default: the
     /// model's context length). The cache grows with the tokens actually held.
     /// - Throws: `LlamaDecoderError.invalidArgument` for a size below 1 or above the model's context.
-    public func makeSequence(contextSize: Int? = nil) throws(LlamaDecoderError) -> LlamaSequence {
+    package func makeSequence(contextSize: Int? = nil) throws(LlamaDecoderError) -> LlamaSequence {
         let size = contextSize ?? configuration.contextLength
         guard size >= 1, size <= configuration.contextLength else {
             throw .invalidArgument("context size \(size) is outside 1…\(configuration.contextLength)")
@@ -103,7 +103,7 @@ public final class LlamaModel: Sendable {
     }
 
     /// The bytes the weights take in memory (the token embeddings are read from the mapped file as needed).
-    public var weightByteCount: Int { weights.byteCount }
+    package var weightByteCount: Int { weights.byteCount }
 
     // MARK: - The forward pass
 
@@ -368,7 +368,7 @@ extension LlamaModel {
     /// The tokenizer of a GGUF model file, without reading its weights (for tokenizing alone).
     /// - Throws: `LlamaDecoderError`, as `init(contentsOf:precision:threadCount:)` does for the
     ///   file's header and tokenizer.
-    public static func tokenizer(contentsOf url: URL) throws(LlamaDecoderError) -> BytePairTokenizer {
+    package static func tokenizer(contentsOf url: URL) throws(LlamaDecoderError) -> BytePairTokenizer {
         let file: GGUFFile
         do { file = try GGUFFile(contentsOf: url) } catch {
             throw .invalidFile(error)

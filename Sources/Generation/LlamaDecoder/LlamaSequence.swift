@@ -14,13 +14,13 @@ import LinearAlgebra
 /// let next = logits.indices.max { logits[$0] < logits[$1] }!
 /// logits = try sequence.append([next])             // one decode step
 /// ```
-public final class LlamaSequence {
+package final class LlamaSequence {
     /// The model this sequence runs.
-    public let model: LlamaModel
+    package let model: LlamaModel
     /// The most tokens the sequence may hold.
-    public let contextSize: Int
+    package let contextSize: Int
     /// The tokens held, in order (their keys and values are cached).
-    public private(set) var tokens: [Int] = []
+    package private(set) var tokens: [Int] = []
 
     private let cache: KeyValueCache
     private let scratch: Scratch
@@ -33,10 +33,10 @@ public final class LlamaSequence {
     }
 
     /// The number of tokens held.
-    public var count: Int { tokens.count }
+    package var count: Int { tokens.count }
 
     /// Forgets every token after the first `count` (to reuse a shared prefix, or to start again with 0).
-    public func truncate(to count: Int) {
+    package func truncate(to count: Int) {
         precondition(count >= 0 && count <= tokens.count, "truncate(to:) beyond the tokens held")
         tokens.removeSubrange(count...)
     }
@@ -45,7 +45,7 @@ public final class LlamaSequence {
     /// of the last one: a prefill when there are many, a decode step for one.
     /// - Throws: `LlamaDecoderError` with `.invalidArgument` for an empty list or an id outside the
     ///   vocabulary, `.contextOverflow` when the tokens would not fit `contextSize`.
-    public func append(_ ids: [Int]) throws(LlamaDecoderError) -> [Float] {
+    package func append(_ ids: [Int]) throws(LlamaDecoderError) -> [Float] {
         var logits = [Float](repeating: 0, count: model.configuration.vocabularySize)
         try append(ids, allLogits: false) { _, row in
             logits.withUnsafeMutableBufferPointer { $0.baseAddress!.update(from: row, count: $0.count) }
@@ -56,7 +56,7 @@ public final class LlamaSequence {
     /// Runs `ids` after the tokens held and hands `body` the logits `[V]` of every one of them, in
     /// order (`body(k, logits)` for the `k`-th of `ids`), for scoring a text. The pointer is valid
     /// only during the call.
-    public func appendScoring(_ ids: [Int], _ body: (Int, UnsafePointer<Float>) -> Void) throws(LlamaDecoderError) {
+    package func appendScoring(_ ids: [Int], _ body: (Int, UnsafePointer<Float>) -> Void) throws(LlamaDecoderError) {
         try append(ids, allLogits: true, body)
     }
 

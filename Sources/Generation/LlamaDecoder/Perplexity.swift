@@ -3,27 +3,27 @@ import Foundation
 /// A model's teacher-forced scores of a text: for every token but the first of each window, the
 /// negative log-likelihood of that token given the tokens before it in its window, and the token
 /// the model ranked first there.
-public struct TokenScores: Sendable {
+package struct TokenScores: Sendable {
     /// The window length the text was cut into.
-    public var window: Int
+    package var window: Int
     /// The token ids scored.
-    public var tokens: [Int]
+    package var tokens: [Int]
     /// `nll[i]`: −log p(tokens[i] | the window's tokens before it), or nil for a window's first token.
-    public var negativeLogLikelihoods: [Double?]
+    package var negativeLogLikelihoods: [Double?]
     /// `predictions[i]`: the most likely token at position i given the same context, or nil for a window's first token.
-    public var predictions: [Int?]
+    package var predictions: [Int?]
 
     /// The number of tokens scored (every token but each window's first).
-    public var scoredCount: Int { negativeLogLikelihoods.lazy.compactMap { $0 }.count }
+    package var scoredCount: Int { negativeLogLikelihoods.lazy.compactMap { $0 }.count }
 
     /// `exp(mean negative log-likelihood)` over the scored tokens.
-    public var perplexity: Double {
+    package var perplexity: Double {
         let scored = negativeLogLikelihoods.compactMap { $0 }
         return scored.isEmpty ? .nan : exp(scored.reduce(0, +) / Double(scored.count))
     }
 
     /// The fraction of scored positions where the model's first choice was the text's token.
-    public var accuracy: Double {
+    package var accuracy: Double {
         var hits = 0
         var count = 0
         for (i, prediction) in predictions.enumerated() {
@@ -40,7 +40,7 @@ extension LlamaModel {
     /// each run from an empty cache: the perplexity measure of llama.cpp's `llama-perplexity`
     /// and of the project's parity fixtures.
     /// - Throws: `LlamaDecoderError.invalidArgument` for a window below 2 or beyond the context, or a bad id.
-    public func score(_ tokens: [Int], window: Int = 512) throws(LlamaDecoderError) -> TokenScores {
+    package func score(_ tokens: [Int], window: Int = 512) throws(LlamaDecoderError) -> TokenScores {
         guard window >= 2, window <= configuration.contextLength else {
             throw .invalidArgument("window \(window) is outside 2…\(configuration.contextLength)")
         }

@@ -1,6 +1,6 @@
 extension LlamaModel {
     /// How a decoder's weights are held and multiplied, fixed when the model is loaded.
-    public enum Precision: String, Sendable, CaseIterable {
+    package enum Precision: String, Sendable, CaseIterable {
         /// The default: the file's own blocks of 32, read by the block products (`BlockGEMM`):
         /// Q4_0, Q4_1 and Q4_K as 4-bit codes, Q5_0, Q5_1, Q5_K, Q8_0, IQ4_NL and IQ4_XS as 8-bit
         /// codes, exactly (the K-quants' and IQ4_XS's per-32 scale products rounded to float16);

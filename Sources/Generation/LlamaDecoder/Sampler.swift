@@ -3,23 +3,24 @@ import Foundation
 /// How the next token is chosen from the logits: greedy, or random after temperature, top-k and
 /// top-p (in that order, as llama.cpp's and transformers' chains do), from a seeded generator so
 /// that the same seed gives the same text.
-public struct SamplingParameters: Sendable, Equatable {
+package struct SamplingParameters: Sendable, Equatable {
     /// Logits are divided by it before sampling; 0 picks the most likely token (greedy).
-    public var temperature: Float
+    package var temperature: Float
     /// Keep only the `k` most likely tokens (nil: all).
-    public var topK: Int?
+    package var topK: Int?
     /// Keep the smallest set of most likely tokens whose probabilities reach `p` (nil: all).
-    public var topP: Float?
+    package var topP: Float?
     /// The random generator's seed (nil: a fresh random seed per sampler).
-    public var seed: UInt64?
+    package var seed: UInt64?
 
     /// Always the most likely token (the lowest id among equal logits).
-    public static let greedy = SamplingParameters(temperature: 0)
+    package static let greedy = SamplingParameters(temperature: 0)
 
     /// Sampling parameters.
     /// - Throws: `LlamaDecoderError.invalidArgument` for a negative or non-finite temperature, `topK < 1`,
     ///   or `topP` outside (0, 1].
-    public init(temperature: Float, topK: Int? = nil, topP: Float? = nil, seed: UInt64? = nil) throws(LlamaDecoderError)
+    package init(temperature: Float, topK: Int? = nil, topP: Float? = nil, seed: UInt64? = nil)
+        throws(LlamaDecoderError)
     {
         guard temperature.isFinite, temperature >= 0 else {
             throw .invalidArgument("temperature \(temperature) must be finite and ≥ 0")
@@ -37,17 +38,17 @@ public struct SamplingParameters: Sendable, Equatable {
     }
 
     /// Whether these parameters always pick the most likely token.
-    public var isGreedy: Bool { temperature == 0 || topK == 1 }
+    package var isGreedy: Bool { temperature == 0 || topK == 1 }
 }
 
 /// Picks tokens from logits as `SamplingParameters` say, keeping its random state between calls.
-public struct Sampler: Sendable {
+package struct Sampler: Sendable {
     /// The parameters.
-    public let parameters: SamplingParameters
+    package let parameters: SamplingParameters
     private var random: SplitMix64
 
     /// A sampler; its generator starts from `parameters.seed` (or a random seed).
-    public init(_ parameters: SamplingParameters) {
+    package init(_ parameters: SamplingParameters) {
         self.parameters = parameters
         var system = SystemRandomNumberGenerator()
         random = SplitMix64(seed: parameters.seed ?? system.next())
@@ -55,7 +56,7 @@ public struct Sampler: Sendable {
 
     /// The next token for `logits: [V]`.
     /// - Complexity: O(V), plus O(k log k) for the candidates kept by top-k or top-p.
-    public mutating func next(_ logits: UnsafeBufferPointer<Float>) -> Int {
+    package mutating func next(_ logits: UnsafeBufferPointer<Float>) -> Int {
         if parameters.isGreedy { return Self.argmax(logits) }
         let inverse = 1 / parameters.temperature
         // Candidates: all tokens, or the k best (kept sorted, best first, when cut).
@@ -94,7 +95,7 @@ public struct Sampler: Sendable {
     }
 
     /// The index of the largest value (the first of equal ones; NaN never wins): the greedy choice.
-    public static func argmax(_ x: UnsafeBufferPointer<Float>) -> Int {
+    package static func argmax(_ x: UnsafeBufferPointer<Float>) -> Int {
         var best = 0
         var value = -Float.infinity
         for (i, v) in x.enumerated() where v > value {

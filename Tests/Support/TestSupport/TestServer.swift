@@ -8,11 +8,11 @@ import Foundation
 /// `CE_POSTGRES_URL` it fails, naming the variable, because a skipped database test would pass a
 /// run that never exercised the store. `make test` and CI always start a server; to run one such
 /// test by hand, `export CE_POSTGRES_URL=$(scripts/postgres.sh start)` first.
-public enum TestServer {
+package enum TestServer {
     /// The URL of the server the tests use: `CE_POSTGRES_URL`, which `make test` and CI set after
     /// `scripts/postgres.sh start`.
     /// - Throws: `TestServerError` when the variable is not set (the test fails; it is never skipped).
-    public static func url() throws -> String {
+    package static func url() throws -> String {
         guard let url = ProcessInfo.processInfo.environment["CE_POSTGRES_URL"], !url.isEmpty else {
             throw TestServerError(
                 message:
@@ -24,7 +24,7 @@ public enum TestServer {
 }
 
 /// The test server could not be started.
-public struct TestServerError: Error, CustomStringConvertible {
-    public let message: String
-    public var description: String { message }
+package struct TestServerError: Error, CustomStringConvertible {
+    package let message: String
+    package var description: String { message }
 }

@@ -4,9 +4,9 @@ import LinearAlgebra
 import Synchronization
 
 /// The error of `answerFromAnotherThread` when the work did not finish in time.
-public struct DidNotAnswer: Error, CustomStringConvertible {
-    public let seconds: Double
-    public var description: String {
+package struct DidNotAnswer: Error, CustomStringConvertible {
+    package let seconds: Double
+    package var description: String {
         "no answer within \(seconds) s: the call waited for something that does not end soon"
     }
 }
@@ -14,7 +14,7 @@ public struct DidNotAnswer: Error, CustomStringConvertible {
 /// Runs `body` on a thread of its own and waits for it at most `seconds`: for tests that show a
 /// call does not wait for other work in progress on the calling thread (an indexing run). The
 /// limit only turns a wait that would never end into a failure; it times nothing.
-public func answerFromAnotherThread<T: Sendable>(
+package func answerFromAnotherThread<T: Sendable>(
     within seconds: Double = 120, _ body: @escaping @Sendable () throws -> T
 ) -> Result<T, any Error> {
     let done = DispatchSemaphore(value: 0)
@@ -32,7 +32,7 @@ public func answerFromAnotherThread<T: Sendable>(
 
 /// Everything two pipes deliver until they close, read at the same time (a child process that
 /// fills one pipe while the parent waits on the other would otherwise block both).
-public func readBoth(_ first: FileHandle, _ second: FileHandle) -> (Data, Data) {
+package func readBoth(_ first: FileHandle, _ second: FileHandle) -> (Data, Data) {
     let other = Mutex<Data>(Data())
     let group = DispatchGroup()
     DispatchQueue.global().async(group: group) {
@@ -46,7 +46,7 @@ public func readBoth(_ first: FileHandle, _ second: FileHandle) -> (Data, Data) 
 
 /// Reads `handle` line by line until a line starts with `prefix` and returns it (nil: the pipe
 /// closed first). Blocks on the reads: no polling.
-public func firstLine(startingWith prefix: String, from handle: FileHandle) -> String? {
+package func firstLine(startingWith prefix: String, from handle: FileHandle) -> String? {
     var pending = Data()
     while true {
         let chunk = handle.availableData

@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 
 /// The body of `POST /v1/chat/completions`, as OpenAI names its fields. Fields OpenAI has and
 /// this server ignores (`user`, `metadata`, `store`, `service_tier`, …) and unknown fields are
@@ -29,8 +30,8 @@ struct ChatCompletionRequest: Decodable {
     let n: Int?
     /// Text, or JSON of a schema.
     let responseFormat: ResponseFormat?
-    /// Functions the model may call (their `parameters` schemas are read from the body's JSON
-    /// with their key order, as `json_schema` is).
+    /// Functions the model may call (their `parameters` schemas kept as read, in key order, as
+    /// `json_schema`'s is).
     let tools: [ToolSpecification]?
     /// `none`, `auto`, `required`, or `{"type": "function", "function": {"name": …}}`.
     let toolChoice: ToolChoice?
@@ -113,7 +114,6 @@ struct ChatCompletionRequest: Decodable {
     }
 
     /// `response_format`: `{"type": "text" | "json_object" | "json_schema", "json_schema": {…}}`.
-    /// The schema itself is read from the body's JSON with its key order (`ChatCompletion`).
     struct ResponseFormat: Decodable {
         /// `text`, `json_object` or `json_schema`.
         let type: String
@@ -133,8 +133,8 @@ struct ChatCompletionRequest: Decodable {
             let description: String?
             /// Accepted: every answer follows its schema by construction.
             let strict: Bool?
-            /// Whether there is one; its text is read from the body with its key order.
-            let schema: AnyJSON?
+            /// The schema as read, its properties in the body's order (the order the answer writes them in).
+            let schema: JSONNode?
         }
     }
 }
@@ -149,8 +149,8 @@ extension ChatCompletionRequest {
         struct Function: Decodable {
             let name: String
             let description: String?
-            /// Whether there is a schema; its text is read from the body with its key order.
-            let parameters: AnyJSON?
+            /// The arguments' schema as read, in the body's key order.
+            let parameters: JSONNode?
             /// Accepted: arguments follow their schema by construction.
             let strict: Bool?
         }
@@ -193,18 +193,5 @@ extension ChatCompletionRequest {
             let name: String
             let arguments: String
         }
-    }
-}
-
-/// Any JSON value, read only to know it is there (its content is not kept).
-struct AnyJSON: Decodable {
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() { return }
-        if (try? container.decode(Bool.self)) != nil { return }
-        if (try? container.decode(Double.self)) != nil { return }
-        if (try? container.decode(String.self)) != nil { return }
-        if (try? container.decode([AnyJSON].self)) != nil { return }
-        _ = try container.decode([String: AnyJSON].self)
     }
 }

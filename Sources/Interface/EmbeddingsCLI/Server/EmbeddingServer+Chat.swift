@@ -27,10 +27,9 @@ struct ChatCompletion: Sendable {
     /// The most stop sequences a request may send (OpenAI's limit).
     static let maximumStops = 4
 
-    /// `request` checked field by field; `body` is the request's JSON again, read for the
-    /// `json_schema` (its properties' order is the order the answer writes them in).
+    /// `request` checked field by field.
     /// - Throws: `APIError` 400 naming the field.
-    init(_ request: ChatCompletionRequest, body: Data) throws {
+    init(_ request: ChatCompletionRequest) throws {
         if let n = request.n, n != 1 {
             throw APIError.badRequest(
                 "'n' must be 1 (one choice per request), got \(n)", param: "n", code: "invalid_value")
@@ -62,9 +61,8 @@ struct ChatCompletion: Sendable {
         if stop.contains("") {
             throw APIError.badRequest("'stop' holds an empty string", param: "stop", code: "invalid_value")
         }
-        let root = try? GeneratedContent(json: String(decoding: body, as: UTF8.self))
-        schema = try Self.schema(request.responseFormat, root: root)
-        tools = try Self.tools(request.tools ?? [], root: root)
+        schema = try Self.schema(request.responseFormat)
+        tools = try Self.tools(request.tools ?? [])
         if let name = ToolCalling.conflict(in: tools) {
             throw APIError.badRequest(
                 "two tools' parameters define different schemas named '\(EmbeddingServer.printable(name))' ($defs); rename one",
@@ -164,19 +162,12 @@ struct ChatCompletion: Sendable {
         return Transcript(entries: entries)
     }
 
-    /// The functions of `tools`, their parameter schemas read from the body's JSON (`root`) as
-    /// JSON Schema; a function without `parameters` takes an empty object.
-    private static func tools(_ tools: [ChatCompletionRequest.ToolSpecification], root: GeneratedContent?) throws
+    /// The functions of `tools`, their parameter schemas read as JSON Schema; a function without
+    /// `parameters` takes an empty object.
+    private static func tools(_ tools: [ChatCompletionRequest.ToolSpecification]) throws
         -> [Transcript.ToolDefinition]
     {
         var names = Set<String>()
-        // The tools as the body spells them, for their schemas' key order.
-        let specified: [GeneratedContent]
-        if case .array(let elements)? = root.flatMap({ Self.member($0, "tools") })?.kind {
-            specified = elements
-        } else {
-            specified = []
-        }
         return try tools.enumerated().map { i, tool in
             let param = "tools[\(i)]"
             guard tool.type == "function" else {
@@ -199,15 +190,9 @@ struct ChatCompletion: Sendable {
                     "two tools are named '\(name)'", param: "\(param).function.name", code: "invalid_value")
             }
             var parameters = GenerationSchema(type: GeneratedContent.self, properties: [])
-            if tool.function.parameters != nil {
-                guard specified.indices.contains(i), let schema = Self.member(specified[i], "function", "parameters")
-                else {
-                    throw APIError.badRequest(
-                        "'\(param).function.parameters' cannot be read", param: "\(param).function.parameters",
-                        code: "invalid_value")
-                }
+            if let schema = tool.function.parameters {
                 do {
-                    parameters = try GenerationSchema(jsonSchema: schema, name: name)
+                    parameters = try GenerationSchema(jsonSchema: GeneratedContent(schema), name: name)
                 } catch {
                     throw APIError.badRequest(
                         "\(param).function.parameters: \(error)", param: "\(param).function.parameters",
@@ -299,7 +284,7 @@ struct ChatCompletion: Sendable {
 
     /// The schema `response_format` asks for: nil for text; `json_schema`'s schema read as JSON
     /// Schema; `json_object` any JSON object (without OpenAI's check that a message says "JSON").
-    private static func schema(_ format: ChatCompletionRequest.ResponseFormat?, root: GeneratedContent?) throws
+    private static func schema(_ format: ChatCompletionRequest.ResponseFormat?) throws
         -> GenerationSchema?
     {
         guard let format else { return nil }
@@ -312,15 +297,13 @@ struct ChatCompletion: Sendable {
                     "missing 'response_format.json_schema'", param: "response_format.json_schema", code: "missing_field"
                 )
             }
-            guard declared.schema != nil, let root,
-                let schema = Self.member(root, "response_format", "json_schema", "schema")
-            else {
+            guard let schema = declared.schema else {
                 throw APIError.badRequest(
                     "missing 'response_format.json_schema.schema'", param: "response_format.json_schema.schema",
                     code: "missing_field")
             }
             do {
-                return try GenerationSchema(jsonSchema: schema, name: declared.name)
+                return try GenerationSchema(jsonSchema: GeneratedContent(schema), name: declared.name)
             } catch {
                 throw APIError.badRequest(
                     "response_format.json_schema.schema: \(error.description)", param: "response_format",
@@ -331,16 +314,6 @@ struct ChatCompletion: Sendable {
                 "'response_format.type' must be 'text', 'json_object' or 'json_schema', got '\(EmbeddingServer.printable(format.type))'",
                 param: "response_format.type", code: "invalid_value")
         }
-    }
-
-    /// The value at `keys` in nested objects, or nil.
-    private static func member(_ content: GeneratedContent, _ keys: String...) -> GeneratedContent? {
-        var current = content
-        for key in keys {
-            guard case .structure(let properties, _) = current.kind, let next = properties[key] else { return nil }
-            current = next
-        }
-        return current
     }
 }
 
@@ -413,7 +386,7 @@ extension EmbeddingServer {
         reply: @escaping @Sendable (HTTPResponse) -> Void
     ) throws {
         let request = try RequestDecoding.decode(ChatCompletionRequest.self, from: data)
-        let completion = try ChatCompletion(request, body: data)
+        let completion = try ChatCompletion(request)
         let job = ChatScheduler.Job(
             run: { stop in
                 self.generate(completion, reply: reply, serverStopping: stop, clientLeft: clientLeft)

@@ -1,5 +1,6 @@
 import Embeddings
 import Foundation
+import JSONText
 
 /// Texts as OpenAI's `input` and `stop` and TEI's `inputs` carry them: one string or an array of strings.
 /// Arrays of token ids (which OpenAI also accepts) are refused with a clear message.
@@ -43,8 +44,9 @@ struct OffsetRange: Decodable, Sendable {
     let unit: String?
 }
 
-/// Reading request bodies: JSON decoded into the route's type, with every failure a 400 in
-/// OpenAI's error shape naming the field.
+/// Reading request bodies: the JSON read once (`JSONReader`: strict, object keys in document
+/// order, a repeated key's last value) and decoded into the route's type (`JSONNodeDecoder`), with
+/// every failure a 400 in OpenAI's error shape naming the field.
 enum RequestDecoding {
     /// The body as UTF-8: invalid sequences are repaired (each becomes U+FFFD), as
     /// `embeddings embed` repairs its input lines; `repaired` says whether that happened.
@@ -57,8 +59,16 @@ enum RequestDecoding {
         guard !data.isEmpty else {
             throw APIError.badRequest("the body is empty; expected a JSON object", code: "invalid_json")
         }
+        let node: JSONNode
         do {
-            return try JSONDecoder().decode(T.self, from: data)
+            node = try JSONReader.read(
+                String(decoding: data, as: UTF8.self), acceptsTruncation: false, repeatedKeys: .keepLast)
+        } catch {
+            throw APIError.badRequest(
+                "the body is not valid JSON: \(error.message) at byte \(error.offset)", code: "invalid_json")
+        }
+        do {
+            return try JSONNodeDecoder().decode(T.self, from: node)
         } catch let error as TokenIDInputs {
             throw APIError.badRequest(
                 "'\(error.field)' holds token ids; this server takes text (a string or an array of strings)",
