@@ -139,9 +139,7 @@ final class GuidedVocabulary: Sendable {
             walk(otherRoot, state, grammar, &bits)
             return bits
         }
-        var bits = [UInt64](repeating: 0, count: (size + 63) / 64)
-        walk(0, state, grammar, &bits)
-        return bits
+        return allowedTokens(grammar, from: state)
     }
 
     /// The plain tokens whose characters `pattern` reads from `state` without leaving every match behind.
@@ -161,18 +159,42 @@ final class GuidedVocabulary: Sendable {
         return bits
     }
 
-    private func walk(_ node: Int32, _ state: JSONGrammar.State, _ grammar: JSONGrammar, _ bits: inout [UInt64]) {
+    /// The tokens `automaton` reads whole from `state`, as bits: the trie of every token (stop
+    /// and control tokens are not in it) walked from its root, each prefix advanced once.
+    func allowedTokens<A: ByteAutomaton>(_ automaton: A, from state: A.State) -> [UInt64] {
+        var bits = [UInt64](repeating: 0, count: (size + 63) / 64)
+        walk(0, state, automaton, &bits)
+        return bits
+    }
+
+    private func walk<A: ByteAutomaton>(_ node: Int32, _ state: A.State, _ automaton: A, _ bits: inout [UInt64]) {
         let first = Int(firstEdge[Int(node)])
         for e in first..<(first + Int(edgeCount[Int(node)])) {
-            let next = grammar.advance(state, edgeBytes[e])
-            if next.isDead { continue }
+            guard let next = automaton.step(state, edgeBytes[e]) else { continue }
             let child = Int(edgeTargets[e])
             for t in Int(tokenStart[child])..<Int(tokenStart[child + 1]) {
                 let id = Int(tokenIDs[t])
                 bits[id >> 6] |= 1 << UInt64(id & 63)
             }
-            walk(Int32(child), next, grammar, &bits)
+            walk(Int32(child), next, automaton, &bits)
         }
+    }
+}
+
+/// What a mask is computed with: a state advanced one byte at a time, each byte either taken
+/// (the next state) or refused (nil). `GuidedVocabulary` walks its trie with one, so every mask
+/// — a guided value's (`JSONGrammar`), a tool call's opening (`ToolCallConstraint`) — is the same
+/// walk, and a token is allowed exactly when all of its bytes are taken.
+protocol ByteAutomaton {
+    associatedtype State
+    /// The state after `byte`, or nil when `byte` is refused.
+    func step(_ state: State, _ byte: UInt8) -> State?
+}
+
+extension JSONGrammar: ByteAutomaton {
+    func step(_ state: State, _ byte: UInt8) -> State? {
+        let next = advance(state, byte)
+        return next.isDead ? nil : next
     }
 }
 

@@ -360,14 +360,12 @@ final class ToolCallConstraint: TokenConstraint {
         case answer(GuidedDecoding?)
     }
 
-    private let opening: [UInt8]
     /// The control token that stands for the opening's first bytes (Mistral's `[TOOL_CALLS]`)
     /// when the vocabulary has it, and those bytes.
     private let marker: (id: Int, bytes: ArraySlice<UInt8>)?
-    /// Whether the opening is the call's own first bytes (fed to its grammar).
-    private let openingIsJSON: Bool
-    private let callGrammar: JSONGrammar
-    private let answerGrammar: JSONGrammar?
+    /// The bytes of the turn's start, one at a time: masks in the opening phase are this
+    /// automaton's walk over the vocabulary's trie, and a chosen token's bytes are its fold.
+    private let start: Start
     /// Whether the turn may, must or must not call.
     enum Mode {
         case optional, required, forbidden
@@ -375,22 +373,19 @@ final class ToolCallConstraint: TokenConstraint {
     private let mode: Mode
     private let model: LlamaModel
     private var phase = Phase.opening(matched: 0, blanks: 0)
-    /// The most blanks a turn may start with before a call's opening.
-    private static let maximumBlanks = 4
 
     init(
         callGrammar: JSONGrammar, answerGrammar: JSONGrammar?, mode: Mode, model: LlamaModel,
         format: ToolCalling.Format = .hermes
     ) {
-        self.opening = Array(format.opening.utf8)
         if let text = format.marker, let id = model.tokenizer.id(for: text), model.tokenizer.isControl(id) {
             self.marker = (id, ArraySlice(text.utf8))
         } else {
             self.marker = nil
         }
-        self.openingIsJSON = format.openingIsJSON
-        self.callGrammar = callGrammar
-        self.answerGrammar = answerGrammar
+        self.start = Start(
+            opening: Array(format.opening.utf8), openingIsJSON: format.openingIsJSON, callGrammar: callGrammar,
+            answerGrammar: answerGrammar, mode: mode)
         self.mode = mode
         self.model = model
         // A forbidden call under an answer grammar is just the answer (for Hermes and Qwen, JSON
@@ -409,7 +404,7 @@ final class ToolCallConstraint: TokenConstraint {
     /// Whether the response so far is whole: a whole call, or an answer its grammar accepts.
     var isComplete: Bool {
         switch phase {
-        case .opening: return mode != .required && answerGrammar == nil
+        case .opening: return start.endsFree
         case .call(let decoding): return decoding.isComplete
         case .answer(let decoding): return decoding?.isComplete ?? true
         }
@@ -423,45 +418,82 @@ final class ToolCallConstraint: TokenConstraint {
         }
     }
 
-    /// Where `bytes` lead from `matched` bytes of the opening: still opening, into the call (its
-    /// grammar's state), into the answer (its grammar's state, nil for free text), or nowhere.
-    private enum Step {
-        case opening(Int, blanks: Int)
-        case call(JSONGrammar.State)
-        case answer(JSONGrammar.State?)
-        case refused
-    }
+    /// The start of a turn that may call, read a byte at a time: while the bytes are blanks and
+    /// then a prefix of the opening, either way stays open; the whole opening enters the call
+    /// (its grammar); a byte off the opening enters the answer (free, or its grammar from the
+    /// opening's bytes matched so far). A byte is refused where the call is required and the
+    /// bytes leave the opening, where a forbidden call would be named, or where a grammar
+    /// refuses it.
+    struct Start: ByteAutomaton {
+        /// Where the response stands.
+        enum Position {
+            /// `blanks` blanks, then the first `matched` bytes of the opening.
+            case opening(matched: Int, blanks: Int)
+            /// In the call: its grammar's state.
+            case call(JSONGrammar.State)
+            /// In the answer: its grammar's state, nil for free text.
+            case answer(JSONGrammar.State?)
+        }
 
-    private func step(from matched: Int, blanks: Int, _ bytes: ArraySlice<UInt8>) -> Step {
-        var matched = matched
-        var blanks = blanks
-        var index = bytes.startIndex
-        // Blanks before the opening (not under an answer grammar: JSON starts at once).
-        while answerGrammar == nil || mode == .required, index < bytes.endIndex, matched == 0,
-            blanks < Self.maximumBlanks, bytes[index] == 0x20 || bytes[index] == 0x0A
-        {
-            blanks += 1
-            index += 1
+        let opening: [UInt8]
+        /// Whether the opening is the call's own first bytes (fed to its grammar).
+        let openingIsJSON: Bool
+        let callGrammar: JSONGrammar
+        let answerGrammar: JSONGrammar?
+        let mode: Mode
+        /// The most blanks a turn may start with before a call's opening.
+        static let maximumBlanks = 4
+
+        /// Whether the turn may end before the opening is whole (a free answer, possibly
+        /// "<tool", which is text).
+        var endsFree: Bool { mode != .required && answerGrammar == nil }
+
+        func step(_ position: Position, _ byte: UInt8) -> Position? {
+            switch position {
+            case .call(let state):
+                let next = callGrammar.advance(state, byte)
+                return next.isDead ? nil : .call(next)
+            case .answer(nil):
+                return position
+            case .answer(let state?):
+                guard let answerGrammar else { return nil }
+                let next = answerGrammar.advance(state, byte)
+                return next.isDead ? nil : .answer(next)
+            case .opening(let matched, let blanks):
+                // Blanks before the opening (not under an answer grammar: JSON starts at once).
+                if answerGrammar == nil || mode == .required, matched == 0, blanks < Self.maximumBlanks,
+                    byte == 0x20 || byte == 0x0A
+                {
+                    return .opening(matched: 0, blanks: blanks + 1)
+                }
+                if byte == opening[matched] {
+                    let now = matched + 1
+                    // A forbidden call is not even named: `<tool_call` is refused (the markup
+                    // without the newline would still read as a call).
+                    if mode == .forbidden, now >= opening.count - 1 { return nil }
+                    guard now == opening.count else { return .opening(matched: now, blanks: blanks) }
+                    let state =
+                        openingIsJSON
+                        ? callGrammar.advance(callGrammar.initialState, opening[...]) : callGrammar.initialState
+                    return state.isDead ? nil : .call(state)
+                }
+                guard mode != .required else { return nil }
+                guard let answerGrammar else { return .answer(nil) }
+                let state = answerGrammar.advance(
+                    answerGrammar.advance(answerGrammar.initialState, opening[..<matched]), byte)
+                return state.isDead ? nil : .answer(state)
+            }
         }
-        while index < bytes.endIndex, matched < opening.count, bytes[index] == opening[matched] {
-            matched += 1
-            index += 1
+
+        /// `bytes` read from `position`, a byte at a time; nil when one is refused.
+        func read(_ position: Position, _ bytes: ArraySlice<UInt8>) -> Position? {
+            var position = position
+            for byte in bytes {
+                guard let next = step(position, byte) else { return nil }
+                position = next
+            }
+            return position
         }
-        // A forbidden call is not even named: `<tool_call` is refused (the markup without the
-        // newline would still read as a call).
-        if mode == .forbidden, matched >= opening.count - 1 { return .refused }
-        if matched == opening.count {
-            var state = callGrammar.initialState
-            if openingIsJSON { state = callGrammar.advance(state, opening[...]) }
-            state = callGrammar.advance(state, bytes[index...])
-            return state.isDead ? .refused : .call(state)
-        }
-        if index == bytes.endIndex { return .opening(matched, blanks: blanks) }
-        guard mode != .required else { return .refused }
-        guard let answerGrammar else { return .answer(nil) }
-        let state = answerGrammar.advance(
-            answerGrammar.advance(answerGrammar.initialState, opening[..<matched]), bytes[index...])
-        return state.isDead ? .refused : .answer(state)
     }
 
     func mask(_ logits: UnsafeMutableBufferPointer<Float>) -> Bool {
@@ -470,31 +502,23 @@ final class ToolCallConstraint: TokenConstraint {
         case .answer(let decoding?): return decoding.mask(logits)
         case .answer(nil): return logits.contains { $0 > -.infinity }
         case .opening(let matched, let blanks):
-            let tokenizer = model.tokenizer
+            let position = Start.Position.opening(matched: matched, blanks: blanks)
+            // The vocabulary's trie holds every token but the control and stop tokens.
+            let vocabulary = GuidedVocabulary.of(model)
+            let bits = vocabulary.allowedTokens(start, from: position)
+            // The call's control token: refused outright for a forbidden call (it prints nothing).
+            let markerAllowed = marker.map { mode != .forbidden && start.read(position, $0.bytes) != nil } ?? false
             var any = false
             for id in 0..<logits.count {
                 let allowed: Bool
-                if id >= tokenizer.vocabularySize {
+                if id >= vocabulary.size {
                     allowed = false
-                } else if model.stopTokenIDs.contains(id) {
-                    // Ending here leaves a free answer (possibly "<tool", which is text).
-                    allowed = mode != .required && answerGrammar == nil
-                } else if let marker, id == marker.id {
-                    // The call's control token: refused outright for a forbidden call (it prints nothing).
-                    if case .refused = step(from: matched, blanks: blanks, marker.bytes) {
-                        allowed = false
-                    } else {
-                        allowed = mode != .forbidden
-                    }
-                } else if tokenizer.isControl(id) {
-                    allowed = false
+                } else if bits[id >> 6] >> UInt64(id & 63) & 1 != 0 {
+                    allowed = true
+                } else if vocabulary.stopTokenIDs.contains(id) {
+                    allowed = start.endsFree
                 } else {
-                    let bytes = tokenizer.bytes(for: id)
-                    if case .refused = step(from: matched, blanks: blanks, bytes) {
-                        allowed = false
-                    } else {
-                        allowed = !bytes.isEmpty
-                    }
+                    allowed = markerAllowed && id == marker?.id
                 }
                 if allowed { any = any || logits[id] > -.infinity } else { logits[id] = -.infinity }
             }
@@ -509,21 +533,21 @@ final class ToolCallConstraint: TokenConstraint {
         case .opening(let matched, let blanks):
             guard !model.stopTokenIDs.contains(token) else { return }
             let bytes = marker.flatMap { $0.id == token ? $0.bytes : nil } ?? model.tokenizer.bytes(for: token)
-            switch step(from: matched, blanks: blanks, bytes) {
-            case .opening(let now, let blanks): phase = .opening(matched: now, blanks: blanks)
-            case .call(let state):
-                let decoding = GuidedDecoding(grammar: callGrammar, model: model)
+            switch start.read(.opening(matched: matched, blanks: blanks), bytes) {
+            case .opening(let now, let blanks)?: phase = .opening(matched: now, blanks: blanks)
+            case .call(let state)?:
+                let decoding = GuidedDecoding(grammar: start.callGrammar, model: model)
                 decoding.start(at: state)
                 phase = .call(decoding)
-            case .answer(let state):
-                guard let state, let answerGrammar else {
+            case .answer(let state)?:
+                guard let state, let answerGrammar = start.answerGrammar else {
                     phase = .answer(nil)
                     return
                 }
                 let decoding = GuidedDecoding(grammar: answerGrammar, model: model)
                 decoding.start(at: state)
                 phase = .answer(decoding)
-            case .refused:
+            case nil:
                 // Masked out; reached only if a caller samples outside the mask.
                 phase = .answer(nil)
             }
