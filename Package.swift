@@ -90,6 +90,11 @@ let package = Package(
                 "GGUF", "BytePairEncoding", "ChatTemplates", "Tokenization", "LinearAlgebra", "ModelAssets",
             ],
             path: "Sources/Generation/LlamaDecoder"),
+        // The HTTP client of OpenAI-compatible servers (URLSession; server-sent events), for generation
+        // on another machine (issue 34).
+        .target(
+            name: "RemoteGeneration", dependencies: ["JSONText", "LinearAlgebra"],
+            path: "Sources/Generation/RemoteGeneration"),
         .target(
             name: "LanguageModels",
             dependencies: [
@@ -131,7 +136,7 @@ let package = Package(
         // MARK: Test support
         // A plain HTTP/1.1 client over a loopback socket, for the server's tests and the bench's
         // serve clients (no XCTest, so the benchmark executable can link it).
-        .target(name: "LoopbackHTTP", path: "Tests/Support/LoopbackHTTP"),
+        .target(name: "LoopbackHTTP", dependencies: ["LinearAlgebra"], path: "Tests/Support/LoopbackHTTP"),
         // Helpers every test target may use; no model, no encoder.
         .target(
             name: "TestSupport", dependencies: ["LinearAlgebra", "LoopbackHTTP"], path: "Tests/Support/TestSupport"),
@@ -199,6 +204,10 @@ let package = Package(
             name: "LlamaDecoderTests",
             dependencies: ["LlamaDecoder", "LinearAlgebra", "TestSupport", "ModelTestSupport", "ChatTemplates"],
             path: "Tests/Generation/LlamaDecoderTests"),
+        .testTarget(
+            name: "RemoteGenerationTests",
+            dependencies: ["RemoteGeneration", "JSONText", "LinearAlgebra", "LoopbackHTTP"],
+            path: "Tests/Generation/RemoteGenerationTests"),
         .testTarget(
             name: "LanguageModelsTests",
             dependencies: [

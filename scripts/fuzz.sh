@@ -6,7 +6,7 @@
 # `smoke` (what CI runs) is a deterministic 20,000 executions per target with seed 1, so it
 # passes or fails the same way every time.
 # Targets: tokenizer sentencepiece safetensors indexfile chunker jsonlines gguf jinja jsonreader jsonschema
-# guidedpattern bytepair. Each target is compiled from the
+# guidedpattern bytepair events. Each target is compiled from the
 # module sources it exercises (imports between them stripped, so they form one module) plus
 # Fuzz/Fuzz<Target>.swift. Corpora and crash artifacts go to .build/fuzz/. A crash stops the
 # target with a non-zero exit and leaves the input in .build/fuzz/artifacts-<target>/; keep each
@@ -35,6 +35,7 @@ sources_for() {
     jsonschema) echo Sources/Core/JSONText/*.swift $(for f in GenerationSchema GenerationSchema+JSONSchema GeneratedContent GeneratedContent+Conversions GenerationGuide Generable GenerationError GuidedPattern JSONGrammar JSONGrammar+State JSONGrammar+Scans; do echo Sources/Generation/LanguageModels/$f.swift; done) ;;
     guidedpattern) echo Sources/Generation/LanguageModels/GuidedPattern.swift ;;
     bytepair) echo Sources/Core/Hashing/*.swift Sources/Core/Tokenization/*.swift Sources/Generation/BytePairEncoding/*.swift Sources/Generation/GGUF/*.swift Sources/Generation/GGUF/Blocks/*.swift ;;
+    events) echo Sources/Generation/RemoteGeneration/ServerSentEvents.swift ;;
     jsonlines) echo Sources/Interface/EmbeddingsCLI/JSONLinesReader.swift Sources/Interface/EmbeddingsCLI/CommandLineSupport.swift Sources/Interface/CommandLineOptions/*.swift Sources/Core/LinearAlgebra/LockOrdering.swift ;;
   esac
 }
@@ -45,6 +46,7 @@ build() {
   case "$target" in
     indexfile) name=IndexFile ;; jsonlines) name=JSONLines ;; sentencepiece) name=SentencePiece ;; gguf) name=GGUF ;;
     jsonreader) name=JSONReader ;; jsonschema) name=JSONSchema ;; guidedpattern) name=GuidedPattern ;; bytepair) name=BytePair ;;
+    events) name=ServerSentEvents ;;
   esac
   dir="$out/src-$target"
   rm -rf "$dir"; mkdir -p "$dir"
@@ -97,7 +99,7 @@ run() {
 }
 
 if [ "$which" = all ]; then
-  for t in tokenizer sentencepiece safetensors indexfile chunker jsonlines gguf jinja jsonreader jsonschema guidedpattern bytepair; do
+  for t in tokenizer sentencepiece safetensors indexfile chunker jsonlines gguf jinja jsonreader jsonschema guidedpattern bytepair events; do
     run "$t"
   done
 else

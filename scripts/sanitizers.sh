@@ -16,7 +16,7 @@ which="${1:-all}"
 # scopes, concurrent installs, both stores searched while they index, and the server draining
 # a refused body on its own queue (its child process is built with the same sanitizer), one
 # language model decoding many sequences at once, block products split over threads, and
-# language-model sessions (engine threads, streams, cancellation, one request at a time, tool
+# the remote-model client (URLSession delegate threads, cancellation, a fault server), language-model sessions (engine threads, streams, cancellation, one request at a time, tool
 # calls awaited between turns), the answer step over them, and the chat endpoint (streams
 # suspended and resumed, clients leaving, SIGTERM mid-stream; its server child built with the
 # same sanitizer).
@@ -29,7 +29,7 @@ concurrency_tests+='|PostgresStoreTests.testConcurrentIndexRunsWaitForEachOther|
 concurrency_tests+='|ServerTests.testAnEarlyAnswerReachesAClientStillSendingItsBody'
 concurrency_tests+='|DecoderConcurrencyTests|BlockGEMMTests.testColumnSplitsAcrossThreads|LanguageModelSessionTests'
 concurrency_tests+='|ToolTests.testRequiredCallRunsTheToolAndAnswersWithItsOutput|ToolTests.testNextTurnReturnsCallsWithoutRunningThem'
-concurrency_tests+='|ToolTests.testFailingToolIsToolCallError|AnsweringTests|ServerChatTests'
+concurrency_tests+='|ToolTests.testFailingToolIsToolCallError|AnsweringTests|ServerChatTests|RemoteGenerationTests'
 
 run() {
   local sanitizer="$1"; shift
