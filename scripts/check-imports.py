@@ -6,11 +6,10 @@ root; CI runs it. Exit 1 with one line per mismatch.
 
     python3 scripts/check-imports.py
 """
-import json
 import re
-import subprocess
 import sys
-from pathlib import Path
+
+import package_manifest
 
 # Dependencies that no file imports, on purpose.
 NOT_IMPORTED = {
@@ -26,18 +25,13 @@ IMPORT = re.compile(
 
 
 def main():
-    root = Path.cwd()
-    if not (root / "Package.swift").exists():
-        print("run from the repository root", file=sys.stderr)
-        return 2
-    package = json.loads(subprocess.run(["swift", "package", "dump-package"], check=True, capture_output=True,
-                                        text=True).stdout)
+    root, package = package_manifest.load()
     targets = {t["name"]: t for t in package["targets"]}
     problems = []
     for name, target in sorted(targets.items()):
         if target["type"] == "system":
             continue
-        folder = root / (target.get("path") or f"{'Tests' if target['type'] == 'test' else 'Sources'}/{name}")
+        folder = package_manifest.folder(root, target)
         sources = sorted(folder.rglob("*.swift"))
         if not sources:
             continue  # a C target

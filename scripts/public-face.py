@@ -8,11 +8,10 @@ shows. Run from the repository root; CI runs it. Exit 1 with one line per stray 
     python3 scripts/public-face.py             # check, and print the counts
     python3 scripts/public-face.py --markdown  # the table Docs/Architecture.md shows
 """
-import json
 import re
-import subprocess
 import sys
-from pathlib import Path
+
+import package_manifest
 
 PUBLIC = re.compile(r"^\s*(?:@[A-Za-z_]+(?:\([^)]*\))?\s+)*public\b")
 TOP_LEVEL = re.compile(
@@ -40,19 +39,14 @@ def public_declarations(folder):
 
 
 def main():
-    root = Path.cwd()
-    if not (root / "Package.swift").exists():
-        print("run from the repository root", file=sys.stderr)
-        return 2
-    package = json.loads(subprocess.run(["swift", "package", "dump-package"], check=True, capture_output=True,
-                                        text=True).stdout)
+    root, package = package_manifest.load()
     targets = {t["name"]: t for t in package["targets"] if t["type"] == "regular"}
     products = {}
     for product in package["products"]:
         if "library" in product["type"]:
             for target in product["targets"]:
                 products.setdefault(target, product["name"])
-    folders = {name: root / (t.get("path") or f"Sources/{name}") for name, t in targets.items()}
+    folders = {name: package_manifest.folder(root, t) for name, t in targets.items()}
 
     # What the products re-export: whole modules, or single types of a module.
     whole, types = {}, {}
