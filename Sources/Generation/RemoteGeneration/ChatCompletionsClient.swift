@@ -140,7 +140,8 @@ package final class ChatCompletionsClient: Sendable {
         _ path: String, _ attempt: @Sendable (_ delivered: Flag) async throws -> Data
     ) async throws -> Data {
         var pause = 0.5
-        for round in 1... {
+        var round = 1
+        while true {
             let delivered = Flag()
             do {
                 return try await attempt(delivered)
@@ -155,9 +156,9 @@ package final class ChatCompletionsClient: Sendable {
                 guard wait <= maximumRetryDelay else { throw error }
                 try await Task.sleep(nanoseconds: UInt64(max(0, wait) * 1e9))
                 pause *= 2
+                round += 1
             }
         }
-        fatalError("unreachable")
     }
 
     /// One request: the whole body (2xx), or the events handed to `onEvent` (2xx, streamed).
